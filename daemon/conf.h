@@ -1,0 +1,97 @@
+/* conf.h - the configuration file: parsed with inih, validated into one struct. */
+#ifndef PORTLOGD_CONF_H
+#define PORTLOGD_CONF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CONF_MAX_PORTS 32
+#define CONF_NAME_MAX 32
+#define CONF_PATH_MAX 256
+#define CONF_ERR_MAX 512
+#define CONF_PRIO_OTHER 0           /* priority = other: SCHED_OTHER */
+
+enum conf_ts { CONF_TS_ISO, CONF_TS_EPOCH };
+enum conf_payload { CONF_PAYLOAD_HEX = 1, CONF_PAYLOAD_TEXT = 2, CONF_PAYLOAD_BOTH = 3 };
+enum conf_flow { CONF_FLOW_NONE, CONF_FLOW_RTSCTS, CONF_FLOW_XONXOFF, CONF_FLOW_DTRDSR };
+enum conf_par_driver { CONF_PAR_IEEE1284, CONF_PAR_LINES, CONF_PAR_SIM };
+enum conf_par_read { CONF_READ_STATUS = 1, CONF_READ_DATA = 2, CONF_READ_BOTH = 3 };
+
+struct conf_logger {
+	char log_file[CONF_PATH_MAX];
+	enum conf_ts timestamp;
+	enum conf_payload payload;
+	unsigned flush_interval_ms;
+	unsigned sync_interval_ms;
+	unsigned stat_interval_s;
+	unsigned ring_records;
+	int flusher_priority;           /* CONF_PRIO_OTHER or 1..99 */
+};
+
+struct conf_timer {
+	unsigned period_us;
+	int priority;
+};
+
+struct conf_serial {
+	char name[CONF_NAME_MAX];
+	char device[CONF_PATH_MAX];
+	unsigned baud;
+	unsigned data_bits;             /* 5..8 */
+	char parity;                    /* N E O M S */
+	unsigned stop_bits;             /* 1, 2 */
+	enum conf_flow flow;
+	unsigned gap_us;                /* 0 = auto */
+	int delimiter;                  /* -1 = none */
+	unsigned max_packet;
+	bool lines;
+	int priority;
+	int line;                       /* line of the section header */
+};
+
+struct conf_parallel {
+	char name[CONF_NAME_MAX];
+	enum conf_par_driver driver;
+	char device[CONF_PATH_MAX];
+	enum conf_par_read read;
+	unsigned mask;
+	int priority;
+	int line;
+};
+
+struct conf {
+	char path[CONF_PATH_MAX];
+	struct conf_logger logger;
+	struct conf_timer timer;
+	struct conf_serial serial[CONF_MAX_PORTS];
+	unsigned nserial;
+	struct conf_parallel parallel[CONF_MAX_PORTS];
+	unsigned nparallel;
+};
+
+/* Fills c with the defaults of DESIGN.md and no ports. */
+void conf_defaults(struct conf *c);
+
+/*
+ * Parses and validates the text of a config file; `path` is only used in
+ * messages. Returns 0, or -1 with a message "PATH:LINE: [SECTION] KEY: what is
+ * wrong; what to do" in err.
+ */
+int conf_parse_string(struct conf *c, const char *path, const char *text,
+		      char *err, size_t errlen);
+
+/* Reads and parses a file. Returns 0, -1 for a config error (exit 78), or
+ * -2 when the file cannot be read (exit 1); err says which. */
+int conf_load(struct conf *c, const char *path, char *err, size_t errlen);
+
+/* Writes the effective configuration, every key, in config-file syntax. */
+void conf_print(const struct conf *c, FILE *out);
+
+/* Frame size on the wire in bits: start + data + parity + stop. */
+unsigned conf_frame_bits(const struct conf_serial *s);
+
+/* Effective gap in ns: gap_us, or 3.5 character times when auto. */
+int64_t conf_gap_ns(const struct conf_serial *s);
+
+#endif

@@ -1,0 +1,463 @@
+/* flush.c - the flusher thread: drain, merge by time, format, append, sync. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "flush.h"
+#include "log.h"
+#include "thread.h"
+
+#define OUT_MIN (1024 * 1024)
+#define CHECK_SLICE_MS 10       /* how often the thread looks for half-full rings */
+#define EV_TEXT_MAX 640
+
+static const char *ev_name(int64_t code)
+{
+	switch (code) {
+	case EV_START: return "start";
+	case EV_STOP: return "stop";
+	case EV_OPEN: return "open";
+	case EV_CLOSE: return "close";
+	case EV_ERROR: return "error";
+	default: return "unknown";
+	}
+}
+
+/* Appends one line that the flusher itself says, now, as source "portlogd". */
+static void say(struct flusher *f, const char *text)
+{
+	size_t len = strlen(text);
+
+	if (f->out_cap - f->out_len < FMT_TIME_MAX + 32 + len)
+		return;     /* the buffer is full of unwritten lines; the caller logs anyway */
+	f->out_len += fmt_ev(&f->fmt, f->out + f->out_len, real_ns(), "portlogd", text, len);
+	atomic_fetch_add_explicit(&f->lines, 1, memory_order_relaxed);
+}
+
+/*
+ * A crash or power cut can leave a last line without its newline. Appending to
+ * it would put a torn line in the middle of the file, so cut it off and say so.
+ */
+static void repair_tail(struct flusher *f, int fd)
+{
+	char buf[4096], text[128];
+	struct stat st;
+	off_t end, pos;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+		return;
+	end = st.st_size;
+	if (pread(fd, buf, 1, end - 1) != 1 || buf[0] == '\n')
+		return;
+	for (pos = end; pos > 0;) {
+		off_t from = pos > (off_t)sizeof(buf) ? pos - (off_t)sizeof(buf) : 0;
+		ssize_t n = pread(fd, buf, (size_t)(pos - from), from);
+
+		if (n <= 0)
+			return;         /* unreadable: leave the file as it is */
+		for (ssize_t i = n - 1; i >= 0; i--)
+			if (buf[i] == '\n') {
+				pos = from + i + 1;
+				goto found;
+			}
+		pos = from;
+	}
+found:
+	if (ftruncate(fd, pos) < 0) {
+		log_warn("%s: cannot cut the incomplete last line: %s, ignoring",
+			 f->conf->logger.log_file, strerror(errno));
+		return;
+	}
+	snprintf(text, sizeof(text), "repair cut=%lld reason=incomplete-last-line",
+		 (long long)(end - pos));
+	say(f, text);
+	log_warn("%s: cut %lld bytes of an incomplete last line left by a crash",
+		 f->conf->logger.log_file, (long long)(end - pos));
+}
+
+static int open_log(struct flusher *f)
+{
+	int fd = open(f->conf->logger.log_file,
+		      O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+
+	if (fd < 0)
+		return -errno;
+	repair_tail(f, fd);
+	return fd;
+}
+
+int flush_init(struct flusher *f, const struct conf *c, struct source **src, unsigned nsrc,
+	       char *err, size_t errlen)
+{
+	size_t max_packet = REC_HEAD_DATA;
+
+	memset(f, 0, sizeof(*f));
+	f->conf = c;
+	f->fd = -1;
+	f->cmd_fd = -1;
+	if (nsrc > FLUSH_MAX_SOURCES) {
+		snprintf(err, errlen, "too many sources (%u)", nsrc);
+		return -EINVAL;
+	}
+	memcpy(f->src, src, nsrc * sizeof(*src));
+	f->nsrc = nsrc;
+	for (unsigned i = 0; i < c->nserial; i++)
+		if (c->serial[i].max_packet > max_packet)
+			max_packet = c->serial[i].max_packet;
+	if (max_packet < EV_TEXT_MAX)
+		max_packet = EV_TEXT_MAX;
+	f->pkt_cap = max_packet;
+	f->out_cap = 4 * fmt_rx_max(max_packet);
+	if (f->out_cap < OUT_MIN)
+		f->out_cap = OUT_MIN;
+	f->out = malloc(f->out_cap);
+	f->pkt = malloc(f->pkt_cap);
+	f->cmd_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (f->out == NULL || f->pkt == NULL || f->cmd_fd < 0) {
+		snprintf(err, errlen, "cannot set up the flusher: %s", strerror(errno));
+		flush_fini(f);
+		return -ENOMEM;
+	}
+	memset(f->out, 0, f->out_cap);      /* prefault */
+	fmt_init(&f->fmt, c->logger.timestamp, c->logger.payload);
+	atomic_init(&f->reopen_req, false);
+	atomic_init(&f->stop_req, false);
+	atomic_init(&f->lines, 0);
+	atomic_init(&f->bytes_written, 0);
+	atomic_init(&f->write_errors, 0);
+	f->fd = open_log(f);
+	if (f->fd < 0) {
+		int e = -f->fd;
+		snprintf(err, errlen, "cannot open the log file %s: %s; check that its directory "
+			 "exists and is writable, or set [logger] log_file", c->logger.log_file,
+			 strerror(e));
+		flush_fini(f);
+		return -e;
+	}
+	f->last_sync_mono = mono_ns();
+	return 0;
+}
+
+void flush_fini(struct flusher *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	if (f->cmd_fd >= 0)
+		close(f->cmd_fd);
+	free(f->out);
+	free(f->pkt);
+	f->fd = f->cmd_fd = -1;
+	f->out = NULL;
+	f->pkt = NULL;
+}
+
+int flush_write(struct flusher *f)
+{
+	size_t off = 0;
+	int e = 0;
+
+	while (off < f->out_len) {
+		ssize_t n = write(f->fd, f->out + off, f->out_len - off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			e = errno;
+			break;
+		}
+		off += (size_t)n;
+	}
+	if (off > 0) {
+		memmove(f->out, f->out + off, f->out_len - off);
+		f->out_len -= off;
+		f->unsynced = true;
+		atomic_fetch_add_explicit(&f->bytes_written, off, memory_order_relaxed);
+	}
+	if (e != 0) {
+		atomic_fetch_add_explicit(&f->write_errors, 1, memory_order_relaxed);
+		if (f->write_errno != e)
+			log_err("cannot write %s: %s; keeping %zu bytes and retrying",
+				f->conf->logger.log_file, strerror(e), f->out_len);
+		f->write_errno = e;
+		return -e;
+	}
+	if (f->write_errno != 0)
+		log_info("writing %s works again", f->conf->logger.log_file);
+	f->write_errno = 0;
+	return 0;
+}
+
+/* Copies a record's payload out of its slots when it spans more than one. */
+static const uint8_t *payload(struct flusher *f, struct ring *ring, const struct rec *r,
+			      size_t *len)
+{
+	size_t n = r->len, first = n < REC_HEAD_DATA ? n : REC_HEAD_DATA;
+
+	if (n > f->pkt_cap)
+		n = f->pkt_cap;     /* cannot happen: producers are bounded by the config */
+	*len = n;
+	if (n <= REC_HEAD_DATA)
+		return r->data;
+	memcpy(f->pkt, r->data, first);
+	for (size_t off = first, i = 1; off < n; off += REC_SIZE, i++) {
+		size_t k = n - off < REC_SIZE ? n - off : REC_SIZE;
+		memcpy(f->pkt + off, ring_rslot(ring, (uint32_t)i)->raw, k);
+	}
+	return f->pkt;
+}
+
+static void echo(struct flusher *f, const char *line, size_t len)
+{
+	const char *p = memchr(line, ' ', len);     /* skip the time */
+
+	if (f->echo && p != NULL)
+		log_msg(LOG_NOTICE, "%.*s", (int)(len - (size_t)(p + 1 - line) - 1), p + 1);
+}
+
+static void drop_line(struct flusher *f, struct source *s, int64_t t_real,
+		      uint64_t total, uint64_t total_bytes)
+{
+	uint64_t n = total - s->drop_reported, bytes = total_bytes - s->drop_bytes_reported;
+	char *line = f->out + f->out_len;
+	size_t len;
+
+	if (n == 0 || f->out_cap - f->out_len < FMT_TIME_MAX + CONF_NAME_MAX + 64)
+		return;     /* reported at the next chance: the counters are cumulative */
+	len = fmt_drop(&f->fmt, line, t_real, s->name, n, bytes);
+	f->out_len += len;
+	atomic_fetch_add_explicit(&f->lines, 1, memory_order_relaxed);
+	s->drop_reported = total;
+	s->drop_bytes_reported = total_bytes;
+	s->next_seq += (uint32_t)n;
+	echo(f, line, len);
+}
+
+/* Formats one record into the buffer (room checked by the caller). */
+static void emit(struct flusher *f, struct source *s, const struct rec *r)
+{
+	char *line = f->out + f->out_len;
+	const uint8_t *data;
+	size_t len, n = 0;
+	char text[EV_TEXT_MAX + 64];
+
+	if (r->kind == REC_DROP) {
+		drop_line(f, s, r->t_real, (uint64_t)r->a, (uint64_t)r->b);
+		return;
+	}
+	if (r->seq != s->next_seq) {
+		/* a bug, not a loss the producer counted: make it visible */
+		snprintf(text, sizeof(text), "seq-gap expected=%u got=%u", s->next_seq, r->seq);
+		say(f, text);
+		line = f->out + f->out_len;
+	}
+	s->next_seq = r->seq + 1;
+	data = payload(f, &s->ring, r, &len);
+	switch (r->kind) {
+	case REC_RX:
+		n = fmt_rx(&f->fmt, line, r->t_real, s->name, data, len);
+		break;
+	case REC_EV: {
+		size_t tl = 0;
+		const char *name = ev_name(r->a);
+
+		tl = strlen(name);
+		memcpy(text, name, tl);
+		if (len > 0) {
+			text[tl++] = ' ';
+			memcpy(text + tl, data, len);
+			tl += len;
+		}
+		text[tl] = '\0';
+		if (r->b != 0) {
+			const char *en = strerrorname_np((int)r->b);
+			char num[24];
+
+			if (en == NULL) {
+				snprintf(num, sizeof(num), "%lld", (long long)r->b);
+				en = num;
+			}
+			fmt_kv(text, sizeof(text), &tl, "errno", en);
+		}
+		n = fmt_ev(&f->fmt, line, r->t_real, s->name, text, tl);
+		echo(f, line, n);
+		break;
+	}
+	default:
+		return;     /* kinds of later producers; nothing pushes them yet */
+	}
+	f->out_len += n;
+	atomic_fetch_add_explicit(&f->lines, 1, memory_order_relaxed);
+}
+
+uint32_t flush_drain(struct flusher *f, bool all)
+{
+	uint32_t budget = 0, done = 0;
+
+	/* Without `all`, take only what is there now, so fast producers cannot keep
+	 * the flusher from writing and syncing. */
+	for (unsigned i = 0; i < f->nsrc; i++)
+		budget += ring_ready(&f->src[i]->ring);
+	if (all)
+		budget = UINT32_MAX;
+	while (done < budget) {
+		struct source *best = NULL;
+		const struct rec *r = NULL;
+
+		for (unsigned i = 0; i < f->nsrc; i++) {
+			struct source *s = f->src[i];
+			const struct rec *h;
+
+			if (ring_ready(&s->ring) == 0)
+				continue;
+			h = &ring_rslot(&s->ring, 0)->rec;
+			if (best == NULL || h->t_mono < r->t_mono) {
+				best = s;
+				r = h;
+			}
+		}
+		if (best == NULL)
+			break;
+		/* room for the longest line this record can make, plus a say() */
+		if (f->out_cap - f->out_len < fmt_rx_max(r->len > REC_HEAD_DATA ? r->len : EV_TEXT_MAX)
+		    + 2 * EV_TEXT_MAX) {
+			if (flush_write(f) < 0)
+				break;  /* cannot write: leave the rest in the rings */
+		}
+		emit(f, best, r);
+		ring_release(&best->ring, rec_slots(r->len));
+		done += rec_slots(r->len);
+	}
+	return done;
+}
+
+static void maybe_sync(struct flusher *f, int64_t now, bool force)
+{
+	int64_t interval = (int64_t)f->conf->logger.sync_interval_ms * NS_PER_MS;
+
+	if (!f->unsynced || f->write_errno != 0 || (!force && now - f->last_sync_mono < interval))
+		return;
+	if (fdatasync(f->fd) < 0)
+		log_warn("fdatasync %s: %s, ignoring", f->conf->logger.log_file, strerror(errno));
+	f->unsynced = false;
+	f->last_sync_mono = now;
+}
+
+static void reopen(struct flusher *f)
+{
+	char text[CONF_PATH_MAX + 32];
+	size_t tl = 0;
+	int fd;
+
+	(void)flush_drain(f, false);
+	if (flush_write(f) < 0)
+		return;             /* try again at the next flush; nothing is lost */
+	maybe_sync(f, mono_ns(), true);
+	fd = open_log(f);
+	if (fd < 0) {
+		log_err("cannot reopen %s: %s; still writing to the old file",
+			f->conf->logger.log_file, strerror(-fd));
+		atomic_store(&f->reopen_req, false);
+		return;
+	}
+	close(f->fd);
+	f->fd = fd;
+	atomic_store(&f->reopen_req, false);
+	memcpy(text, "reopen", 6);
+	tl = 6;
+	fmt_kv(text, sizeof(text), &tl, "file", f->conf->logger.log_file);
+	say(f, text);
+}
+
+static bool any_half_full(struct flusher *f)
+{
+	for (unsigned i = 0; i < f->nsrc; i++)
+		if (ring_fill(&f->src[i]->ring) >= ring_capacity(&f->src[i]->ring) / 2)
+			return true;
+	return false;
+}
+
+static void *flush_thread(void *arg)
+{
+	struct flusher *f = arg;
+	int64_t interval = (int64_t)f->conf->logger.flush_interval_ms * NS_PER_MS;
+	int64_t slice = CHECK_SLICE_MS * NS_PER_MS;
+	int64_t next = mono_ns() + interval;
+
+	if (slice > interval)
+		slice = interval;
+	for (;;) {
+		struct pollfd pfd = { .fd = f->cmd_fd, .events = POLLIN };
+		int64_t now = mono_ns(), wait = next - now;
+		struct timespec ts;
+		uint64_t v;
+
+		if (wait > slice)
+			wait = slice;
+		if (wait < 0)
+			wait = 0;
+		ts = ns_to_ts(wait);
+		if (ppoll(&pfd, 1, &ts, NULL) > 0)
+			(void)read(f->cmd_fd, &v, sizeof(v));   /* just clears the wake-up */
+		if (atomic_load(&f->stop_req))
+			break;
+		if (atomic_load(&f->reopen_req))
+			reopen(f);
+		now = mono_ns();
+		if (now >= next || any_half_full(f)) {
+			(void)flush_drain(f, false);
+			(void)flush_write(f);   /* on failure the lines wait in the buffer */
+			next = now + interval;
+		}
+		maybe_sync(f, mono_ns(), false);
+	}
+
+	/* Stop: every producer has ended; drain all, account, write, sync. */
+	while (flush_drain(f, true) > 0)
+		(void)flush_write(f);
+	for (unsigned i = 0; i < f->nsrc; i++) {
+		struct source *s = f->src[i];
+		/* drops that no later record could report (the producer has been joined) */
+		drop_line(f, s, s->drop_pending ? s->drop_t_real : real_ns(),
+			  atomic_load(&s->dropped), atomic_load(&s->dropped_bytes));
+	}
+	if (atomic_load(&f->reopen_req))
+		reopen(f);
+	if (flush_write(f) < 0)
+		log_err("stopping with %zu bytes of log lines that could not be written to %s",
+			f->out_len, f->conf->logger.log_file);
+	maybe_sync(f, mono_ns(), true);
+	return NULL;
+}
+
+int flush_start(struct flusher *f, int *degraded)
+{
+	return thread_start(&f->thread, "plog-flush", f->conf->logger.flusher_priority,
+			    flush_thread, f, degraded);
+}
+
+static void wake(struct flusher *f)
+{
+	uint64_t one = 1;
+
+	(void)write(f->cmd_fd, &one, sizeof(one));  /* cannot fail short of a bug */
+}
+
+void flush_reopen(struct flusher *f)
+{
+	atomic_store(&f->reopen_req, true);
+	wake(f);
+}
+
+void flush_stop(struct flusher *f)
+{
+	atomic_store(&f->stop_req, true);
+	wake(f);
+	pthread_join(f->thread, NULL);
+}

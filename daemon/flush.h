@@ -1,0 +1,68 @@
+/* flush.h - the flusher: the only consumer of every ring, the only writer of the log.
+ *
+ * Lowest priority. Every flush_interval_ms, or sooner when a ring is half full,
+ * it drains the rings, merges their records by time, formats whole lines into a
+ * large buffer and appends them to the log file; fdatasync at most every
+ * sync_interval_ms. A buffer it cannot write stays; the rings then fill and the
+ * producers count drops, so every loss is counted where it happens.
+ */
+#ifndef PORTLOGD_FLUSH_H
+#define PORTLOGD_FLUSH_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "conf.h"
+#include "fmt.h"
+#include "source.h"
+
+#define FLUSH_MAX_SOURCES (1 + 2 * CONF_MAX_PORTS)
+
+struct flusher {
+	const struct conf *conf;
+	struct source *src[FLUSH_MAX_SOURCES];
+	unsigned nsrc;
+
+	int fd;                 /* the log file, O_APPEND */
+	int cmd_fd;             /* eventfd: main wakes us for reopen and stop */
+	_Atomic bool reopen_req, stop_req;
+
+	char *out;              /* formatted lines not yet written */
+	size_t out_len, out_cap;
+	uint8_t *pkt;           /* one packet, rejoined from its slots */
+	size_t pkt_cap;
+	struct fmt fmt;
+
+	int64_t last_sync_mono;
+	bool unsynced;
+	int write_errno;        /* last write error, 0 when writing works */
+	bool echo;              /* also send EV and DROP lines to the diagnostic log */
+
+	/* counters: written by the flusher, read by main for status */
+	_Atomic uint64_t lines, bytes_written, write_errors;
+	pthread_t thread;
+};
+
+/*
+ * Prepares a flusher for the given sources and opens the log file (creating it,
+ * mode 0640). An incomplete last line left by a crash is cut off first and
+ * reported in an EV line. Returns 0 or -errno with a message in err.
+ */
+int flush_init(struct flusher *f, const struct conf *c, struct source **src, unsigned nsrc,
+	       char *err, size_t errlen);
+void flush_fini(struct flusher *f);
+
+int flush_start(struct flusher *f, int *degraded);
+/* From main: reopen the log file (SIGHUP) at the next opportunity. */
+void flush_reopen(struct flusher *f);
+/* From main, after every producer has stopped: drain everything, sync, and end. */
+void flush_stop(struct flusher *f);
+
+/* One drain pass, for tests and for the thread: returns slots consumed. */
+uint32_t flush_drain(struct flusher *f, bool all);
+/* Writes the buffer out; returns 0 or -errno. */
+int flush_write(struct flusher *f);
+
+#endif

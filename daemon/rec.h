@@ -1,0 +1,60 @@
+/* rec.h - the fixed-size binary record that producers push through the rings. */
+#ifndef PORTLOGD_REC_H
+#define PORTLOGD_REC_H
+
+#include <stdint.h>
+
+#define REC_SIZE 128u   /* one ring slot: two cache lines */
+
+enum rec_kind {
+	REC_RX = 1,     /* serial packet; data beyond the head slot follows in raw slots */
+	REC_EV,         /* event; a = enum ev_code, b = errno or argument, data = text */
+	REC_DROP,       /* cumulative drop counters of this source: a = records, b = bytes */
+	REC_IN,         /* input pins changed (parallel samplers) */
+	REC_LINES,      /* serial modem lines changed */
+};
+
+enum ev_code {
+	EV_START = 1,   /* data: "version=... pid=... config=..." */
+	EV_STOP,        /* data: "reason=..." */
+	EV_OPEN,        /* data: "device=... driver=... baud=... format=... flow=..." */
+	EV_CLOSE,       /* b: errno (0 = stopped), data: "reason=..." */
+	EV_ERROR,       /* b: errno, data: "op=... device=..." */
+};
+
+/*
+ * The head slot of every record. Packets longer than REC_HEAD_DATA continue in
+ * the following slots, used as raw bytes (REC_SIZE each), so a packet of n bytes
+ * takes rec_slots(n) consecutive slots, pushed and popped as one unit.
+ */
+struct rec {
+	int64_t t_real;     /* CLOCK_REALTIME, ns: what the log shows */
+	int64_t t_mono;     /* CLOCK_MONOTONIC, ns: what the merge sorts by */
+	uint32_t seq;       /* per-source number of the record, dropped ones included */
+	uint16_t kind;      /* enum rec_kind */
+	uint16_t len;       /* payload bytes in total (RX) or in data[] (others) */
+	int64_t a;
+	int64_t b;
+	int64_t c;
+	uint8_t data[REC_SIZE - 48];
+};
+
+#define REC_HEAD_DATA ((uint32_t)sizeof(((struct rec *)0)->data))
+
+union rec_slot {
+	struct rec rec;
+	uint8_t raw[REC_SIZE];
+};
+
+_Static_assert(sizeof(struct rec) == REC_SIZE, "struct rec must fill one slot");
+_Static_assert(sizeof(union rec_slot) == REC_SIZE, "slot size");
+
+/* Number of slots a record with len payload bytes occupies. */
+static inline uint32_t rec_slots(uint32_t len)
+{
+	if (len <= REC_HEAD_DATA)
+		return 1;
+	return 1 + (len - REC_HEAD_DATA + REC_SIZE - 1) / REC_SIZE;
+}
+
+#endif

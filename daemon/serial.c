@@ -1,0 +1,175 @@
+/* serial.c - the serial reader thread. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "fmt.h"
+#include "serial.h"
+#include "thread.h"
+
+static void on_packet(void *ctx, const struct reasm_packet *pkt)
+{
+	struct serial_port *p = ctx;
+	struct rec head = { .kind = REC_RX, .t_real = pkt->t_real, .t_mono = pkt->t_mono,
+			    .a = pkt->end };
+
+	(void)source_push(&p->src, &head, pkt->data, (uint32_t)pkt->len);  /* drops are counted */
+}
+
+int serial_init(struct serial_port *p, const struct conf_serial *cfg, uint32_t ring_records,
+		int stop_fd)
+{
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->cfg = cfg;
+	p->stop_fd = stop_fd;
+	p->drv.fd = -1;
+	p->gap_ns = conf_gap_ns(cfg);
+	atomic_init(&p->wakeups, 0);
+	p->pkt = malloc(cfg->max_packet);
+	if (p->pkt == NULL)
+		return -ENOMEM;
+	memset(p->pkt, 0, cfg->max_packet);
+	rc = source_init(&p->src, cfg->name, ring_records);
+	if (rc < 0) {
+		free(p->pkt);
+		p->pkt = NULL;
+	}
+	return rc;
+}
+
+void serial_fini(struct serial_port *p)
+{
+	drv_serial_close(&p->drv);
+	source_fini(&p->src);
+	free(p->pkt);
+	p->pkt = NULL;
+}
+
+/*
+ * Runs in main at start-up, or in the reader while its port is gone. Opening
+ * allocates inside libserialport; a reader without a port is on no real-time
+ * path, so that is acceptable here and nowhere else.
+ */
+int serial_open(struct serial_port *p)
+{
+	const struct conf_serial *c = p->cfg;
+	char text[SOURCE_EV_MAX];
+	const char *note;
+	size_t tl = 0;
+	int n, rc = drv_serial_open(c, &p->drv, &note);
+
+	if (rc < 0) {
+		if (-rc != p->last_err) {
+			p->last_err = -rc;
+			fmt_kv(text, sizeof(text), &tl, "op", "open");
+			fmt_kv(text, sizeof(text), &tl, "device", c->device);
+			(void)source_event(&p->src, EV_ERROR, -rc, text);
+		}
+		return rc;
+	}
+	p->last_err = 0;
+	p->opens++;
+	/* a pty has no wire: bytes that wait were not spread over character times */
+	reasm_init(&p->reasm, p->pkt, c->max_packet, p->gap_ns,
+		   note != NULL ? 0 : reasm_char_ns(c->baud, conf_frame_bits(c)),
+		   c->delimiter, on_packet, p);
+	fmt_kv(text, sizeof(text), &tl, "device", p->drv.path);
+	fmt_kv(text, sizeof(text), &tl, "driver", p->drv.ops->name);
+	if (note != NULL)
+		fmt_kv(text, sizeof(text), &tl, "note", note);
+	/* numbers need no escaping */
+	n = snprintf(text + tl, sizeof(text) - tl, " baud=%u format=%u%c%u gap_us=%lld",
+		     c->baud, c->data_bits, c->parity, c->stop_bits, (long long)(p->gap_ns / 1000));
+	(void)n;    /* truncation only shortens the event text */
+	(void)source_event(&p->src, EV_OPEN, 0, text);
+	return 0;
+}
+
+static void port_lost(struct serial_port *p, int err, const char *reason)
+{
+	char text[64];
+	size_t tl = 0;
+
+	reasm_flush(&p->reasm);
+	drv_serial_close(&p->drv);
+	fmt_kv(text, sizeof(text), &tl, "reason", reason);
+	(void)source_event(&p->src, EV_CLOSE, err, text);
+}
+
+/* Waits until the stop fd fires or `timeout` (NULL: forever) passes; true = stop. */
+static bool wait_stop(struct serial_port *p, const struct timespec *timeout)
+{
+	struct pollfd pfd = { .fd = p->stop_fd, .events = POLLIN };
+
+	return ppoll(&pfd, 1, timeout, NULL) > 0;
+}
+
+static void *serial_thread(void *arg)
+{
+	struct serial_port *p = arg;
+
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = p->drv.fd, .events = POLLIN },
+			{ .fd = p->stop_fd, .events = POLLIN },
+		};
+		struct timespec ts, *timeout = NULL;
+		int64_t deadline, now_mono, now_real;
+		ssize_t n;
+
+		if (p->drv.fd < 0) {
+			ts = ns_to_ts(SERIAL_RETRY_MS * NS_PER_MS);
+			if (wait_stop(p, &ts))
+				break;
+			(void)serial_open(p);
+			continue;
+		}
+		deadline = reasm_deadline(&p->reasm);
+		if (deadline != INT64_MAX) {
+			int64_t left = deadline - mono_ns();
+			ts = ns_to_ts(left > 0 ? left : 0);
+			timeout = &ts;
+		}
+		(void)ppoll(pfd, 2, timeout, NULL);     /* EINTR: just look again */
+		now_mono = mono_ns();
+		now_real = real_ns();
+		atomic_fetch_add_explicit(&p->wakeups, 1, memory_order_relaxed);
+		if (pfd[1].revents != 0)
+			break;
+		if (pfd[0].revents != 0) {
+			n = read(p->drv.fd, p->rbuf, sizeof(p->rbuf));
+			if (n > 0) {
+				reasm_feed(&p->reasm, p->rbuf, (size_t)n, now_mono, now_real);
+			} else if (n == 0) {
+				port_lost(p, 0, "hangup");
+				continue;
+			} else if (errno != EAGAIN && errno != EINTR) {
+				port_lost(p, errno, errno == EIO ? "hangup" : "error");
+				continue;
+			}
+		}
+		reasm_expire(&p->reasm, now_mono);
+	}
+	if (p->drv.fd >= 0)
+		port_lost(p, 0, "stop");
+	return NULL;
+}
+
+int serial_start(struct serial_port *p, int *degraded)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "plog-%.10s", p->cfg->name);
+	return thread_start(&p->thread, name, p->cfg->priority, serial_thread, p, degraded);
+}
+
+void serial_join(struct serial_port *p)
+{
+	pthread_join(p->thread, NULL);
+}

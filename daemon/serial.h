@@ -1,0 +1,45 @@
+/* serial.h - one reader thread per [serial NAME]: wait, timestamp, reassemble, push. */
+#ifndef PORTLOGD_SERIAL_H
+#define PORTLOGD_SERIAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "conf.h"
+#include "drv.h"
+#include "reasm.h"
+#include "source.h"
+
+#define SERIAL_READ_MAX 4096
+#define SERIAL_RETRY_MS 500     /* reopen attempts while a port is gone */
+
+struct serial_port {
+	const struct conf_serial *cfg;
+	struct source src;
+	struct drv_serial drv;
+	struct reasm reasm;
+	uint8_t *pkt;               /* cfg->max_packet bytes */
+	uint8_t rbuf[SERIAL_READ_MAX];
+	int64_t gap_ns;
+	int stop_fd;                /* eventfd shared by all readers; readable = stop */
+	int last_err;               /* errno of the last failed open, logged once */
+	unsigned opens;
+	_Atomic uint64_t wakeups;   /* progress, for status and the watchdog */
+	pthread_t thread;
+};
+
+/* Allocates and prefaults the port's ring and buffers. Returns 0 or -errno. */
+int serial_init(struct serial_port *p, const struct conf_serial *cfg, uint32_t ring_records,
+		int stop_fd);
+void serial_fini(struct serial_port *p);
+
+/* Opens the port (from main before the thread starts, or from the reader when
+ * the port came back); pushes EV open or, once per distinct errno, EV error. */
+int serial_open(struct serial_port *p);
+
+int serial_start(struct serial_port *p, int *degraded);
+/* After the stop fd has been signalled. */
+void serial_join(struct serial_port *p);
+
+#endif

@@ -1,0 +1,84 @@
+/* source.c - the producer side of a ring: packing records into slots, counting drops. */
+#include <stddef.h>
+#include <string.h>
+
+#include "clock.h"
+#include "source.h"
+
+int source_init(struct source *s, const char *name, uint32_t ring_records)
+{
+	memset(s, 0, sizeof(*s));
+	strncpy(s->name, name, sizeof(s->name) - 1);
+	atomic_init(&s->records, 0);
+	atomic_init(&s->bytes, 0);
+	atomic_init(&s->dropped, 0);
+	atomic_init(&s->dropped_bytes, 0);
+	return ring_create(&s->ring, ring_records);
+}
+
+void source_fini(struct source *s)
+{
+	ring_destroy(&s->ring);
+}
+
+/* Only the producer writes these counters, so load + store is enough. */
+static void add(_Atomic uint64_t *counter, uint64_t n)
+{
+	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+bool source_push(struct source *s, const struct rec *head, const void *data, uint32_t len)
+{
+	uint32_t need = rec_slots(len) + (s->drop_pending ? 1 : 0);
+	uint32_t seq = s->seq++;
+	uint32_t i = 0, first;
+	struct rec *r;
+
+	if (!ring_reserve(&s->ring, need)) {
+		if (!s->drop_pending) {
+			s->drop_pending = true;
+			s->drop_t_real = head->t_real;
+			s->drop_t_mono = head->t_mono;
+		}
+		add(&s->dropped, 1);
+		add(&s->dropped_bytes, len);
+		return false;
+	}
+	if (s->drop_pending) {
+		r = &ring_wslot(&s->ring, i++)->rec;
+		*r = (struct rec){
+			.t_real = s->drop_t_real, .t_mono = s->drop_t_mono, .seq = seq,
+			.kind = REC_DROP,
+			.a = (int64_t)atomic_load_explicit(&s->dropped, memory_order_relaxed),
+			.b = (int64_t)atomic_load_explicit(&s->dropped_bytes, memory_order_relaxed),
+		};
+		s->drop_pending = false;
+	}
+	r = &ring_wslot(&s->ring, i++)->rec;
+	memcpy(r, head, offsetof(struct rec, data));
+	r->seq = seq;
+	r->len = (uint16_t)len;
+	first = len < REC_HEAD_DATA ? len : REC_HEAD_DATA;
+	memcpy(r->data, data, first);
+	for (uint32_t off = first; off < len; off += REC_SIZE) {
+		uint32_t n = len - off < REC_SIZE ? len - off : REC_SIZE;
+		memcpy(ring_wslot(&s->ring, i++)->raw, (const uint8_t *)data + off, n);
+	}
+	ring_commit(&s->ring, i);
+	add(&s->records, 1);
+	add(&s->bytes, len);
+	return true;
+}
+
+bool source_event(struct source *s, enum ev_code code, int64_t err, const char *text)
+{
+	struct rec head = {
+		.t_real = real_ns(), .t_mono = mono_ns(), .kind = REC_EV, .a = code, .b = err,
+	};
+	size_t len = strlen(text);
+
+	if (len > SOURCE_EV_MAX)
+		len = SOURCE_EV_MAX;
+	return source_push(s, &head, text, (uint32_t)len);
+}

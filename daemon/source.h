@@ -1,0 +1,53 @@
+/* source.h - a producer of records: its name in the log, its ring, its counters.
+ *
+ * Every producer thread owns one source and is the only one to push into it
+ * (main owns "portlogd"); the flusher is the only consumer. A push never blocks,
+ * allocates or makes a system call. A record that does not fit is dropped whole
+ * and counted; the next record that fits is preceded by a DROP record carrying
+ * the cumulative counts, so the loss shows in the log at its place in time.
+ */
+#ifndef PORTLOGD_SOURCE_H
+#define PORTLOGD_SOURCE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "conf.h"
+#include "rec.h"
+#include "ring.h"
+
+#define SOURCE_EV_MAX 512    /* longest event text */
+
+struct source {
+	char name[CONF_NAME_MAX];
+	struct ring ring;
+
+	/* producer-private */
+	uint32_t seq;
+	bool drop_pending;
+	int64_t drop_t_real, drop_t_mono;       /* first record dropped since the last DROP */
+
+	/* written by the producer only, read by anyone (stats, final accounting) */
+	_Atomic uint64_t records, bytes;        /* pushed */
+	_Atomic uint64_t dropped, dropped_bytes; /* cumulative */
+
+	/* flusher-private */
+	uint64_t drop_reported, drop_bytes_reported;
+	uint32_t next_seq;
+};
+
+int source_init(struct source *s, const char *name, uint32_t ring_records);
+void source_fini(struct source *s);
+
+/*
+ * Pushes one record: the fields of `head` (kind, times, a, b, c) and len payload
+ * bytes (RX: any length, continued in raw slots; others: at most REC_HEAD_DATA).
+ * Returns false when the record was dropped.
+ */
+bool source_push(struct source *s, const struct rec *head, const void *data, uint32_t len);
+
+/* Convenience for events: code, errno-or-argument, and a short text. */
+bool source_event(struct source *s, enum ev_code code, int64_t err, const char *text);
+
+#endif

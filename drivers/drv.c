@@ -1,0 +1,74 @@
+/* drv.c - choosing a serial driver for a device. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "drv.h"
+
+/* UNIX98 pty slaves: majors 136-143 (Documentation/admin-guide/devices.txt). */
+static int is_pty(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0 || !S_ISCHR(st.st_mode))
+		return 0;
+	return major(st.st_rdev) >= 136 && major(st.st_rdev) <= 143;
+}
+
+int drv_serial_open(const struct conf_serial *cfg, struct drv_serial *port, const char **note)
+{
+	char real[PATH_MAX];
+	int rc;
+
+	if (note != NULL)
+		*note = NULL;
+	port->ops = NULL;
+	port->state = NULL;
+	port->fd = -1;
+	/* libserialport looks the port up under /sys/class/tty by its name, so
+	 * /dev/serial/by-id/... links must be resolved first. */
+	if (realpath(cfg->device, real) == NULL)
+		return -errno;
+	if (strlen(real) >= sizeof(port->path))
+		return -ENAMETOOLONG;
+	strcpy(port->path, real);
+	if (is_pty(real)) {
+		port->ops = &drv_serial_tty;
+		if (note != NULL)
+			*note = "pty";
+	} else {
+		port->ops = &drv_serial_sp;
+	}
+	rc = port->ops->open(cfg, port->path, &port->state, &port->fd);
+	if (rc < 0)
+		port->ops = NULL;
+	return rc;
+}
+
+void drv_serial_close(struct drv_serial *port)
+{
+	if (port->ops != NULL)
+		port->ops->close(port->state, port->fd);
+	port->ops = NULL;
+	port->state = NULL;
+	port->fd = -1;
+}
+
+int drv_serial_lock(int fd)
+{
+	/* flock is what tio, minicom and picocom check; TIOCEXCL stops plain opens
+	 * by anyone but root. */
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK ? -EBUSY : -errno;
+	if (ioctl(fd, TIOCEXCL) < 0)
+		return -errno;
+	return 0;
+}

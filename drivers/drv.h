@@ -1,0 +1,44 @@
+/* drv.h - the driver interface: one const ops table per backend, no statics in drivers.
+ *
+ * The core owns the port object; a driver only opens, configures and closes the
+ * device and hands back a non-blocking fd that the reader polls and reads.
+ */
+#ifndef PORTLOGD_DRV_H
+#define PORTLOGD_DRV_H
+
+#include <stddef.h>
+
+#include "conf.h"
+
+struct drv_serial_ops {
+	const char *name;           /* shown in EV open lines: driver=NAME */
+	/* Opens and configures cfg->device (already resolved to its real path in
+	 * `path`); returns 0 with *state and a non-blocking *fd, or -errno. */
+	int (*open)(const struct conf_serial *cfg, const char *path, void **state, int *fd);
+	/* Closes what open returned; accepts a NULL state. */
+	void (*close)(void *state, int fd);
+};
+
+extern const struct drv_serial_ops drv_serial_sp;       /* libserialport */
+extern const struct drv_serial_ops drv_serial_tty;      /* plain termios, for pseudo-terminals */
+
+struct drv_serial {
+	const struct drv_serial_ops *ops;
+	void *state;
+	int fd;
+	char path[CONF_PATH_MAX];   /* the resolved device path */
+};
+
+/*
+ * Opens a serial port with the right driver: libserialport for real ports;
+ * termios for pseudo-terminals, which libserialport 0.1.1 cannot look up.
+ * Returns 0 or -errno; *note, when not NULL, names a fallback worth logging.
+ */
+int drv_serial_open(const struct conf_serial *cfg, struct drv_serial *port, const char **note);
+void drv_serial_close(struct drv_serial *port);
+
+/* Shared by both serial drivers: exclusive access, so a second logger or a
+ * terminal program cannot steal bytes. Returns 0 or -errno (EBUSY if taken). */
+int drv_serial_lock(int fd);
+
+#endif

@@ -1,0 +1,84 @@
+/* serial_sp.c - serial driver for real ports, through libserialport. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+
+#include <libserialport.h>
+
+#include "drv.h"
+
+/* libserialport returns SP_ERR_* codes; read the OS error at once, same thread. */
+static int sp_errno(enum sp_return r)
+{
+	int e;
+
+	switch (r) {
+	case SP_ERR_ARG: return -EINVAL;
+	case SP_ERR_MEM: return -ENOMEM;
+	case SP_ERR_SUPP: return -ENOTSUP;
+	case SP_ERR_FAIL:
+		e = sp_last_error_code();
+		return e > 0 ? -e : -EIO;
+	default: return -EIO;
+	}
+}
+
+static int sp_open_port(const struct conf_serial *cfg, const char *path, void **state, int *fd)
+{
+	static const enum sp_parity parity[] = {
+		['N'] = SP_PARITY_NONE, ['O'] = SP_PARITY_ODD, ['E'] = SP_PARITY_EVEN,
+		['M'] = SP_PARITY_MARK, ['S'] = SP_PARITY_SPACE,
+	};
+	static const enum sp_flowcontrol flow[] = {
+		[CONF_FLOW_NONE] = SP_FLOWCONTROL_NONE, [CONF_FLOW_RTSCTS] = SP_FLOWCONTROL_RTSCTS,
+		[CONF_FLOW_XONXOFF] = SP_FLOWCONTROL_XONXOFF, [CONF_FLOW_DTRDSR] = SP_FLOWCONTROL_DTRDSR,
+	};
+	struct sp_port *port = NULL;
+	enum sp_return r;
+	int rc, flags;
+
+	r = sp_get_port_by_name(path, &port);
+	if (r != SP_OK)
+		return r == SP_ERR_ARG ? -ENODEV : sp_errno(r);
+	/* read-write: some USB adapters only raise DTR/RTS when opened for writing */
+	if ((r = sp_open(port, SP_MODE_READ_WRITE)) != SP_OK
+	    || (r = sp_set_baudrate(port, (int)cfg->baud)) != SP_OK
+	    || (r = sp_set_bits(port, (int)cfg->data_bits)) != SP_OK
+	    || (r = sp_set_parity(port, parity[(unsigned char)cfg->parity])) != SP_OK
+	    || (r = sp_set_stopbits(port, (int)cfg->stop_bits)) != SP_OK
+	    || (r = sp_set_flowcontrol(port, flow[cfg->flow])) != SP_OK
+	    || (r = sp_get_port_handle(port, fd)) != SP_OK) {
+		rc = sp_errno(r);
+		sp_close(port);     /* harmless on a port that did not open */
+		sp_free_port(port);
+		return rc;
+	}
+	rc = drv_serial_lock(*fd);
+	flags = fcntl(*fd, F_GETFL);
+	if (rc == 0 && (flags < 0 || fcntl(*fd, F_SETFL, flags | O_NONBLOCK) < 0))
+		rc = -errno;
+	if (rc == 0)
+		rc = fcntl(*fd, F_SETFD, FD_CLOEXEC) < 0 ? -errno : 0;
+	if (rc < 0) {
+		sp_close(port);
+		sp_free_port(port);
+		return rc;
+	}
+	*state = port;
+	return 0;
+}
+
+static void sp_close_port(void *state, int fd)
+{
+	(void)fd;   /* owned by the sp_port */
+	if (state == NULL)
+		return;
+	(void)sp_close(state);  /* nothing to do about a failing close of a dead port */
+	sp_free_port(state);
+}
+
+const struct drv_serial_ops drv_serial_sp = {
+	.name = "libserialport",
+	.open = sp_open_port,       /* sp_get_port_by_name + sp_open + sp_set_* */
+	.close = sp_close_port,     /* sp_close + sp_free_port */
+};
