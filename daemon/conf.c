@@ -501,7 +501,7 @@ static void open_section(struct parse *p, const char *start)
 {
 	const char *end = strchr(start, ']');
 	char raw[128], type[16] = "", name[128] = "";
-	struct sect *s, *dup;
+	struct sect new_sect, *s = &new_sect, *dup;
 	size_t n;
 	int fields;
 
@@ -536,7 +536,7 @@ static void open_section(struct parse *p, const char *start)
 		     "[serial NAME] or [parallel NAME]", raw);
 		return;
 	}
-	s = &p->sects[p->nsects];
+	/* built aside, stored once accepted: sects[] only has room for accepted ones */
 	memset(s, 0, sizeof(*s));
 	s->line = p->line;
 	if (fields == 1) {
@@ -585,8 +585,8 @@ static void open_section(struct parse *p, const char *start)
 		snprintf(p->c->parallel[s->index].name, CONF_NAME_MAX, "%s", name);
 		p->c->parallel[s->index].line = p->line;
 	}
-	p->nsects++;
-	p->cur = s;
+	p->cur = &p->sects[p->nsects++];
+	*p->cur = *s;
 	p->cur_bad = false;
 }
 
@@ -775,7 +775,7 @@ void conf_print(const struct conf *c, FILE *out)
 			s->name, s->device, s->baud, s->data_bits, s->parity, s->stop_bits,
 			flow[s->flow]);
 		if (s->gap_us == 0)
-			fprintf(out, "gap_us = auto  # %" PRId64 " us\n", conf_gap_ns(s) / 1000);
+			fprintf(out, "gap_us = auto  ; %" PRId64 " us\n", conf_gap_ns(s) / 1000);
 		else
 			fprintf(out, "gap_us = %u\n", s->gap_us);
 		if (s->delimiter < 0)

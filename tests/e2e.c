@@ -1,0 +1,302 @@
+/* e2e.c - the end-to-end harness: spawn, sd_notify listener, stop, log parser. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "e2e.h"
+
+static int64_t mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void e2e_tmpdir(char *out, size_t len)
+{
+	const char *base = getenv("TMPDIR");
+
+	snprintf(out, len, "%s/portlogd-e2e-XXXXXX", base ? base : "/tmp");
+	if (mkdtemp(out) == NULL) {
+		perror("mkdtemp");
+		abort();
+	}
+}
+
+void e2e_write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL || fputs(text, f) < 0 || fclose(f) != 0) {
+		perror(path);
+		abort();
+	}
+}
+
+int e2e_start(struct e2e_daemon *d, const char *dir, const char *conf)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	memset(d, 0, sizeof(*d));
+	snprintf(d->notify_path, sizeof(d->notify_path), "%s/notify.sock", dir);
+	snprintf(d->err_path, sizeof(d->err_path), "%s/stderr.txt", dir);
+	if (strlen(d->notify_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, d->notify_path, strlen(d->notify_path) + 1);
+	unlink(d->notify_path);
+	d->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (d->notify_fd < 0 || bind(d->notify_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -errno;
+	d->pid = fork();
+	if (d->pid < 0)
+		return -errno;
+	if (d->pid == 0) {
+		int fd = open(d->err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd >= 0)
+			dup2(fd, 2);
+		setenv("NOTIFY_SOCKET", d->notify_path, 1);
+		execl(PORTLOGD_BIN, "portlogd", "-f", "-c", conf, (char *)NULL);
+		_exit(127);
+	}
+	return 0;
+}
+
+int e2e_wait_ready(struct e2e_daemon *d, int timeout_ms)
+{
+	int64_t end = mono() + (int64_t)timeout_ms * 1000000;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = d->notify_fd, .events = POLLIN };
+		char buf[4096];
+		int status;
+		int64_t left = (end - mono()) / 1000000;
+
+		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
+			fprintf(stderr, "daemon exited before READY=1 (status 0x%x)\n", status);
+			d->pid = 0;
+			return -1;
+		}
+		if (left <= 0)
+			return -1;
+		/* a short poll so that a daemon that died is noticed */
+		if (poll(&pfd, 1, left < 100 ? (int)left : 100) == 1) {
+			ssize_t n = recv(d->notify_fd, buf, sizeof(buf) - 1, 0);
+			if (n > 0) {
+				buf[n] = '\0';
+				if (strncmp(buf, "READY=1", 7) == 0 || strstr(buf, "\nREADY=1") != NULL)
+					return 0;
+			}
+		}
+	}
+}
+
+int e2e_stop(struct e2e_daemon *d, int sig, int timeout_ms, int64_t *elapsed_ns)
+{
+	int64_t start = mono(), end = start + (int64_t)timeout_ms * 1000000;
+	int status;
+
+	if (d->pid <= 0)
+		return -1;
+	kill(d->pid, sig);
+	for (;;) {
+		pid_t r = waitpid(d->pid, &status, WNOHANG);
+		if (r == d->pid)
+			break;
+		if (mono() > end) {
+			kill(d->pid, SIGKILL);
+			waitpid(d->pid, &status, 0);
+			d->pid = 0;
+			return -1;
+		}
+		struct timespec ts = { 0, 200000 };
+		nanosleep(&ts, NULL);   /* polling waitpid: there is no pidfd in glibc 2.36's API */
+	}
+	if (elapsed_ns != NULL)
+		*elapsed_ns = mono() - start;
+	d->pid = 0;
+	close(d->notify_fd);
+	unlink(d->notify_path);
+	return status;
+}
+
+int e2e_run(const char *const *argv, char *err, size_t errlen)
+{
+	int pipefd[2], status;
+	size_t got = 0;
+	pid_t pid;
+
+	if (pipe(pipefd) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(pipefd[1], 2);
+		dup2(pipefd[1], 1);
+		close(pipefd[0]);
+		unsetenv("NOTIFY_SOCKET");
+		execv(PORTLOGD_BIN, (char *const *)argv);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	for (;;) {
+		ssize_t n = read(pipefd[0], err + got, errlen - 1 - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (got == errlen - 1)
+			break;
+	}
+	err[got] = '\0';
+	close(pipefd[0]);
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* "2026-11-21T22:41:07.123456789Z" or "1763764867.123456789" */
+static int parse_time(const char *s, size_t n, int64_t *out)
+{
+	struct tm tm = { 0 };
+	const char *dot = memchr(s, '.', n);
+	int64_t ns = 0, sec;
+
+	if (dot == NULL)
+		return -1;
+	for (const char *q = dot + 1; q < s + n && *q >= '0' && *q <= '9'; q++)
+		ns = ns * 10 + (*q - '0');
+	if (n > 20 && s[10] == 'T') {
+		if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+			   &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
+			return -1;
+		tm.tm_year -= 1900;
+		tm.tm_mon -= 1;
+		sec = (int64_t)timegm(&tm);
+	} else {
+		sec = strtoll(s, NULL, 10);
+	}
+	*out = sec * 1000000000 + ns;
+	return 0;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int e2e_read_log(struct e2e_log *log, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (f == NULL)
+		return -errno;
+	while ((n = getline(&buf, &cap, f)) > 0) {
+		struct e2e_line *l;
+		char *field[8];
+		int nf = 0;
+		char *save = NULL, *copy;
+
+		if (log->n == log->cap) {
+			log->cap = log->cap ? log->cap * 2 : 4096;
+			log->line = realloc(log->line, log->cap * sizeof(*log->line));
+		}
+		l = &log->line[log->n++];
+		memset(l, 0, sizeof(*l));
+		if (buf[n - 1] == '\n')
+			buf[--n] = '\0';
+		l->text = strdup(buf);
+		copy = strdup(buf);
+		for (char *tok = strtok_r(copy, " ", &save); tok && nf < 8; tok = strtok_r(NULL, " ", &save))
+			field[nf++] = tok;
+		if (nf >= 3) {
+			(void)parse_time(field[0], strlen(field[0]), &l->t);
+			snprintf(l->src, sizeof(l->src), "%s", field[1]);
+			snprintf(l->kind, sizeof(l->kind), "%s", field[2]);
+		}
+		if (nf >= 5 && strcmp(l->kind, "RX") == 0) {
+			size_t len = strtoul(field[3], NULL, 10), hl = strlen(field[4]);
+			l->data = malloc(len + 1);
+			l->len = len;
+			if (hl != 2 * len) {
+				fprintf(stderr, "bad RX line (hex length %zu for %zu bytes): %s\n", hl, len, buf);
+				l->len = 0;
+			}
+			for (size_t i = 0; i < l->len; i++)
+				l->data[i] = (uint8_t)(hexval(field[4][2 * i]) << 4 | hexval(field[4][2 * i + 1]));
+		}
+		free(copy);
+	}
+	free(buf);
+	fclose(f);
+	return 0;
+}
+
+void e2e_free_log(struct e2e_log *log)
+{
+	for (size_t i = 0; i < log->n; i++) {
+		free(log->line[i].data);
+		free(log->line[i].text);
+	}
+	free(log->line);
+	memset(log, 0, sizeof(*log));
+}
+
+uint8_t *e2e_concat(const struct e2e_log *log, const char *src, size_t *len,
+		    size_t **starts, size_t **line_idx, size_t *nlines)
+{
+	size_t total = 0, k = 0;
+	uint8_t *out;
+
+	for (size_t i = 0; i < log->n; i++)
+		if (strcmp(log->line[i].kind, "RX") == 0 && strcmp(log->line[i].src, src) == 0) {
+			total += log->line[i].len;
+			k++;
+		}
+	out = malloc(total + 1);
+	*starts = malloc((k + 1) * sizeof(size_t));
+	*line_idx = malloc((k + 1) * sizeof(size_t));
+	*len = 0;
+	*nlines = 0;
+	for (size_t i = 0; i < log->n; i++)
+		if (strcmp(log->line[i].kind, "RX") == 0 && strcmp(log->line[i].src, src) == 0) {
+			(*starts)[*nlines] = *len;
+			(*line_idx)[(*nlines)++] = i;
+			memcpy(out + *len, log->line[i].data, log->line[i].len);
+			*len += log->line[i].len;
+		}
+	(*starts)[*nlines] = *len;
+	return out;
+}
+
+static int cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int64_t e2e_pct(int64_t *v, size_t n, double pct)
+{
+	size_t i;
+
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp64);
+	i = (size_t)(pct / 100.0 * (double)(n - 1) + 0.5);
+	return v[i < n ? i : n - 1];
+}

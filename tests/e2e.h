@@ -1,0 +1,57 @@
+/* e2e.h - harness for end-to-end tests: run the real daemon binary, read its log. */
+#ifndef PORTLOGD_E2E_H
+#define PORTLOGD_E2E_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct e2e_daemon {
+	pid_t pid;
+	int notify_fd;              /* our AF_UNIX datagram socket, the daemon's NOTIFY_SOCKET */
+	char notify_path[300];
+	char err_path[300];         /* the daemon's stderr */
+};
+
+/* A fresh directory under $TMPDIR or /tmp; aborts the test on failure. */
+void e2e_tmpdir(char *out, size_t len);
+void e2e_write_file(const char *path, const char *text);
+
+/* Starts `portlogd -f -c conf` with a NOTIFY_SOCKET we listen on. */
+int e2e_start(struct e2e_daemon *d, const char *dir, const char *conf);
+/* Waits for READY=1; returns 0, or -1 when the daemon exited or timeout_ms passed. */
+int e2e_wait_ready(struct e2e_daemon *d, int timeout_ms);
+/* Sends sig and waits up to timeout_ms for the exit; returns the wait status or -1,
+ * and the time from the signal to the exit in *elapsed_ns. */
+int e2e_stop(struct e2e_daemon *d, int sig, int timeout_ms, int64_t *elapsed_ns);
+
+/* Runs the daemon binary with args to completion; returns the exit code, stderr in err. */
+int e2e_run(const char *const *argv, char *err, size_t errlen);
+
+struct e2e_line {
+	int64_t t;                  /* ns since the epoch */
+	char src[32];
+	char kind[8];
+	uint8_t *data;              /* RX payload (from the HEX field) */
+	size_t len;
+	char *text;                 /* the whole line */
+};
+
+struct e2e_log {
+	struct e2e_line *line;
+	size_t n, cap;
+};
+
+/* Appends the lines of a log file (ISO or epoch times, payload hex or both). */
+int e2e_read_log(struct e2e_log *log, const char *path);
+void e2e_free_log(struct e2e_log *log);
+
+/* All RX payload bytes of `src`, concatenated in file order; line starts in *starts. */
+uint8_t *e2e_concat(const struct e2e_log *log, const char *src, size_t *len,
+		    size_t **starts, size_t **line_idx, size_t *nlines);
+
+/* Percentile (0..100) of n int64 values (sorts them). */
+int64_t e2e_pct(int64_t *v, size_t n, double pct);
+
+#endif

@@ -1,0 +1,298 @@
+/* sim.c - the traffic simulator's engine, shared by portlogd-sim and the end-to-end tests. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <pty.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim.h"
+
+static int64_t now_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* splitmix64: small, fast, and the same sequence everywhere for a seed */
+uint64_t sim_rand(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static unsigned uniform(uint64_t *rng, unsigned lo, unsigned hi)
+{
+	if (hi <= lo)
+		return lo;
+	return lo + (unsigned)(sim_rand(rng) % (hi - lo + 1));
+}
+
+int sim_port_open(struct sim_port *p, const char *name, const char *link)
+{
+	struct termios tio;
+	int slave;
+
+	memset(p, 0, sizeof(*p));
+	p->master = -1;
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	snprintf(p->link, sizeof(p->link), "%s", link);
+	if (openpty(&p->master, &slave, p->slave, NULL, NULL) < 0)
+		return -errno;
+	/* raw on our side too, and then let go of the slave: the daemon opens it */
+	if (tcgetattr(slave, &tio) == 0) {
+		cfmakeraw(&tio);
+		(void)tcsetattr(slave, TCSANOW, &tio);  /* the daemon sets it again anyway */
+	}
+	close(slave);
+	(void)fcntl(p->master, F_SETFD, FD_CLOEXEC);
+	(void)fcntl(p->master, F_SETFL, fcntl(p->master, F_GETFL) | O_NONBLOCK);
+	unlink(link);
+	if (symlink(p->slave, link) < 0) {
+		int e = errno;
+		close(p->master);
+		p->master = -1;
+		return -e;
+	}
+	atomic_init(&p->done, 0);
+	atomic_init(&p->stop, false);
+	return 0;
+}
+
+void sim_port_close(struct sim_port *p)
+{
+	if (p->master >= 0)
+		close(p->master);
+	p->master = -1;
+	if (p->link[0] != '\0')
+		unlink(p->link);
+	free(p->data);
+	free(p->pkt);
+	p->data = NULL;
+	p->pkt = NULL;
+}
+
+int sim_port_wait_open(struct sim_port *p, int timeout_ms)
+{
+	int64_t end = now_ns(CLOCK_MONOTONIC) + (int64_t)timeout_ms * 1000000;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = p->master, .events = POLLOUT };
+		int64_t left = end - now_ns(CLOCK_MONOTONIC);
+
+		if (poll(&pfd, 1, 0) == 1 && !(pfd.revents & POLLHUP))
+			return 0;
+		if (left <= 0)
+			return -ETIMEDOUT;
+		/* POLLHUP is level-triggered and there is no event for "slave opened":
+		 * look again every millisecond (this is a test tool, not the daemon) */
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+}
+
+static int reserve(struct sim_port *p, size_t more)
+{
+	if (p->data_len + more > p->data_cap) {
+		size_t cap = (p->data_len + more) * 2;
+		uint8_t *d = realloc(p->data, cap);
+		if (d == NULL)
+			return -ENOMEM;
+		p->data = d;
+		p->data_cap = cap;
+	}
+	if (p->npkt == p->pkt_cap) {
+		size_t cap = p->pkt_cap ? p->pkt_cap * 2 : 1024;
+		struct sim_packet *k = realloc(p->pkt, cap * sizeof(*k));
+		if (k == NULL)
+			return -ENOMEM;
+		p->pkt = k;
+		p->pkt_cap = cap;
+	}
+	return 0;
+}
+
+static unsigned make_nmea(struct sim_port *p, uint8_t *out)
+{
+	static const char *const talkers[] = { "GPGGA", "GPRMC", "GPGSA", "GPVTG" };
+	unsigned n = p->npkt;
+	char body[96];
+	uint8_t cs = 0;
+	int len;
+
+	len = snprintf(body, sizeof(body), "%s,%02u%02u%02u.%02u,4807.%03u,N,01131.%03u,E,1,08,0.9,545.4,M",
+		       talkers[n % 4], n / 360000 % 24, n / 6000 % 60, n / 100 % 60, n % 100,
+		       (unsigned)(sim_rand(&p->rng) % 1000), (unsigned)(sim_rand(&p->rng) % 1000));
+	for (int i = 0; i < len; i++)
+		cs ^= (uint8_t)body[i];
+	return (unsigned)sprintf((char *)out, "$%s*%02X\r\n", body, cs);
+}
+
+/* The master is non-blocking so that a daemon that went away cannot hang us. */
+static int write_all(struct sim_port *p, const uint8_t *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(p->master, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				struct pollfd pfd = { .fd = p->master, .events = POLLOUT };
+
+				if (atomic_load(&p->stop))
+					return -ECANCELED;
+				(void)poll(&pfd, 1, 100);
+				continue;
+			}
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void sleep_until(int64_t t_mono)
+{
+	struct timespec ts = { .tv_sec = t_mono / 1000000000, .tv_nsec = t_mono % 1000000000 };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg)
+{
+	int64_t next = now_ns(CLOCK_MONOTONIC);
+
+	p->cfg = *cfg;
+	p->rng = cfg->seed;
+	for (unsigned k = 0; cfg->packets == 0 || k < cfg->packets; k++) {
+		struct sim_packet *pk;
+		unsigned len, frags, sent = 0;
+		int64_t prev_end = 0;
+		uint8_t *buf;
+		int rc;
+
+		if (atomic_load(&p->stop))
+			break;
+		if ((rc = reserve(p, cfg->max_len + 128)) < 0)
+			return rc;
+		buf = p->data + p->data_len;
+		if (cfg->kind == SIM_NMEA) {
+			len = make_nmea(p, buf);
+		} else {
+			len = uniform(&p->rng, cfg->min_len, cfg->max_len);
+			for (unsigned i = 0; i < len; i++)
+				buf[i] = (uint8_t)sim_rand(&p->rng);
+		}
+		pk = &p->pkt[p->npkt];
+		*pk = (struct sim_packet){ .off = (uint32_t)p->data_len, .len = len };
+		frags = uniform(&p->rng, 1, cfg->max_frags < len ? cfg->max_frags : len);
+		for (unsigned f = 0; f < frags; f++) {
+			unsigned n = f + 1 == frags ? len - sent
+				     : uniform(&p->rng, 1, len - sent - (frags - f - 1));
+			int64_t start;
+
+			sleep_until(next);
+			start = now_ns(CLOCK_MONOTONIC);
+			if (f == 0) {
+				pk->t_first_real = now_ns(CLOCK_REALTIME);
+				pk->t_first_mono = start;
+			} else if (start - prev_end > pk->max_intra_gap_ns) {
+				pk->max_intra_gap_ns = start - prev_end;
+			}
+			if ((rc = write_all(p, buf + sent, n)) < 0) {
+				p->error = -rc;
+				return rc;
+			}
+			prev_end = now_ns(CLOCK_MONOTONIC);
+			sent += n;
+			next = prev_end + (int64_t)uniform(&p->rng, 0, cfg->intra_gap_max_us) * 1000;
+		}
+		pk->t_last_mono = prev_end;
+		p->data_len += len;
+		p->npkt++;
+		atomic_store(&p->done, p->npkt);
+		next = prev_end + (int64_t)uniform(&p->rng, cfg->inter_gap_min_us,
+						    cfg->inter_gap_max_us) * 1000;
+	}
+	return 0;
+}
+
+bool sim_packet_clean(const struct sim_port *p, size_t i)
+{
+	int64_t gap = (int64_t)p->cfg.gap_us * 1000;
+	const struct sim_packet *k = &p->pkt[i];
+
+	if (k->max_intra_gap_ns * 2 > gap)
+		return false;
+	if (i > 0 && (k->t_first_mono - p->pkt[i - 1].t_last_mono) * 2 < gap * 3)
+		return false;
+	if (i + 1 < p->npkt && (p->pkt[i + 1].t_first_mono - k->t_last_mono) * 2 < gap * 3)
+		return false;
+	return true;
+}
+
+struct runner {
+	struct sim_port *port;
+	const struct sim_cfg *cfg;
+	uint64_t seed;
+	int prio;
+	int rc;
+};
+
+static void *run_thread(void *arg)
+{
+	struct runner *r = arg;
+	struct sim_cfg cfg = *r->cfg;
+
+	if (r->prio > 0) {
+		struct sched_param sp = { .sched_priority = r->prio };
+		(void)pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);  /* best effort */
+	}
+	cfg.seed = r->seed;
+	r->rc = sim_port_run(r->port, &cfg);
+	return NULL;
+}
+
+int sim_run_all(struct sim_port *ports, unsigned n, const struct sim_cfg *cfg, int rt_priority)
+{
+	pthread_t *t = calloc(n, sizeof(*t));
+	struct runner *r = calloc(n, sizeof(*r));
+	int rc = 0;
+
+	if (t == NULL || r == NULL) {
+		free(t);
+		free(r);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		r[i] = (struct runner){ .port = &ports[i], .cfg = cfg, .prio = rt_priority,
+					.seed = cfg->seed + i * 0x1000193ULL };
+		if (pthread_create(&t[i], NULL, run_thread, &r[i]) != 0) {
+			r[i].rc = -EAGAIN;
+			t[i] = 0;
+		}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (t[i] != 0)
+			pthread_join(t[i], NULL);
+		if (rc == 0)
+			rc = r[i].rc;
+	}
+	free(t);
+	free(r);
+	return rc;
+}

@@ -1,0 +1,76 @@
+/* sim.h - traffic simulator: plays packets into pseudo-terminals, as a serial device would.
+ *
+ * Each simulated port is a pty whose slave side the daemon opens (through a
+ * symlink, like /dev/serial/by-id/...); the simulator writes to the master side.
+ * A packet is written as one or more fragments with short pauses inside it and a
+ * longer pause after it, and every write is recorded with its times, so a test
+ * can compare the daemon's log with what was sent.
+ */
+#ifndef PORTLOGD_SIM_H
+#define PORTLOGD_SIM_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum sim_kind { SIM_BINARY, SIM_NMEA };
+
+struct sim_cfg {
+	enum sim_kind kind;
+	unsigned packets;           /* 0 = until stopped */
+	unsigned min_len, max_len;  /* binary packet sizes, uniform */
+	unsigned max_frags;         /* a packet is cut into 1..max_frags writes */
+	unsigned intra_gap_max_us;  /* pause between fragments of one packet: 0..max */
+	unsigned inter_gap_min_us, inter_gap_max_us;    /* pause after a packet */
+	unsigned gap_us;            /* the daemon's gap threshold, to judge timing */
+	uint64_t seed;
+};
+
+struct sim_packet {
+	uint32_t off, len;          /* in sim_port.data */
+	int64_t t_first_real;       /* CLOCK_REALTIME just before the first byte was written */
+	int64_t t_first_mono;       /* CLOCK_MONOTONIC just before the first write */
+	int64_t t_last_mono;        /* CLOCK_MONOTONIC after the last write returned */
+	int64_t max_intra_gap_ns;   /* longest actual pause between two of its writes */
+};
+
+struct sim_port {
+	char name[32];
+	char link[256];             /* symlink to the slave, for the daemon's config */
+	char slave[64];
+	int master;
+	struct sim_cfg cfg;
+	uint64_t rng;
+
+	uint8_t *data;              /* every byte sent, in order */
+	size_t data_len, data_cap;
+	struct sim_packet *pkt;
+	size_t npkt, pkt_cap;
+	atomic_size_t done;         /* packets completely written so far */
+	atomic_bool stop;
+	int error;                  /* errno of a failed write, 0 if none */
+};
+
+uint64_t sim_rand(uint64_t *state);
+
+/* Creates the pty and the symlink `link` to its slave. Returns 0 or -errno. */
+int sim_port_open(struct sim_port *p, const char *name, const char *link);
+void sim_port_close(struct sim_port *p);
+
+/* Waits until some process has the slave open (the master stops reporting
+ * POLLHUP). Returns 0, or -ETIMEDOUT after timeout_ms. */
+int sim_port_wait_open(struct sim_port *p, int timeout_ms);
+
+/* Plays cfg->packets packets (or until p->stop); records them. Returns 0 or -errno. */
+int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg);
+
+/* Runs sim_port_run on n ports in parallel threads; returns the first error. */
+int sim_run_all(struct sim_port *ports, unsigned n, const struct sim_cfg *cfg,
+		int rt_priority);
+
+/* Is packet i "clean": its pauses inside were well below the gap threshold and
+ * the pauses around it well above, as actually measured (not as planned)? */
+bool sim_packet_clean(const struct sim_port *p, size_t i);
+
+#endif
