@@ -102,6 +102,35 @@ static void port_lost(struct serial_port *p, int err, const char *reason)
 	(void)source_event(&p->src, EV_CLOSE, err, text);
 }
 
+/*
+ * Reads what the tty holds. A read that finds the line discipline empty first
+ * waits for the tty's flip-buffer worker (n_tty_read calls tty_buffer_flush_work),
+ * so this also picks up bytes the kernel has received but not yet handed on: on
+ * a busy machine that worker, a SCHED_OTHER kernel thread, can be milliseconds
+ * late. Bytes are fed as arriving at (t_mono, t_real). Returns false when the
+ * port was lost.
+ */
+static bool read_pending(struct serial_port *p, int64_t t_mono, int64_t t_real, bool all)
+{
+	do {
+		ssize_t n = read(p->drv.fd, p->rbuf, sizeof(p->rbuf));
+
+		if (n > 0) {
+			reasm_feed(&p->reasm, p->rbuf, (size_t)n, t_mono, t_real);
+			continue;
+		}
+		if (n == 0) {
+			port_lost(p, 0, "hangup");
+			return false;
+		}
+		if (errno == EAGAIN || errno == EINTR)
+			return true;
+		port_lost(p, errno, errno == EIO ? "hangup" : "error");
+		return false;
+	} while (all);
+	return true;
+}
+
 /* Waits until the stop fd fires or `timeout` (NULL: forever) passes; true = stop. */
 static bool wait_stop(struct serial_port *p, const struct timespec *timeout)
 {
@@ -121,7 +150,6 @@ static void *serial_thread(void *arg)
 		};
 		struct timespec ts, *timeout = NULL;
 		int64_t deadline, now_mono, now_real;
-		ssize_t n;
 
 		if (p->drv.fd < 0) {
 			ts = ns_to_ts(SERIAL_RETRY_MS * NS_PER_MS);
@@ -143,19 +171,24 @@ static void *serial_thread(void *arg)
 		if (pfd[1].revents != 0)
 			break;
 		if (pfd[0].revents != 0) {
-			n = read(p->drv.fd, p->rbuf, sizeof(p->rbuf));
-			if (n > 0) {
-				reasm_feed(&p->reasm, p->rbuf, (size_t)n, now_mono, now_real);
-			} else if (n == 0) {
-				port_lost(p, 0, "hangup");
+			if (!read_pending(p, now_mono, now_real, false))
 				continue;
-			} else if (errno != EAGAIN && errno != EINTR) {
-				port_lost(p, errno, errno == EIO ? "hangup" : "error");
+		} else if (now_mono >= deadline) {
+			/*
+			 * The gap seems to have passed; make sure no byte of the packet
+			 * is still in the kernel. What comes now arrived before the
+			 * deadline, so it is dated just inside the gap and continues the
+			 * packet (a byte that arrived in the microseconds since the
+			 * wake-up would be joined too: that window is the price).
+			 */
+			if (!read_pending(p, deadline - 1, now_real - (now_mono - deadline + 1), false))
 				continue;
-			}
 		}
 		reasm_expire(&p->reasm, now_mono);
 	}
+	/* Stop: what the kernel holds was sent before the stop; take it all. */
+	if (p->drv.fd >= 0 && read_pending(p, mono_ns(), real_ns(), true))
+		reasm_flush(&p->reasm);
 	if (p->drv.fd >= 0)
 		port_lost(p, 0, "stop");
 	return NULL;

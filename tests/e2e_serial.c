@@ -18,7 +18,14 @@
 #include "e2e.h"
 #include "sim/sim.h"
 
-#define GAP_US 1000
+/*
+ * The gap threshold and the pauses of the traffic. A pty hands bytes to the
+ * reader through a kernel worker thread (SCHED_OTHER), and this VM stalls a
+ * virtual CPU for 1-9 ms now and then, so a fragment can reach the daemon
+ * milliseconds after it was written. Wide margins make that rare; check_port
+ * tells such a delay apart from a daemon error when it does happen.
+ */
+#define GAP_US 4000
 
 static unsigned env_uint(const char *name, unsigned def)
 {
@@ -48,8 +55,8 @@ static struct sim_cfg traffic(uint64_t s, unsigned packets)
 {
 	return (struct sim_cfg){
 		.kind = SIM_BINARY, .packets = packets, .min_len = 1, .max_len = 512,
-		.max_frags = 4, .intra_gap_max_us = 200, .inter_gap_min_us = 2500,
-		.inter_gap_max_us = 3500, .gap_us = GAP_US, .seed = s,
+		.max_frags = 4, .intra_gap_max_us = 400, .inter_gap_min_us = 9000,
+		.inter_gap_max_us = 11000, .gap_us = GAP_US, .seed = s,
 	};
 }
 
@@ -97,8 +104,38 @@ static void start_daemon(struct e2e_daemon *d, const char *dir, const char *conf
 
 struct stats {
 	int64_t *err;               /* log time - send time of the first byte, ns */
-	size_t nerr, unclean, packets;
+	size_t nerr, unclean, packets, late_splits;
 };
+
+/*
+ * Clean packet k of p starts line j but ends before its end: a split. The
+ * daemon is right to split only if it saw a silence longer than the gap, and
+ * the pause the simulator made was shorter, so the part after the split must
+ * have reached the daemon more than (gap - pause) late. Its log time shows
+ * that. Returns true when each split of this packet is explained so.
+ */
+static bool split_explained(const struct e2e_log *log, const struct sim_packet *k,
+			    const size_t *starts, const size_t *idx, size_t nlines, size_t j)
+{
+	int64_t gap = (int64_t)GAP_US * 1000;
+
+	for (j++; j < nlines && starts[j] < k->off + k->len; j++) {
+		unsigned f = 1;
+
+		while (f < k->nfrag && k->off + k->frag_off[f] != starts[j])
+			f++;
+		if (f == k->nfrag) {
+			printf("# split inside a write at offset %zu\n", starts[j] - k->off);
+			return false;
+		}
+		int64_t late = log->line[idx[j]].t - k->frag_real[f];
+		printf("# split before write %u: pause %.0f us, delivered %.0f us late\n", f,
+		       (double)k->frag_pause[f] / 1e3, (double)late / 1e3);
+		if (late <= gap - k->frag_pause[f])
+			return false;
+	}
+	return true;
+}
 
 /*
  * Port p's first npkt packets must be in the log, byte-exact and in order: the
@@ -132,6 +169,11 @@ static void check_port(const struct e2e_log *log, const struct sim_port *p, size
 			st->unclean++;
 			continue;
 		}
+		if (j < nlines && starts[j] == k->off && starts[j + 1] - starts[j] < k->len
+		    && starts[j + 1] - starts[j] > 0 && split_explained(log, k, starts, idx, nlines, j)) {
+			st->late_splits++;
+			continue;
+		}
 		if (j >= nlines || starts[j] != k->off || starts[j + 1] - starts[j] != k->len)
 			fail_msg("%s: packet %zu (%u bytes at offset %u) is not one RX line "
 				 "(line starts at %zu, %zu bytes)", p->name, i, k->len, k->off,
@@ -151,9 +193,9 @@ static void report(const char *what, struct stats *st)
 	double max = (double)e2e_pct(st->err, st->nerr, 100) / 1000.0;
 	double min = (double)e2e_pct(st->err, st->nerr, 0) / 1000.0;
 
-	printf("# %s: %zu packets, %zu with unclean timing (not judged as lines), "
-	       "timestamp error us: min %.1f p50 %.1f p99 %.1f max %.1f\n",
-	       what, st->packets, st->unclean, min, p50, p99, max);
+	printf("# %s: %zu packets, %zu with unclean timing at the simulator, %zu split by a "
+	       "proven late delivery; timestamp error us: min %.1f p50 %.1f p99 %.1f max %.1f\n",
+	       what, st->packets, st->unclean, st->late_splits, min, p50, p99, max);
 	/* the sim could not keep its own pauses for more than 10%: the run proves little */
 	assert_true(st->unclean * 10 <= st->packets);
 }

@@ -199,7 +199,9 @@ int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg)
 		}
 		pk = &p->pkt[p->npkt];
 		*pk = (struct sim_packet){ .off = (uint32_t)p->data_len, .len = len };
-		frags = uniform(&p->rng, 1, cfg->max_frags < len ? cfg->max_frags : len);
+		frags = cfg->max_frags < SIM_MAX_FRAGS ? cfg->max_frags : SIM_MAX_FRAGS;
+		frags = uniform(&p->rng, 1, frags < len ? frags : len);
+		pk->nfrag = frags;
 		for (unsigned f = 0; f < frags; f++) {
 			unsigned n = f + 1 == frags ? len - sent
 				     : uniform(&p->rng, 1, len - sent - (frags - f - 1));
@@ -207,6 +209,9 @@ int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg)
 
 			sleep_until(next);
 			start = now_ns(CLOCK_MONOTONIC);
+			pk->frag_off[f] = sent;
+			pk->frag_real[f] = now_ns(CLOCK_REALTIME);
+			pk->frag_pause[f] = f == 0 ? 0 : start - prev_end;
 			if (f == 0) {
 				pk->t_first_real = now_ns(CLOCK_REALTIME);
 				pk->t_first_mono = start;

@@ -20,15 +20,21 @@ struct sim_cfg {
 	enum sim_kind kind;
 	unsigned packets;           /* 0 = until stopped */
 	unsigned min_len, max_len;  /* binary packet sizes, uniform */
-	unsigned max_frags;         /* a packet is cut into 1..max_frags writes */
+	unsigned max_frags;         /* a packet is cut into 1..max_frags writes (<= SIM_MAX_FRAGS) */
 	unsigned intra_gap_max_us;  /* pause between fragments of one packet: 0..max */
 	unsigned inter_gap_min_us, inter_gap_max_us;    /* pause after a packet */
 	unsigned gap_us;            /* the daemon's gap threshold, to judge timing */
 	uint64_t seed;
 };
 
+#define SIM_MAX_FRAGS 8
+
 struct sim_packet {
 	uint32_t off, len;          /* in sim_port.data */
+	unsigned nfrag;
+	uint32_t frag_off[SIM_MAX_FRAGS];   /* where each write started, from off */
+	int64_t frag_real[SIM_MAX_FRAGS];   /* CLOCK_REALTIME just before each write */
+	int64_t frag_pause[SIM_MAX_FRAGS];  /* actual pause before each write (0 for the first) */
 	int64_t t_first_real;       /* CLOCK_REALTIME just before the first byte was written */
 	int64_t t_first_mono;       /* CLOCK_MONOTONIC just before the first write */
 	int64_t t_last_mono;        /* CLOCK_MONOTONIC after the last write returned */
