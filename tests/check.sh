@@ -1,0 +1,20 @@
+#!/bin/sh
+# tests/check.sh - install, build warning-free, and run every test: plain, ASan+UBSan, TSan.
+# CHECK_BUILDS="plain asan tsan" picks builds; PORTLOGD_SEED repeats a random run.
+set -eu
+cd "$(dirname "$0")/.."
+. tests/deps.sh
+portlogd_deps
+jobs=$(nproc)
+for b in ${CHECK_BUILDS:-plain asan tsan}; do
+	case $b in
+	plain) opts="" ; env="" ;;
+	asan) opts="-DPORTLOGD_ASAN=ON" ; env="PORTLOGD_E2E_PACKETS=3000" ;;
+	tsan) opts="-DPORTLOGD_TSAN=ON" ; env="PORTLOGD_E2E_PACKETS=3000" ;;
+	*) echo "unknown build $b" >&2; exit 2 ;;
+	esac
+	echo "=== $b build ==="
+	cmake -S . -B "build-$b" -DPORTLOGD_WERROR=ON $opts >/dev/null
+	cmake --build "build-$b" -j"$jobs"
+	env $env ctest --test-dir "build-$b" --output-on-failure --timeout 900
+done

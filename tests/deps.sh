@@ -1,0 +1,19 @@
+# tests/deps.sh - sourced by demo.sh and check.sh: installs missing Debian packages.
+PORTLOGD_PACKAGES="cmake make gcc libc6-dev pkg-config libserialport-dev libieee1284-3-dev
+libsystemd-dev libinih-dev libcmocka-dev libck-dev"
+
+portlogd_deps() {
+	missing=""
+	for p in $PORTLOGD_PACKAGES "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+			missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	echo "portlogd: installing missing packages:$missing"
+	if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null; then sudo=sudo; else
+		echo "portlogd: run as root, or install:$missing" >&2
+		return 1
+	fi
+	$sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+		$sudo apt-get install -y -q --no-install-recommends $missing
+}
