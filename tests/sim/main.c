@@ -16,12 +16,16 @@
 
 static struct sim_port ports[MAX_PORTS];
 static unsigned nports;
+static pid_t children[MAX_PORTS];
 
+/* In the parent: pass the signal on to the per-port children. In a child: stop. */
 static void on_signal(int sig)
 {
-	(void)sig;
-	for (unsigned i = 0; i < nports; i++)
+	for (unsigned i = 0; i < nports; i++) {
+		if (children[i] > 0)
+			kill(children[i], sig);
 		atomic_store(&ports[i].stop, true);
+	}
 }
 
 static void usage(FILE *out)
@@ -127,6 +131,7 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < nports; i++) {
 		pid_t pid = fork();
 		if (pid == 0) {
+			memset(children, 0, sizeof(children));
 			if (sim_port_wait_open(&ports[i], 60000) < 0) {
 				fprintf(stderr, "portlogd-sim: nobody opened %s within 60 s\n", ports[i].link);
 				_exit(1);
@@ -142,8 +147,9 @@ int main(int argc, char **argv)
 						printf("%02x", ports[i].data[pk->off + b]);
 					printf("\n");
 				}
-			_exit(rc < 0 && rc != -ECANCELED ? 1 : 0);
+			_exit(rc < 0 && rc != -ECANCELED && rc != -EPIPE ? 1 : 0);
 		}
+		children[i] = pid;
 	}
 	while (wait(NULL) > 0 || errno == EINTR)
 		;

@@ -154,6 +154,9 @@ static int write_all(struct sim_port *p, const uint8_t *buf, size_t len)
 				if (atomic_load(&p->stop))
 					return -ECANCELED;
 				(void)poll(&pfd, 1, 100);
+				/* the reader closed the device: nobody will make room */
+				if (pfd.revents & POLLHUP)
+					return -EPIPE;
 				continue;
 			}
 			return -errno;
