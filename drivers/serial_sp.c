@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <termios.h>
 
 #include <libserialport.h>
 
@@ -21,6 +22,31 @@ static int sp_errno(enum sp_return r)
 		return e > 0 ? -e : -EIO;
 	default: return -EIO;
 	}
+}
+
+/*
+ * libserialport 0.1.1 (Debian 12) returns SP_OK from sp_set_flowcontrol(RTSCTS)
+ * yet leaves CRTSCTS off on a 16550A here (measured with tcgetattr), so a port
+ * would silently run without the handshake the config asks for. Read the
+ * termios back and set the flow-control bits ourselves; fail if they do not stick.
+ */
+static int enforce_flow(int fd, enum conf_flow flow)
+{
+	tcflag_t want_c = flow == CONF_FLOW_RTSCTS ? CRTSCTS : 0;
+	tcflag_t want_i = flow == CONF_FLOW_XONXOFF ? (IXON | IXOFF) : 0;
+	struct termios t;
+
+	if (tcgetattr(fd, &t) < 0)
+		return -errno;
+	if ((t.c_cflag & CRTSCTS) == want_c && (t.c_iflag & (IXON | IXOFF)) == want_i)
+		return 0;
+	t.c_cflag = (t.c_cflag & ~(tcflag_t)CRTSCTS) | want_c;
+	t.c_iflag = (t.c_iflag & ~(tcflag_t)(IXON | IXOFF)) | want_i;
+	if (tcsetattr(fd, TCSANOW, &t) < 0 || tcgetattr(fd, &t) < 0)
+		return -errno;
+	if ((t.c_cflag & CRTSCTS) != want_c || (t.c_iflag & (IXON | IXOFF)) != want_i)
+		return -ENOTSUP;
+	return 0;
 }
 
 static int sp_open_port(const struct conf_serial *cfg, const char *path, void **state, int *fd)
@@ -54,6 +80,8 @@ static int sp_open_port(const struct conf_serial *cfg, const char *path, void **
 		return rc;
 	}
 	rc = drv_serial_lock(*fd);
+	if (rc == 0)
+		rc = enforce_flow(*fd, cfg->flow);
 	flags = fcntl(*fd, F_GETFL);
 	if (rc == 0 && (flags < 0 || fcntl(*fd, F_SETFL, flags | O_NONBLOCK) < 0))
 		rc = -errno;

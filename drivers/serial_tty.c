@@ -31,7 +31,6 @@ static speed_t speed_of(unsigned baud)
 
 static int tty_open(const struct conf_serial *cfg, const char *path, void **state, int *fd)
 {
-	static const tcflag_t csize[] = { [5] = CS5, [6] = CS6, [7] = CS7, [8] = CS8 };
 	struct termios tio;
 	speed_t speed = speed_of(cfg->baud);
 	int rc;
@@ -46,10 +45,10 @@ static int tty_open(const struct conf_serial *cfg, const char *path, void **stat
 		goto fail_errno;
 	cfmakeraw(&tio);
 	tio.c_cflag &= ~(tcflag_t)(CSIZE | PARENB | PARODD | CSTOPB | CRTSCTS | CMSPAR);
-	tio.c_cflag |= csize[cfg->data_bits] | CLOCAL | CREAD;
-	if (cfg->parity != 'N')
-		tio.c_cflag |= PARENB | (cfg->parity == 'O' || cfg->parity == 'M' ? PARODD : 0)
-			       | (cfg->parity == 'M' || cfg->parity == 'S' ? CMSPAR : 0);
+	/* The kernel keeps a pty at CS8 without parity (pty_set_termios) and glibc's
+	 * tcsetattr reports EINVAL when asked for anything else, so data bits and
+	 * parity only count in the character-time arithmetic here. */
+	tio.c_cflag |= CS8 | CLOCAL | CREAD;
 	if (cfg->stop_bits == 2)
 		tio.c_cflag |= CSTOPB;
 	if (cfg->flow == CONF_FLOW_RTSCTS)

@@ -1,0 +1,184 @@
+/* test_drv.c - the serial drivers: which one a device gets, and what they configure. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pty.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <linux/serial.h>
+
+#include <cmocka.h>
+
+#include "drv.h"
+
+struct pty {
+	int master;
+	char slave[64];
+	char link[128];
+};
+
+static void make_pty(struct pty *p)
+{
+	int slave;
+
+	assert_int_equal(openpty(&p->master, &slave, p->slave, NULL, NULL), 0);
+	close(slave);
+	snprintf(p->link, sizeof(p->link), "/tmp/portlogd-test-drv-%d", (int)getpid());
+	unlink(p->link);
+	assert_int_equal(symlink(p->slave, p->link), 0);
+}
+
+static void free_pty(struct pty *p)
+{
+	close(p->master);
+	unlink(p->link);
+}
+
+/* 7E2 with RTS/CTS; a pty keeps only CS8 without parity (the kernel's pty_set_termios) */
+static struct conf_serial serial_conf(const char *device)
+{
+	struct conf_serial c = {
+		.name = "t", .baud = 9600, .data_bits = 7, .parity = 'E', .stop_bits = 2,
+		.flow = CONF_FLOW_RTSCTS, .delimiter = -1, .max_packet = 64, .priority = 0,
+	};
+
+	snprintf(c.device, sizeof(c.device), "%s", device);
+	return c;
+}
+
+static void check_termios(int fd, speed_t speed, bool rtscts, bool pty)
+{
+	struct termios t;
+
+	assert_int_equal(tcgetattr(fd, &t), 0);
+	assert_int_equal(cfgetispeed(&t), speed);
+	assert_int_equal(t.c_cflag & CSIZE, pty ? CS8 : CS7);
+	assert_int_equal(!!(t.c_cflag & PARENB), !pty);
+	assert_false(t.c_cflag & PARODD);
+	assert_true(t.c_cflag & CSTOPB);
+	assert_true(t.c_cflag & CREAD);
+	assert_int_equal(!!(t.c_cflag & CRTSCTS), rtscts);
+	assert_false(t.c_lflag & (ICANON | ECHO | ISIG));   /* raw: bytes pass untouched */
+	assert_true(fcntl(fd, F_GETFL) & O_NONBLOCK);
+}
+
+/* A pty, through a symlink as /dev/serial/by-id would be: termios driver, raw, readable. */
+static void pty_gets_termios(void **state)
+{
+	struct pty p;
+	struct conf_serial c;
+	struct drv_serial port;
+	const char *note;
+	char buf[16];
+
+	(void)state;
+	make_pty(&p);
+	c = serial_conf(p.link);
+	assert_int_equal(drv_serial_open(&c, &port, &note), 0);
+	assert_ptr_equal(port.ops, &drv_serial_tty);
+	assert_string_equal(note, "pty");
+	assert_string_equal(port.path, p.slave);
+	check_termios(port.fd, B9600, true, true);
+	assert_int_equal(write(p.master, "a\r\nb", 4), 4);
+	/* the read waits for the tty's flip buffer, so the bytes are there at once */
+	assert_int_equal(read(port.fd, buf, sizeof(buf)), 4);
+	assert_memory_equal(buf, "a\r\nb", 4);
+	assert_int_equal(read(port.fd, buf, sizeof(buf)), -1);
+	assert_int_equal(errno, EAGAIN);
+	drv_serial_close(&port);
+	assert_int_equal(port.fd, -1);
+	free_pty(&p);
+}
+
+/* A port is ours alone: a second logger (or tio, minicom) gets EBUSY. */
+static void second_open_is_busy(void **state)
+{
+	struct pty p;
+	struct conf_serial c;
+	struct drv_serial a, b;
+
+	(void)state;
+	make_pty(&p);
+	c = serial_conf(p.link);
+	assert_int_equal(drv_serial_open(&c, &a, NULL), 0);
+	assert_int_equal(drv_serial_open(&c, &b, NULL), -EBUSY);
+	drv_serial_close(&a);
+	assert_int_equal(drv_serial_open(&c, &b, NULL), 0);
+	drv_serial_close(&b);
+	free_pty(&p);
+}
+
+static void missing_device(void **state)
+{
+	struct conf_serial c = serial_conf("/dev/portlogd-no-such-port");
+	struct drv_serial port;
+
+	(void)state;
+	assert_int_equal(drv_serial_open(&c, &port, NULL), -ENOENT);
+	assert_null(port.ops);
+	drv_serial_close(&port);    /* harmless on a port that did not open */
+}
+
+/* A real UART (the VM's 16550A) through a symlink: libserialport configures it. */
+static void uart_gets_libserialport(void **state)
+{
+	const char *dev = getenv("PORTLOGD_TEST_UART") ? getenv("PORTLOGD_TEST_UART") : "/dev/ttyS0";
+	struct serial_struct ss;
+	struct termios saved;
+	struct conf_serial c;
+	struct drv_serial port;
+	char link[64];
+	int fd;
+
+	(void)state;
+	fd = open(dev, O_RDWR | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 || ioctl(fd, TIOCGSERIAL, &ss) < 0 || ss.type == PORT_UNKNOWN) {
+		if (fd >= 0)
+			close(fd);
+		printf("# no UART at %s: skipped\n", dev);
+		skip();
+	}
+	assert_int_equal(tcgetattr(fd, &saved), 0);
+	snprintf(link, sizeof(link), "/tmp/portlogd-test-uart-%d", (int)getpid());
+	unlink(link);
+	assert_int_equal(symlink(dev, link), 0);
+	c = serial_conf(link);
+	c.baud = 19200;
+	assert_int_equal(drv_serial_open(&c, &port, NULL), 0);
+	assert_ptr_equal(port.ops, &drv_serial_sp);
+	assert_string_equal(port.path, dev);
+	check_termios(port.fd, B19200, true, false);
+	drv_serial_close(&port);
+	c.flow = CONF_FLOW_XONXOFF;
+	assert_int_equal(drv_serial_open(&c, &port, NULL), 0);
+	check_termios(port.fd, B19200, false, false);
+	{
+		struct termios t;
+		assert_int_equal(tcgetattr(port.fd, &t), 0);
+		assert_int_equal(t.c_iflag & (IXON | IXOFF), IXON | IXOFF);
+	}
+	drv_serial_close(&port);
+	unlink(link);
+	(void)tcsetattr(fd, TCSANOW, &saved);   /* leave the port as we found it */
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(pty_gets_termios),
+		cmocka_unit_test(second_open_is_busy),
+		cmocka_unit_test(missing_device),
+		cmocka_unit_test(uart_gets_libserialport),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
