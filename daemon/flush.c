@@ -17,6 +17,7 @@
 #define OUT_MIN (1024 * 1024)
 #define CHECK_SLICE_MS 10       /* how often the thread looks for half-full rings */
 #define EV_TEXT_MAX 640
+_Static_assert(EV_TEXT_MAX >= SOURCE_EV_MAX, "event texts must fit the flusher's buffer");
 
 static const char *ev_name(int64_t code)
 {
@@ -84,8 +85,9 @@ found:
 
 static int open_log(struct flusher *f)
 {
+	/* O_RDWR, not O_WRONLY: repair_tail() reads the end back with pread */
 	int fd = open(f->conf->logger.log_file,
-		      O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+		      O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
 
 	if (fd < 0)
 		return -errno;
@@ -269,6 +271,8 @@ static void emit(struct flusher *f, struct source *s, const struct rec *r)
 
 		tl = strlen(name);
 		memcpy(text, name, tl);
+		if (len > EV_TEXT_MAX)
+			len = EV_TEXT_MAX;  /* source_event caps at SOURCE_EV_MAX, below this */
 		if (len > 0) {
 			text[tl++] = ' ';
 			memcpy(text + tl, data, len);

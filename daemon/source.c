@@ -35,7 +35,7 @@ bool source_push(struct source *s, const struct rec *head, const void *data, uin
 	uint32_t i = 0, first;
 	struct rec *r;
 
-	if (!ring_reserve(&s->ring, need)) {
+	if (len > SOURCE_LEN_MAX || !ring_reserve(&s->ring, need)) {
 		if (!s->drop_pending) {
 			s->drop_pending = true;
 			s->drop_t_real = head->t_real;

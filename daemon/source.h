@@ -18,6 +18,7 @@
 #include "ring.h"
 
 #define SOURCE_EV_MAX 512    /* longest event text */
+#define SOURCE_LEN_MAX 65535 /* struct rec.len is 16 bits; max_packet is capped to it */
 
 struct source {
 	char name[CONF_NAME_MAX];
@@ -42,8 +43,9 @@ void source_fini(struct source *s);
 
 /*
  * Pushes one record: the fields of `head` (kind, times, a, b, c) and len payload
- * bytes (RX: any length, continued in raw slots; others: at most REC_HEAD_DATA).
- * Returns false when the record was dropped.
+ * bytes, at most SOURCE_LEN_MAX (RX: up to max_packet; EV: up to SOURCE_EV_MAX),
+ * continued in raw slots beyond REC_HEAD_DATA. Returns false when the record was
+ * dropped (counted).
  */
 bool source_push(struct source *s, const struct rec *head, const void *data, uint32_t len);
 

@@ -1,0 +1,794 @@
+/* test_flush.c - the flusher: merge, rejoin, EV and DROP lines, stop accounting, repair, reopen. */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "conf.h"
+#include "flush.h"
+#include "rec.h"
+#include "source.h"
+
+#define T_REAL_BASE 1763764867000000000LL
+
+static uint64_t seed;
+static const uint8_t filler[4096];     /* payload of records that are dropped */
+
+static uint64_t splitmix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15u;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+	return x ^ (x >> 31);
+}
+
+/* ---- fixture: a temporary directory, a config, sources and a flusher ---- */
+
+struct fx {
+	char dir[64];
+	char path[CONF_PATH_MAX];
+	struct conf conf;
+	struct source src[2];
+	struct source *srcp[2];
+	unsigned nsrc;
+	struct flusher f;
+	bool f_open;
+	char err[CONF_ERR_MAX];
+};
+
+static int setup(void **state)
+{
+	struct fx *fx = calloc(1, sizeof(*fx));
+
+	if (fx == NULL)
+		return -1;
+	snprintf(fx->dir, sizeof(fx->dir), "/tmp/portlogd-test-flush-XXXXXX");
+	if (mkdtemp(fx->dir) == NULL) {
+		free(fx);
+		return -1;
+	}
+	snprintf(fx->path, sizeof(fx->path), "%s/portlogd.log", fx->dir);
+	conf_defaults(&fx->conf);
+	snprintf(fx->conf.logger.log_file, sizeof(fx->conf.logger.log_file), "%s", fx->path);
+	/* the flusher sizes its packet buffer by the largest configured max_packet */
+	fx->conf.nserial = 1;
+	snprintf(fx->conf.serial[0].name, sizeof(fx->conf.serial[0].name), "a");
+	fx->conf.serial[0].max_packet = 4096;
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *fx = *state;
+	DIR *d;
+	struct dirent *e;
+
+	if (fx->f_open)
+		flush_fini(&fx->f);
+	for (unsigned i = 0; i < fx->nsrc; i++)
+		source_fini(&fx->src[i]);
+	d = opendir(fx->dir);
+	if (d != NULL) {
+		while ((e = readdir(d)) != NULL) {
+			char p[CONF_PATH_MAX + 300];
+
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			snprintf(p, sizeof(p), "%s/%s", fx->dir, e->d_name);
+			(void)unlink(p);        /* best effort: it is a temporary directory */
+		}
+		closedir(d);
+	}
+	(void)rmdir(fx->dir);
+	free(fx);
+	return 0;
+}
+
+static void fx_sources(struct fx *fx, unsigned n, uint32_t ring_records)
+{
+	static const char *const names[] = { "a", "b" };
+
+	for (unsigned i = 0; i < n; i++) {
+		assert_int_equal(source_init(&fx->src[i], names[i], ring_records), 0);
+		fx->srcp[i] = &fx->src[i];
+		fx->nsrc = i + 1;
+	}
+}
+
+static void fx_init(struct fx *fx)
+{
+	int rc = flush_init(&fx->f, &fx->conf, fx->srcp, fx->nsrc, fx->err, sizeof(fx->err));
+
+	if (rc != 0)
+		fail_msg("flush_init: %d %s", rc, fx->err);
+	fx->f_open = true;
+}
+
+/* Drains every ring into the file. */
+static uint32_t fx_flush(struct fx *fx)
+{
+	uint32_t slots = flush_drain(&fx->f, true);
+
+	assert_int_equal(flush_write(&fx->f), 0);
+	assert_int_equal(fx->f.out_len, 0);
+	return slots;
+}
+
+/* ---- reading the log back ---- */
+
+struct lines {
+	char *buf;
+	char **v;
+	size_t n;
+};
+
+/* Reads a whole file into a NUL-terminated buffer. */
+static char *slurp(const char *path, long *size)
+{
+	FILE *fp = fopen(path, "rb");
+	char *buf;
+
+	if (fp == NULL)
+		fail_msg("cannot open %s: %s", path, strerror(errno));
+	assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+	*size = ftell(fp);
+	assert_true(*size >= 0);
+	rewind(fp);
+	buf = malloc((size_t)*size + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)*size, fp), (size_t)*size);
+	fclose(fp);
+	buf[*size] = '\0';
+	return buf;
+}
+
+/* Reads a log file as lines; every line must end with a newline. */
+static void read_lines(const char *path, struct lines *l)
+{
+	long size;
+	size_t n = 0;
+
+	l->buf = slurp(path, &size);
+	assert_int_equal(strlen(l->buf), (size_t)size);    /* no NUL byte in the log */
+	if (size > 0 && l->buf[size - 1] != '\n')
+		fail_msg("%s: the last line has no newline", path);
+	for (long i = 0; i < size; i++)
+		n += l->buf[i] == '\n';
+	l->v = calloc(n + 1, sizeof(*l->v));
+	assert_non_null(l->v);
+	l->n = 0;
+	for (char *p = l->buf; *p != '\0';) {
+		char *nl = strchr(p, '\n');
+
+		*nl = '\0';
+		l->v[l->n++] = p;
+		p = nl + 1;
+	}
+	assert_int_equal(l->n, n);
+}
+
+static void free_lines(struct lines *l)
+{
+	free(l->buf);
+	free(l->v);
+	l->buf = NULL;
+	l->v = NULL;
+}
+
+/* The line without its TIME field. */
+static const char *after_time(const char *line)
+{
+	const char *p = strchr(line, ' ');
+
+	assert_non_null(p);
+	return p + 1;
+}
+
+/* Splits a copy of a line at spaces; returns the number of fields. */
+static size_t split(const char *line, char *copy, size_t cap, char **f, size_t max)
+{
+	size_t n = 0;
+	char *p = copy;
+
+	assert_true(strlen(line) < cap);
+	strcpy(copy, line);
+	while (n < max) {
+		f[n++] = p;
+		p = strchr(p, ' ');
+		if (p == NULL)
+			break;
+		*p++ = '\0';
+	}
+	return n;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;      /* upper case is not what fmt writes */
+}
+
+static long decode_hex(const char *s, uint8_t *out, size_t cap)
+{
+	size_t n = strlen(s);
+
+	if (n % 2 != 0 || n / 2 > cap)
+		return -1;
+	for (size_t i = 0; i < n / 2; i++) {
+		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -1;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return (long)(n / 2);
+}
+
+/* Decodes the quoted packet text of fmt.h; -1 when it is not well formed. */
+static long decode_text(const char *s, uint8_t *out, size_t cap)
+{
+	size_t n = 0, len = strlen(s);
+
+	if (len < 2 || s[0] != '"' || s[len - 1] != '"')
+		return -1;
+	for (size_t i = 1; i < len - 1; i++) {
+		uint8_t b = (uint8_t)s[i];
+
+		if (n == cap)
+			return -1;
+		if (b == '"' || b <= 0x20 || b >= 0x7f)
+			return -1;
+		if (b == '\\') {
+			char c = s[++i];
+
+			if (c == '\\' || c == '"')
+				b = (uint8_t)c;
+			else if (c == 'r')
+				b = '\r';
+			else if (c == 'n')
+				b = '\n';
+			else if (c == 't')
+				b = '\t';
+			else if (c == 'x' && i + 2 < len - 1 && hexval(s[i + 1]) >= 0 &&
+				 hexval(s[i + 2]) >= 0) {
+				b = (uint8_t)(hexval(s[i + 1]) << 4 | hexval(s[i + 2]));
+				i += 2;
+			} else {
+				return -1;
+			}
+		}
+		out[n++] = b;
+	}
+	return (long)n;
+}
+
+/* Checks an RX line: source, length, HEX and TEXT both decode to the payload. */
+static void check_rx(const char *line, const char *src, const uint8_t *data, size_t len)
+{
+	size_t cap = strlen(line) + 1;
+	char *copy = malloc(cap);
+	uint8_t *got = malloc(len + 1);
+	char *f[8], num[24];
+
+	assert_non_null(copy);
+	assert_non_null(got);
+	assert_int_equal(split(line, copy, cap, f, 8), 6);
+	assert_string_equal(f[1], src);
+	assert_string_equal(f[2], "RX");
+	snprintf(num, sizeof(num), "%zu", len);
+	assert_string_equal(f[3], num);
+	assert_int_equal(decode_hex(f[4], got, len + 1), (long)len);
+	assert_memory_equal(got, data, len);
+	assert_int_equal(decode_text(f[5], got, len + 1), (long)len);
+	assert_memory_equal(got, data, len);
+	free(copy);
+	free(got);
+}
+
+/* The TIME field of a record with this t_real, with timestamp = epoch. */
+static void epoch_time(char *out, size_t cap, int64_t t_real)
+{
+	snprintf(out, cap, "%lld.%09lld", (long long)(t_real / 1000000000),
+		 (long long)(t_real % 1000000000));
+}
+
+static void check_time(const char *line, int64_t t_real)
+{
+	char want[40];
+	size_t n;
+
+	epoch_time(want, sizeof(want), t_real);
+	n = strlen(want);
+	if (strncmp(line, want, n) != 0 || line[n] != ' ')
+		fail_msg("line \"%s\" does not start with time %s", line, want);
+}
+
+static size_t count_kind(const struct lines *l, const char *needle)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		n += strstr(l->v[i], needle) != NULL;
+	return n;
+}
+
+static bool push(struct source *s, int64_t t_mono, const void *data, uint32_t len)
+{
+	struct rec head = { .t_real = T_REAL_BASE + t_mono, .t_mono = t_mono, .kind = REC_RX };
+
+	return source_push(s, &head, data, len);
+}
+
+/* A record whose payload is a letter and a number of `width` digits, like "r00042". */
+static bool push_label(struct source *s, int64_t t_mono, char letter, int width, unsigned v)
+{
+	char label[32];
+	int n = snprintf(label, sizeof(label), "%c%0*u", letter, width, v);
+
+	return push(s, t_mono, label, (uint32_t)n);
+}
+
+/* ---- merge ---- */
+
+/* The heads are merged by t_mono; a source's own order is never changed. */
+static void test_merge_keeps_source_order(void **state)
+{
+	static const struct { unsigned src; int64_t t; } in[] = {
+		{ 0, 10 }, { 0, 30 }, { 0, 20 }, { 0, 40 }, { 1, 15 }, { 1, 25 }, { 1, 35 },
+	};
+	static const char *const want[] = {
+		"a RX 3 613130 \"a10\"", "b RX 3 623135 \"b15\"", "b RX 3 623235 \"b25\"",
+		"a RX 3 613330 \"a30\"", "a RX 3 613230 \"a20\"", "b RX 3 623335 \"b35\"",
+		"a RX 3 613430 \"a40\"",
+	};
+	struct fx *fx = *state;
+	struct lines l;
+
+	fx->conf.logger.timestamp = CONF_TS_EPOCH;
+	fx_sources(fx, 2, 64);
+	fx_init(fx);
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		char label[8];
+
+		snprintf(label, sizeof(label), "%c%02u", "ab"[in[i].src], (unsigned)in[i].t);
+		assert_true(push(&fx->src[in[i].src], in[i].t, label, 3));
+	}
+	assert_int_equal(fx_flush(fx), 7);
+	assert_int_equal(flush_drain(&fx->f, true), 0);
+	read_lines(fx->path, &l);
+	assert_int_equal(l.n, 7);
+	for (size_t i = 0; i < l.n; i++)
+		assert_string_equal(after_time(l.v[i]), want[i]);
+	check_time(l.v[4], T_REAL_BASE + 20);   /* each line shows its record's own time */
+	free_lines(&l);
+}
+
+static void test_merge_random_interleaving(void **state)
+{
+	enum { N = 3000 };
+	struct fx *fx = *state;
+	uint64_t rng = splitmix(seed ^ 0x3e26e);
+	unsigned char who[N];
+	unsigned next[2] = { 0, 0 }, got[2] = { 0, 0 };
+	uint32_t slots = 0;
+	struct lines l;
+
+	fx->conf.logger.timestamp = CONF_TS_EPOCH;
+	fx_sources(fx, 2, 8192);
+	fx_init(fx);
+	/* globally increasing, distinct times; each record goes to a random source and
+	 * sometimes takes two slots, so the heads of the two rings do not line up */
+	for (unsigned i = 0; i < N; i++) {
+		char label[200];
+		uint32_t len;
+
+		rng = splitmix(rng);
+		who[i] = (unsigned char)(rng & 1);
+		len = (uint32_t)snprintf(label, sizeof(label), "%c%04u", "ab"[who[i]], next[who[i]]);
+		if ((rng >> 8) % 4 == 0) {
+			memset(label + len, '.', 100);
+			len += 100;
+		}
+		next[who[i]]++;
+		assert_true(push(&fx->src[who[i]], 1000 + 7 * (int64_t)i, label, len));
+		slots += rec_slots(len);
+	}
+	assert_int_equal(fx_flush(fx), slots);
+	read_lines(fx->path, &l);
+	assert_int_equal(l.n, N);
+	for (unsigned i = 0; i < N; i++) {
+		char want[16];
+		const char *p = after_time(l.v[i]), *text;
+
+		check_time(l.v[i], T_REAL_BASE + 1000 + 7 * (int64_t)i);
+		assert_true(p[0] == "ab"[who[i]] && p[1] == ' ');
+		text = strchr(p, '"');
+		assert_non_null(text);
+		snprintf(want, sizeof(want), "\"%c%04u", "ab"[who[i]], got[who[i]]++);
+		assert_memory_equal(text, want, strlen(want));
+	}
+	assert_int_equal(got[0], next[0]);
+	assert_int_equal(got[1], next[1]);
+	free_lines(&l);
+}
+
+/* ---- payloads and events ---- */
+
+static void test_rx_multislot_rejoined(void **state)
+{
+	struct fx *fx = *state;
+	uint64_t rng = splitmix(seed ^ 0x4096);
+	uint8_t big[4096], mid[81];
+	struct lines l;
+
+	fx_sources(fx, 1, 256);
+	fx_init(fx);
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)((rng = splitmix(rng)) >> 56);
+	for (size_t i = 0; i < sizeof(mid); i++)
+		mid[i] = (uint8_t)(' ' + i);
+	assert_true(push(&fx->src[0], 1, "abc", 3));
+	assert_true(push(&fx->src[0], 2, big, sizeof(big)));
+	assert_true(push(&fx->src[0], 3, mid, sizeof(mid)));
+	assert_int_equal(ring_fill(&fx->src[0].ring), 1 + 33 + 2);
+	assert_int_equal(fx_flush(fx), 1 + 33 + 2);
+	assert_int_equal(ring_fill(&fx->src[0].ring), 0);
+	read_lines(fx->path, &l);
+	assert_int_equal(l.n, 3);
+	check_rx(l.v[0], "a", (const uint8_t *)"abc", 3);
+	check_rx(l.v[1], "a", big, sizeof(big));
+	check_rx(l.v[2], "a", mid, sizeof(mid));
+	free_lines(&l);
+}
+
+static void test_ev_lines(void **state)
+{
+	struct fx *fx = *state;
+	char longtext[601], want_long[SOURCE_EV_MAX + 16];
+	struct lines l;
+
+	fx_sources(fx, 1, 256);
+	fx_init(fx);
+	memset(longtext, 'x', sizeof(longtext) - 1);
+	longtext[sizeof(longtext) - 1] = '\0';
+	assert_true(source_event(&fx->src[0], EV_OPEN, 0, "device=/dev/ttyUSB0 driver=sp baud=9600"));
+	assert_true(source_event(&fx->src[0], EV_ERROR, ENOENT, "op=open device=/dev/ttyUSB9"));
+	assert_true(source_event(&fx->src[0], EV_CLOSE, 0, ""));
+	assert_true(source_event(&fx->src[0], EV_CLOSE, EIO, "reason=read-error"));
+	assert_true(source_event(&fx->src[0], EV_START, 99999, "pid=1"));
+	assert_true(source_event(&fx->src[0], EV_STOP, 0, longtext));   /* multi-slot */
+	fx_flush(fx);
+	read_lines(fx->path, &l);
+	assert_int_equal(l.n, 6);
+	assert_string_equal(after_time(l.v[0]), "a EV open device=/dev/ttyUSB0 driver=sp baud=9600");
+	assert_string_equal(after_time(l.v[1]), "a EV error op=open device=/dev/ttyUSB9 errno=ENOENT");
+	assert_string_equal(after_time(l.v[2]), "a EV close");
+	assert_string_equal(after_time(l.v[3]), "a EV close reason=read-error errno=EIO");
+	assert_string_equal(after_time(l.v[4]), "a EV start pid=1 errno=99999");
+	/* event texts are cut at SOURCE_EV_MAX */
+	snprintf(want_long, sizeof(want_long), "a EV stop %.*s", SOURCE_EV_MAX, longtext);
+	assert_string_equal(after_time(l.v[5]), want_long);
+	free_lines(&l);
+}
+
+/* ---- drops ---- */
+
+static void test_drop_lines(void **state)
+{
+	struct fx *fx = *state;
+	struct lines l;
+	size_t i = 0;
+
+	fx->conf.logger.timestamp = CONF_TS_EPOCH;
+	fx_sources(fx, 1, 16);
+	fx_init(fx);
+	for (unsigned k = 0; k < 16; k++)
+		assert_true(push_label(&fx->src[0], k, 'r', 5, k));
+	assert_false(push(&fx->src[0], 16, "12345", 5));
+	assert_false(push(&fx->src[0], 17, filler, 300));
+	assert_false(push(&fx->src[0], 18, "", 0));
+	assert_int_equal(fx_flush(fx), 16);
+	/* the gap is reported with the next record that fits */
+	assert_true(push_label(&fx->src[0], 19, 'r', 3, 19));
+	for (unsigned k = 20; k < 34; k++)
+		assert_true(push_label(&fx->src[0], k, 'r', 5, k));
+	assert_false(push(&fx->src[0], 34, "x", 1));
+	assert_false(push(&fx->src[0], 35, "xy", 2));
+	assert_int_equal(fx_flush(fx), 16);
+	assert_true(push_label(&fx->src[0], 36, 'r', 4, 36));
+	assert_int_equal(fx_flush(fx), 2);
+
+	read_lines(fx->path, &l);
+	assert_int_equal(l.n, 16 + 1 + 1 + 14 + 1 + 1);
+	assert_int_equal(count_kind(&l, " DROP "), 2);
+	assert_int_equal(count_kind(&l, "seq-gap"), 0);
+	for (unsigned k = 0; k < 16; k++, i++)
+		check_time(l.v[i], T_REAL_BASE + k);
+	/* DROP at the time of the first record lost, with the exact counts */
+	check_time(l.v[i], T_REAL_BASE + 16);
+	assert_string_equal(after_time(l.v[i++]), "a DROP 3 305");
+	assert_string_equal(after_time(l.v[i++]), "a RX 4 72303139 \"r019\"");
+	for (unsigned k = 20; k < 34; k++, i++)
+		check_time(l.v[i], T_REAL_BASE + k);
+	check_time(l.v[i], T_REAL_BASE + 34);
+	assert_string_equal(after_time(l.v[i++]), "a DROP 2 3");   /* the delta, not the total */
+	assert_string_equal(after_time(l.v[i++]), "a RX 5 7230303336 \"r0036\"");
+	free_lines(&l);
+}
+
+/* Drops that no later record can carry are written by the final accounting. */
+static void test_drop_at_stop(void **state)
+{
+	struct fx *fx = *state;
+	struct lines l;
+	int degraded = 0;
+	size_t i = 0;
+
+	fx->conf.logger.timestamp = CONF_TS_EPOCH;
+	fx_sources(fx, 2, 16);
+	fx_init(fx);
+	for (unsigned k = 0; k < 16; k++)
+		assert_true(push_label(&fx->src[0], k, 'r', 5, k));
+	assert_false(push(&fx->src[0], 16, "abc", 3));
+	assert_false(push(&fx->src[0], 17, "abcd", 4));
+	assert_int_equal(fx_flush(fx), 16);
+	assert_true(push_label(&fx->src[0], 18, 'r', 5, 18));    /* carries DROP 2 7 */
+	for (unsigned k = 19; k < 33; k++)
+		assert_true(push_label(&fx->src[0], k, 'r', 5, k));
+	assert_int_equal(ring_fill(&fx->src[0].ring), 16);
+	assert_false(push(&fx->src[0], 33, filler, 10));
+	assert_false(push(&fx->src[0], 34, filler, 20));
+	assert_false(push(&fx->src[0], 35, filler, 30));
+	for (unsigned k = 0; k < 3; k++)
+		assert_true(push_label(&fx->src[1], 100 + k, 'b', 4, k));
+
+	assert_int_equal(flush_start(&fx->f, &degraded), 0);
+	flush_stop(&fx->f);
+	assert_int_equal(ring_fill(&fx->src[0].ring), 0);
+	assert_int_equal(ring_fill(&fx->src[1].ring), 0);
+
+	read_lines(fx->path, &l);
+	assert_int_equal(l.n, 16 + 1 + 15 + 3 + 1);
+	assert_int_equal(count_kind(&l, " DROP "), 2);
+	assert_int_equal(count_kind(&l, " b DROP "), 0);
+	assert_int_equal(count_kind(&l, "seq-gap"), 0);
+	i = 16;
+	check_time(l.v[i], T_REAL_BASE + 16);
+	assert_string_equal(after_time(l.v[i++]), "a DROP 2 7");
+	for (unsigned k = 18; k < 33; k++, i++)
+		check_time(l.v[i], T_REAL_BASE + k);
+	for (unsigned k = 0; k < 3; k++, i++)
+		check_time(l.v[i], T_REAL_BASE + 100 + k);
+	check_time(l.v[i], T_REAL_BASE + 33);
+	assert_string_equal(after_time(l.v[i++]), "a DROP 3 60");
+	assert_int_equal(i, l.n);
+	free_lines(&l);
+}
+
+/* ---- the file: repair, reopen, errors ---- */
+
+static void write_file(const char *path, const char *data, size_t len)
+{
+	FILE *fp = fopen(path, "wb");
+
+	assert_non_null(fp);
+	assert_int_equal(fwrite(data, 1, len, fp), len);
+	assert_int_equal(fclose(fp), 0);
+}
+
+static void check_repair(struct fx *fx, const char *kept, size_t kept_len, size_t torn)
+{
+	size_t len = kept_len + torn, nkept = 0;
+	char *data = malloc(len + 1), want[80], *raw;
+	struct lines l;
+	long size;
+
+	assert_non_null(data);
+	memcpy(data, kept, kept_len);
+	memset(data + kept_len, 'z', torn);
+	write_file(fx->path, data, len);
+	fx_init(fx);
+	assert_int_equal(flush_write(&fx->f), 0);
+	flush_fini(&fx->f);
+	fx->f_open = false;
+
+	raw = slurp(fx->path, &size);
+	assert_true((size_t)size >= kept_len);
+	assert_memory_equal(raw, kept, kept_len);       /* earlier lines intact */
+	free(raw);
+	read_lines(fx->path, &l);
+	for (size_t i = 0; i < kept_len; i++)
+		nkept += kept[i] == '\n';
+	if (torn == 0) {
+		assert_int_equal(l.n, nkept);
+	} else {
+		assert_int_equal(l.n, nkept + 1);
+		snprintf(want, sizeof(want), "portlogd EV repair cut=%zu reason=incomplete-last-line",
+			 torn);
+		assert_string_equal(after_time(l.v[nkept]), want);
+	}
+	free_lines(&l);
+	free(data);
+}
+
+static void test_repair_torn_tail(void **state)
+{
+	struct fx *fx = *state;
+	char many[10000];
+
+	fx_sources(fx, 1, 16);
+	check_repair(fx, "x 1\nx 2\n", 8, 7);
+	/* the last newline is more than one 4096-byte read back */
+	check_repair(fx, "ok\n", 3, 10000);
+	/* no newline at all: the whole file is one torn line */
+	check_repair(fx, "", 0, 5000);
+	/* nothing to repair */
+	check_repair(fx, "x 1\nx 2\n", 8, 0);
+	check_repair(fx, "", 0, 0);
+	/* many complete lines, then a torn one that fills the first read back exactly */
+	for (size_t i = 0; i < sizeof(many); i++)
+		many[i] = i % 100 == 99 ? '\n' : (char)('a' + i % 26);
+	check_repair(fx, many, sizeof(many), 4096);
+}
+
+static void collect(const struct lines *l, unsigned char *seen, unsigned n,
+		    unsigned *lo, unsigned *hi)
+{
+	*lo = n;
+	*hi = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		const char *p = strstr(l->v[i], " a RX 6 ");
+		unsigned k;
+
+		if (p == NULL)
+			continue;
+		p = strchr(p, '"');
+		assert_non_null(p);
+		assert_int_equal(sscanf(p, "\"r%5u\"", &k), 1);
+		assert_true(k < n);
+		assert_int_equal(seen[k], 0);   /* no line twice */
+		seen[k] = 1;
+		if (k < *lo)
+			*lo = k;
+		if (k > *hi)
+			*hi = k;
+	}
+}
+
+static void run_reopen(struct fx *fx, bool wait_for_reopen)
+{
+	enum { N1 = 3000, N2 = 3000 };
+	char old[CONF_PATH_MAX + 8], want[CONF_PATH_MAX + 32];
+	unsigned char seen[N1 + N2] = { 0 };
+	unsigned lo_old, hi_old, lo_new, hi_new;
+	struct lines lo, ln;
+	int degraded = 0;
+
+	fx_sources(fx, 1, 8192);        /* never fills: every record must arrive */
+	fx_init(fx);
+	assert_int_equal(flush_start(&fx->f, &degraded), 0);
+	for (unsigned k = 0; k < N1; k++)
+		assert_true(push_label(&fx->src[0], k, 'r', 5, k));
+	snprintf(old, sizeof(old), "%s.1", fx->path);
+	assert_int_equal(rename(fx->path, old), 0);
+	flush_reopen(&fx->f);
+	if (wait_for_reopen) {
+		/* not a guess at timing: the flusher clears the request once it reopened */
+		struct timespec ms = { .tv_nsec = 1000000 };
+
+		while (atomic_load(&fx->f.reopen_req))
+			nanosleep(&ms, NULL);
+	}
+	for (unsigned k = N1; k < N1 + N2; k++)
+		assert_true(push_label(&fx->src[0], k, 'r', 5, k));
+	flush_stop(&fx->f);
+	assert_int_equal(atomic_load(&fx->src[0].dropped), 0);
+
+	read_lines(old, &lo);
+	read_lines(fx->path, &ln);
+	collect(&lo, seen, N1 + N2, &lo_old, &hi_old);
+	collect(&ln, seen, N1 + N2, &lo_new, &hi_new);
+	for (unsigned k = 0; k < N1 + N2; k++)
+		if (!seen[k])
+			fail_msg("record %u is in neither file", k);
+	assert_int_equal(lo.n + ln.n, N1 + N2 + 1);
+	/* the reopen line opens the new file, and the old file ends before it */
+	snprintf(want, sizeof(want), "portlogd EV reopen file=%s", fx->path);
+	assert_true(ln.n >= 1);
+	assert_string_equal(after_time(ln.v[0]), want);
+	assert_int_equal(count_kind(&lo, " EV reopen "), 0);
+	assert_int_equal(count_kind(&ln, " EV reopen "), 1);
+	if (lo.n > 0 && ln.n > 1)
+		assert_true(hi_old < lo_new);
+	if (wait_for_reopen) {
+		/* everything pushed before the request was drained into the old file */
+		assert_int_equal(lo.n, N1);
+		assert_int_equal(lo_old, 0);
+		assert_int_equal(hi_old, N1 - 1);
+		assert_int_equal(lo_new, N1);
+		assert_int_equal(hi_new, N1 + N2 - 1);
+	}
+	free_lines(&lo);
+	free_lines(&ln);
+}
+
+static void test_reopen_while_running(void **state)
+{
+	run_reopen(*state, false);
+}
+
+static void test_reopen_handled_before_more(void **state)
+{
+	run_reopen(*state, true);
+}
+
+static void test_init_missing_directory(void **state)
+{
+	struct fx *fx = *state;
+	int rc;
+
+	snprintf(fx->conf.logger.log_file, sizeof(fx->conf.logger.log_file),
+		 "%s/missing/portlogd.log", fx->dir);
+	fx_sources(fx, 1, 16);
+	rc = flush_init(&fx->f, &fx->conf, fx->srcp, fx->nsrc, fx->err, sizeof(fx->err));
+	assert_int_equal(rc, -ENOENT);
+	if (strstr(fx->err, fx->conf.logger.log_file) == NULL)
+		fail_msg("the message does not name the path: %s", fx->err);
+	flush_fini(&fx->f);     /* safe after a failed init */
+}
+
+static void test_init_too_many_sources(void **state)
+{
+	struct fx *fx = *state;
+	struct source *many[FLUSH_MAX_SOURCES + 1] = { 0 };
+
+	assert_int_equal(flush_init(&fx->f, &fx->conf, many, FLUSH_MAX_SOURCES + 1, fx->err,
+				    sizeof(fx->err)), -EINVAL);
+	assert_non_null(strstr(fx->err, "too many sources"));
+	flush_fini(&fx->f);
+}
+
+int main(void)
+{
+	const char *e = getenv("PORTLOGD_SEED");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_merge_keeps_source_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_merge_random_interleaving, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rx_multislot_rejoined, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ev_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drop_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drop_at_stop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_repair_torn_tail, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reopen_while_running, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reopen_handled_before_more, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_init_missing_directory, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_init_too_many_sources, setup, teardown),
+	};
+
+	if (e != NULL && *e != '\0') {
+		seed = strtoull(e, NULL, 0);
+	} else {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		seed = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
+	printf("test_flush: seed %" PRIu64 " (PORTLOGD_SEED=%" PRIu64 " repeats it)\n", seed, seed);
+	fflush(stdout);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
