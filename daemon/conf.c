@@ -52,6 +52,8 @@ static void fail(struct parse *p, int line, const char *fmt, ...)
 
 	if (p->err_line != 0)
 		return;         /* keep the first error */
+	if (line < 1)
+		line = 1;       /* err_line 0 means no error: an empty file fails at line 1 */
 	p->err_line = line;
 	n = snprintf(p->err, p->errlen, "%s:%d: ", p->path, line);
 	if (n < 0 || (size_t)n >= p->errlen)
@@ -120,6 +122,8 @@ static int parse_uint(const struct ctx *x, unsigned long long min, unsigned long
 	if (v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
 		base = 16;
 		v += 2;
+		if (v[0] == '0' && (v[1] == 'x' || v[1] == 'X'))
+			v = "";     /* strtoull would take a second 0x */
 	}
 	if (!isxdigit((unsigned char)v[0]) || (base == 10 && !isdigit((unsigned char)v[0]))) {
 		CTX_FAIL(x, "'%s' is not a number; expected a whole number from %llu to %llu",
@@ -609,10 +613,21 @@ static char *read_line(char *str, int num, void *stream)
 	nl = strchr(p->pos, '\n');
 	n = nl != NULL ? (size_t)(nl - p->pos) : strlen(p->pos);
 	p->pos += n + (nl != NULL);
+	if (p->line == 1 && n >= 3 && memcmp(start, "\xef\xbb\xbf", 3) == 0) {
+		start += 3;     /* a UTF-8 byte order mark, as some editors write */
+		n -= 3;
+	}
 	while (n > 0 && (*start == ' ' || *start == '\t')) {
 		start++;
 		n--;
 	}
+	/* '#' after a blank starts a comment, like ';' does in inih: people write
+	 * "baud = 9600  # the PLC" and mean it */
+	for (size_t i = 1; i < n; i++)
+		if (start[i] == '#' && (start[i - 1] == ' ' || start[i - 1] == '\t')) {
+			n = i;
+			break;
+		}
 	if (n >= (size_t)num - 1) {
 		fail(p, p->line, "line is longer than %d characters; shorten it", num - 2);
 		return NULL;

@@ -178,6 +178,8 @@ size_t fmt_rx(struct fmt *f, char *out, int64_t t_real, const char *src,
 	if (f->payload & CONF_PAYLOAD_HEX) {
 		out[n++] = ' ';
 		n += fmt_hex(out + n, data, len);
+		if (len == 0)
+			out[n++] = '-';     /* never an empty field */
 	}
 	if (f->payload & CONF_PAYLOAD_TEXT) {
 		out[n++] = ' ';
@@ -216,8 +218,12 @@ void fmt_kv(char *text, size_t cap, size_t *len, const char *key, const char *va
 {
 	size_t klen = strlen(key), n = *len;
 
-	if (cap == 0 || n + klen + 2 >= cap)
+	if (cap == 0)
 		return;
+	if (n + klen + 2 >= cap) {
+		text[n < cap ? n : cap - 1] = '\0';
+		return;
+	}
 	if (n > 0)
 		text[n++] = ' ';
 	memcpy(text + n, key, klen);

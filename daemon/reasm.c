@@ -1,4 +1,5 @@
 /* reasm.c - packet reassembly by gap, delimiter and maximum length. */
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "reasm.h"
@@ -31,13 +32,20 @@ void reasm_feed(struct reasm *r, const uint8_t *data, size_t n,
 		int64_t back = (int64_t)(n - i) * r->char_ns;
 		int64_t t_mono = now_mono - back;
 
+		/* back-dating (a wrong baud, a late wake-up) must not date a byte
+		 * before the previous one: keep the source's time order */
+		if (r->have_last && t_mono < r->last_mono) {
+			back -= r->last_mono - t_mono;
+			t_mono = r->last_mono;
+		}
+
 		/*
 		 * A silence longer than the gap before this byte ends the packet in
 		 * progress. Bytes of one read are back to back, so only the first byte
 		 * of a read can follow a gap; the reader's ppoll() timeout normally
 		 * ends the packet before, this catches a late wake-up.
 		 */
-		if (r->len > 0 && i == 0 && t_mono - r->last_mono > r->gap_ns)
+		if (r->len > 0 && i == 0 && t_mono - r->last_mono >= r->gap_ns)
 			emit(r, REASM_GAP);
 		if (r->len == 0) {
 			r->first_mono = t_mono;
@@ -45,6 +53,7 @@ void reasm_feed(struct reasm *r, const uint8_t *data, size_t n,
 		}
 		r->buf[r->len++] = data[i];
 		r->last_mono = i + 1 == n ? now_mono : t_mono + r->char_ns;
+		r->have_last = true;
 		if (r->delim >= 0 && data[i] == (uint8_t)r->delim)
 			emit(r, REASM_DELIM);
 		else if (r->len == r->max_len)

@@ -1,6 +1,6 @@
 /* reasm.h - reassembly of serial byte fragments into packets (pure, no I/O).
  *
- * A packet ends when no byte arrives for gap_ns, when the delimiter byte is seen
+ * A packet ends after a silence of gap_ns or more, when the delimiter byte is seen
  * (it stays in the packet), or when it reaches max_len. Its timestamp is the
  * estimated start of its first byte on the wire: bytes that were already waiting
  * when the reader woke are assumed to have arrived back to back, one character
@@ -10,6 +10,7 @@
 #ifndef PORTLOGD_REASM_H
 #define PORTLOGD_REASM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,7 @@ struct reasm {
 	int delim;               /* -1: none */
 	int64_t first_mono, first_real;
 	int64_t last_mono;       /* arrival of the latest byte */
+	bool have_last;          /* a byte has been seen since reasm_init */
 	reasm_emit_fn *emit;
 	void *ctx;
 };

@@ -1,0 +1,819 @@
+/* test_conf.c - unit tests of config parsing, validation and printing (daemon/conf.c). */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "conf.h"
+
+#define PATH "/etc/portlogd/test.conf"
+#define GPS "[serial gps]\ndevice = /dev/ttyUSB0\n"     /* lines 1 and 2 */
+#define X10 "xxxxxxxxxx"
+#define X50 X10 X10 X10 X10 X10
+#define X250 X50 X50 X50 X50 X50
+
+/* struct conf is about 20 KiB: keep it off the stack */
+static struct conf conf_a, conf_b;
+
+static int parse(struct conf *c, const char *text, char *err)
+{
+	return conf_parse_string(c, PATH, text, err, CONF_ERR_MAX);
+}
+
+/* ---- field-by-field comparison ---- */
+
+#define EQ_NUM(what, a, b) do { \
+	if ((long long)(a) != (long long)(b)) \
+		fail_msg("%s: %s is %lld, expected %lld", (what), #a, (long long)(a), \
+			 (long long)(b)); \
+} while (0)
+#define EQ_STR(what, a, b) do { \
+	if (strcmp((a), (b)) != 0) \
+		fail_msg("%s: %s is \"%s\", expected \"%s\"", (what), #a, (a), (b)); \
+} while (0)
+
+/* Compares everything but the path and, unless `lines`, the section lines. */
+static void expect_conf_equal(const char *what, const struct conf *g, const struct conf *w,
+			      bool lines)
+{
+	EQ_STR(what, g->logger.log_file, w->logger.log_file);
+	EQ_NUM(what, g->logger.timestamp, w->logger.timestamp);
+	EQ_NUM(what, g->logger.payload, w->logger.payload);
+	EQ_NUM(what, g->logger.flush_interval_ms, w->logger.flush_interval_ms);
+	EQ_NUM(what, g->logger.sync_interval_ms, w->logger.sync_interval_ms);
+	EQ_NUM(what, g->logger.stat_interval_s, w->logger.stat_interval_s);
+	EQ_NUM(what, g->logger.ring_records, w->logger.ring_records);
+	EQ_NUM(what, g->logger.flusher_priority, w->logger.flusher_priority);
+	EQ_NUM(what, g->timer.period_us, w->timer.period_us);
+	EQ_NUM(what, g->timer.priority, w->timer.priority);
+	EQ_NUM(what, g->nserial, w->nserial);
+	EQ_NUM(what, g->nparallel, w->nparallel);
+	for (unsigned i = 0; i < g->nserial && i < CONF_MAX_PORTS; i++) {
+		const struct conf_serial *s = &g->serial[i], *ws = &w->serial[i];
+
+		EQ_STR(what, s->name, ws->name);
+		EQ_STR(what, s->device, ws->device);
+		EQ_NUM(what, s->baud, ws->baud);
+		EQ_NUM(what, s->data_bits, ws->data_bits);
+		EQ_NUM(what, s->parity, ws->parity);
+		EQ_NUM(what, s->stop_bits, ws->stop_bits);
+		EQ_NUM(what, s->flow, ws->flow);
+		EQ_NUM(what, s->gap_us, ws->gap_us);
+		EQ_NUM(what, s->delimiter, ws->delimiter);
+		EQ_NUM(what, s->max_packet, ws->max_packet);
+		EQ_NUM(what, s->lines, ws->lines);
+		EQ_NUM(what, s->priority, ws->priority);
+		if (lines)
+			EQ_NUM(what, s->line, ws->line);
+	}
+	for (unsigned i = 0; i < g->nparallel && i < CONF_MAX_PORTS; i++) {
+		const struct conf_parallel *pp = &g->parallel[i], *wp = &w->parallel[i];
+
+		EQ_STR(what, pp->name, wp->name);
+		EQ_NUM(what, pp->driver, wp->driver);
+		EQ_STR(what, pp->device, wp->device);
+		EQ_NUM(what, pp->read, wp->read);
+		EQ_NUM(what, pp->mask, wp->mask);
+		EQ_NUM(what, pp->priority, wp->priority);
+		if (lines)
+			EQ_NUM(what, pp->line, wp->line);
+	}
+}
+
+/* ---- good configs ---- */
+
+static void test_defaults(void **state)
+{
+	struct conf *c = &conf_a;
+	const struct conf_serial *s = &c->serial[0];
+	char err[CONF_ERR_MAX];
+
+	(void)state;
+	if (parse(c, GPS, err) != 0)
+		fail_msg("minimal config rejected: %s", err);
+	EQ_STR("minimal", c->path, PATH);
+	EQ_STR("minimal", c->logger.log_file, "/var/log/portlogd/portlogd.log");
+	EQ_NUM("minimal", c->logger.timestamp, CONF_TS_ISO);
+	EQ_NUM("minimal", c->logger.payload, CONF_PAYLOAD_BOTH);
+	EQ_NUM("minimal", c->logger.flush_interval_ms, 100);
+	EQ_NUM("minimal", c->logger.sync_interval_ms, 1000);
+	EQ_NUM("minimal", c->logger.stat_interval_s, 60);
+	EQ_NUM("minimal", c->logger.ring_records, 65536);
+	EQ_NUM("minimal", c->logger.flusher_priority, CONF_PRIO_OTHER);
+	EQ_NUM("minimal", c->timer.period_us, 1000);
+	EQ_NUM("minimal", c->timer.priority, 99);
+	EQ_NUM("minimal", c->nserial, 1);
+	EQ_NUM("minimal", c->nparallel, 0);
+	EQ_STR("minimal", s->name, "gps");
+	EQ_STR("minimal", s->device, "/dev/ttyUSB0");
+	EQ_NUM("minimal", s->baud, 115200);
+	EQ_NUM("minimal", s->data_bits, 8);
+	EQ_NUM("minimal", s->parity, 'N');
+	EQ_NUM("minimal", s->stop_bits, 1);
+	EQ_NUM("minimal", s->flow, CONF_FLOW_NONE);
+	EQ_NUM("minimal", s->gap_us, 0);
+	EQ_NUM("minimal", s->delimiter, -1);
+	EQ_NUM("minimal", s->max_packet, 4096);
+	EQ_NUM("minimal", s->lines, false);
+	EQ_NUM("minimal", s->priority, 97);
+	EQ_NUM("minimal", s->line, 1);
+	EQ_NUM("minimal", conf_frame_bits(s), 10);
+	EQ_NUM("minimal", conf_gap_ns(s), 304000);
+
+	/* conf_defaults alone: the same logger and timer, no ports */
+	conf_defaults(&conf_b);
+	conf_b.nserial = 1;
+	conf_b.serial[0] = *s;
+	expect_conf_equal("conf_defaults", c, &conf_b, true);
+	conf_defaults(&conf_b);
+	EQ_NUM("conf_defaults", conf_b.nserial, 0);
+	EQ_NUM("conf_defaults", conf_b.nparallel, 0);
+
+	/* a parallel port alone is enough too */
+	if (parse(c, "[parallel lpt0]\ndevice = parport0\n", err) != 0)
+		fail_msg("minimal parallel config rejected: %s", err);
+	EQ_NUM("parallel", c->nparallel, 1);
+	EQ_STR("parallel", c->parallel[0].name, "lpt0");
+	EQ_NUM("parallel", c->parallel[0].driver, CONF_PAR_IEEE1284);
+	EQ_NUM("parallel", c->parallel[0].read, CONF_READ_STATUS);
+	EQ_NUM("parallel", c->parallel[0].mask, 0xff);
+	EQ_NUM("parallel", c->parallel[0].priority, 98);
+}
+
+static const char every_key[] =
+	"[logger]\n"                                    /* 1 */
+	"log_file = /srv/log/ports.log\n"
+	"timestamp = epoch\n"
+	"payload = hex\n"
+	"flush_interval_ms = 250\n"                     /* 5 */
+	"sync_interval_ms = 0\n"
+	"stat_interval_s = 3600\n"
+	"ring_records = 1024\n"
+	"flusher_priority = 10\n"
+	"\n"                                            /* 10 */
+	"[timer]\n"
+	"period_us = 500\n"
+	"priority = 90\n"
+	"\n"
+	"[serial plc]\n"                                /* 15 */
+	"device = /dev/serial/by-id/usb-FTDI_FT232R-if00-port0\n"
+	"baud = 19200\n"
+	"format = 7E2\n"
+	"flow = rtscts\n"
+	"gap_us = 1500\n"                               /* 20 */
+	"delimiter = 0x0d\n"
+	"max_packet = 256\n"
+	"lines = on\n"
+	"priority = 80\n"
+	"\n"                                            /* 25 */
+	"[parallel lpt0]\n"
+	"driver = sim\n"
+	"device = /run/portlogd/lpt0.sim\n"
+	"read = status+data\n"
+	"mask = 0x1ff\n"                                /* 30 */
+	"priority = other\n";
+
+static void test_every_key(void **state)
+{
+	struct conf *c = &conf_a, *w = &conf_b;
+	char err[CONF_ERR_MAX];
+
+	(void)state;
+	if (parse(c, every_key, err) != 0)
+		fail_msg("every key: rejected: %s", err);
+	conf_defaults(w);
+	snprintf(w->logger.log_file, sizeof(w->logger.log_file), "/srv/log/ports.log");
+	w->logger.timestamp = CONF_TS_EPOCH;
+	w->logger.payload = CONF_PAYLOAD_HEX;
+	w->logger.flush_interval_ms = 250;
+	w->logger.sync_interval_ms = 0;
+	w->logger.stat_interval_s = 3600;
+	w->logger.ring_records = 1024;
+	w->logger.flusher_priority = 10;
+	w->timer.period_us = 500;
+	w->timer.priority = 90;
+	w->nserial = 1;
+	w->serial[0] = (struct conf_serial){
+		.name = "plc", .device = "/dev/serial/by-id/usb-FTDI_FT232R-if00-port0",
+		.baud = 19200, .data_bits = 7, .parity = 'E', .stop_bits = 2,
+		.flow = CONF_FLOW_RTSCTS, .gap_us = 1500, .delimiter = 0x0d, .max_packet = 256,
+		.lines = true, .priority = 80, .line = 15,
+	};
+	w->nparallel = 1;
+	w->parallel[0] = (struct conf_parallel){
+		.name = "lpt0", .driver = CONF_PAR_SIM, .device = "/run/portlogd/lpt0.sim",
+		.read = CONF_READ_BOTH, .mask = 0x1ff, .priority = CONF_PRIO_OTHER, .line = 26,
+	};
+	expect_conf_equal("every key", c, w, true);
+	EQ_NUM("every key", conf_frame_bits(&c->serial[0]), 11);
+	EQ_NUM("every key", conf_gap_ns(&c->serial[0]), 1500000);
+}
+
+enum field {
+	F_DELIM, F_BAUD, F_DATA_BITS, F_PARITY, F_STOP, F_FRAME_BITS, F_GAP_NS, F_FLOW, F_GAP,
+	F_MAXPKT, F_LINES, F_SPRIO, F_DEVICE, F_NAME, F_NSERIAL, F_TS, F_PAYLOAD, F_FLUSH,
+	F_SYNC, F_STAT, F_RING, F_FPRIO, F_LOG_FILE, F_PERIOD, F_TPRIO, F_PDRIVER, F_PDEVICE,
+	F_PREAD, F_PMASK, F_PPRIO, F_NPARALLEL,
+};
+
+/* Numeric fields of the first serial/parallel port, or of [logger]/[timer]. */
+static long long get_num(const struct conf *c, enum field f)
+{
+	const struct conf_serial *s = &c->serial[0];
+	const struct conf_parallel *pp = &c->parallel[0];
+
+	switch (f) {
+	case F_DELIM: return s->delimiter;
+	case F_BAUD: return s->baud;
+	case F_DATA_BITS: return s->data_bits;
+	case F_PARITY: return s->parity;
+	case F_STOP: return s->stop_bits;
+	case F_FRAME_BITS: return conf_frame_bits(s);
+	case F_GAP_NS: return conf_gap_ns(s);
+	case F_FLOW: return s->flow;
+	case F_GAP: return s->gap_us;
+	case F_MAXPKT: return s->max_packet;
+	case F_LINES: return s->lines;
+	case F_SPRIO: return s->priority;
+	case F_NSERIAL: return c->nserial;
+	case F_TS: return c->logger.timestamp;
+	case F_PAYLOAD: return c->logger.payload;
+	case F_FLUSH: return c->logger.flush_interval_ms;
+	case F_SYNC: return c->logger.sync_interval_ms;
+	case F_STAT: return c->logger.stat_interval_s;
+	case F_RING: return c->logger.ring_records;
+	case F_FPRIO: return c->logger.flusher_priority;
+	case F_PERIOD: return c->timer.period_us;
+	case F_TPRIO: return c->timer.priority;
+	case F_PDRIVER: return pp->driver;
+	case F_PREAD: return pp->read;
+	case F_PMASK: return pp->mask;
+	case F_PPRIO: return pp->priority;
+	case F_NPARALLEL: return c->nparallel;
+	default: return -12345;
+	}
+}
+
+static const char *get_str(const struct conf *c, enum field f)
+{
+	switch (f) {
+	case F_DEVICE: return c->serial[0].device;
+	case F_NAME: return c->serial[0].name;
+	case F_LOG_FILE: return c->logger.log_file;
+	case F_PDEVICE: return c->parallel[0].device;
+	default: return "(not a string field)";
+	}
+}
+
+#define LPT "[parallel lpt0]\ndevice = parport0\n"
+
+static const struct good_case {
+	const char *name;
+	const char *text;
+	enum field field;
+	long long want;
+	const char *want_str;   /* instead of want, for string fields */
+} good_cases[] = {
+	/* delimiter forms */
+	{ "delimiter none", GPS "delimiter = none\n", F_DELIM, -1, NULL },
+	{ "delimiter 0x0a", GPS "delimiter = 0x0a\n", F_DELIM, 10, NULL },
+	{ "delimiter 0X0A", GPS "delimiter = 0X0A\n", F_DELIM, 10, NULL },
+	{ "delimiter 10", GPS "delimiter = 10\n", F_DELIM, 10, NULL },
+	{ "delimiter \\n", GPS "delimiter = \\n\n", F_DELIM, '\n', NULL },
+	{ "delimiter \\r", GPS "delimiter = \\r\n", F_DELIM, '\r', NULL },
+	{ "delimiter \\t", GPS "delimiter = \\t\n", F_DELIM, '\t', NULL },
+	{ "delimiter \\0", GPS "delimiter = \\0\n", F_DELIM, 0, NULL },
+	{ "delimiter 0", GPS "delimiter = 0\n", F_DELIM, 0, NULL },
+	{ "delimiter 0x00", GPS "delimiter = 0x00\n", F_DELIM, 0, NULL },
+	{ "delimiter 255", GPS "delimiter = 255\n", F_DELIM, 255, NULL },
+	{ "delimiter 0xff", GPS "delimiter = 0xff\n", F_DELIM, 255, NULL },
+	{ "delimiter $", GPS "delimiter = $\n", F_DELIM, '$', NULL },
+	{ "delimiter 0x23 (#: a bare # after a blank starts a comment)", GPS "delimiter = 0x23\n",
+	  F_DELIM, '#', NULL },
+	{ "baud with a # comment after it", GPS "baud = 9600  # the PLC\n", F_BAUD, 9600, NULL },
+	{ "delimiter x", GPS "delimiter = x\n", F_DELIM, 'x', NULL },
+	/* priorities */
+	{ "serial priority other", GPS "priority = other\n", F_SPRIO, CONF_PRIO_OTHER, NULL },
+	{ "serial priority 1", GPS "priority = 1\n", F_SPRIO, 1, NULL },
+	{ "serial priority 99", GPS "priority = 99\n", F_SPRIO, 99, NULL },
+	{ "timer priority other", "[timer]\npriority = other\n" GPS, F_TPRIO, CONF_PRIO_OTHER,
+	  NULL },
+	{ "flusher priority 5", "[logger]\nflusher_priority = 5\n" GPS, F_FPRIO, 5, NULL },
+	{ "flusher priority other", "[logger]\nflusher_priority = other\n" GPS, F_FPRIO,
+	  CONF_PRIO_OTHER, NULL },
+	{ "parallel priority other", LPT "priority = other\n", F_PPRIO, CONF_PRIO_OTHER, NULL },
+	/* frame formats */
+	{ "format 7E1 data", GPS "format = 7E1\n", F_DATA_BITS, 7, NULL },
+	{ "format 7E1 parity", GPS "format = 7E1\n", F_PARITY, 'E', NULL },
+	{ "format 7E1 stop", GPS "format = 7E1\n", F_STOP, 1, NULL },
+	{ "format 7E1 frame", GPS "format = 7E1\n", F_FRAME_BITS, 10, NULL },
+	{ "format 8O2 data", GPS "format = 8O2\n", F_DATA_BITS, 8, NULL },
+	{ "format 8O2 parity", GPS "format = 8O2\n", F_PARITY, 'O', NULL },
+	{ "format 8O2 stop", GPS "format = 8O2\n", F_STOP, 2, NULL },
+	{ "format 8O2 frame", GPS "format = 8O2\n", F_FRAME_BITS, 12, NULL },
+	{ "format 5N1 data", GPS "format = 5N1\n", F_DATA_BITS, 5, NULL },
+	{ "format 5N1 parity", GPS "format = 5N1\n", F_PARITY, 'N', NULL },
+	{ "format 5N1 frame", GPS "format = 5N1\n", F_FRAME_BITS, 7, NULL },
+	{ "format 6M1 parity", GPS "format = 6M1\n", F_PARITY, 'M', NULL },
+	{ "format 7S2 parity", GPS "format = 7S2\n", F_PARITY, 'S', NULL },
+	{ "format 8e1 lowercase parity", GPS "format = 8e1\n", F_PARITY, 'E', NULL },
+	{ "auto gap at 19200 8E1", GPS "baud = 19200\nformat = 8E1\n", F_GAP_NS, 2006000, NULL },
+	{ "auto gap at 9600 8N1", GPS "baud = 9600\n", F_GAP_NS, 3646000, NULL },
+	{ "explicit gap", GPS "gap_us = 1500\n", F_GAP_NS, 1500000, NULL },
+	/* other serial keys */
+	{ "baud 50", GPS "baud = 50\n", F_BAUD, 50, NULL },
+	{ "baud 4000000", GPS "baud = 4000000\n", F_BAUD, 4000000, NULL },
+	{ "flow rtscts", GPS "flow = rtscts\n", F_FLOW, CONF_FLOW_RTSCTS, NULL },
+	{ "flow xonxoff", GPS "flow = xonxoff\n", F_FLOW, CONF_FLOW_XONXOFF, NULL },
+	{ "flow dtrdsr", GPS "flow = dtrdsr\n", F_FLOW, CONF_FLOW_DTRDSR, NULL },
+	{ "flow none", GPS "flow = none\n", F_FLOW, CONF_FLOW_NONE, NULL },
+	{ "gap_us auto", GPS "gap_us = auto\n", F_GAP, 0, NULL },
+	{ "gap_us 1", GPS "gap_us = 1\n", F_GAP, 1, NULL },
+	{ "gap_us 10000000", GPS "gap_us = 10000000\n", F_GAP, 10000000, NULL },
+	{ "max_packet 1", GPS "max_packet = 1\n", F_MAXPKT, 1, NULL },
+	{ "max_packet 65535", GPS "max_packet = 65535\n", F_MAXPKT, 65535, NULL },
+	{ "lines on", GPS "lines = on\n", F_LINES, 1, NULL },
+	{ "lines off", GPS "lines = off\n", F_LINES, 0, NULL },
+	{ "lines yes", GPS "lines = yes\n", F_LINES, 1, NULL },
+	{ "lines no", GPS "lines = no\n", F_LINES, 0, NULL },
+	{ "lines true", GPS "lines = true\n", F_LINES, 1, NULL },
+	{ "lines false", GPS "lines = false\n", F_LINES, 0, NULL },
+	{ "lines 1", GPS "lines = 1\n", F_LINES, 1, NULL },
+	{ "lines 0", GPS "lines = 0\n", F_LINES, 0, NULL },
+	/* [logger] and [timer] */
+	{ "timestamp iso", "[logger]\ntimestamp = iso\n" GPS, F_TS, CONF_TS_ISO, NULL },
+	{ "timestamp epoch", "[logger]\ntimestamp = epoch\n" GPS, F_TS, CONF_TS_EPOCH, NULL },
+	{ "payload hex", "[logger]\npayload = hex\n" GPS, F_PAYLOAD, CONF_PAYLOAD_HEX, NULL },
+	{ "payload text", "[logger]\npayload = text\n" GPS, F_PAYLOAD, CONF_PAYLOAD_TEXT, NULL },
+	{ "payload both", "[logger]\npayload = both\n" GPS, F_PAYLOAD, CONF_PAYLOAD_BOTH, NULL },
+	{ "flush_interval_ms 1", "[logger]\nflush_interval_ms = 1\n" GPS, F_FLUSH, 1, NULL },
+	{ "sync_interval_ms 0", "[logger]\nsync_interval_ms = 0\n" GPS, F_SYNC, 0, NULL },
+	{ "stat_interval_s 0", "[logger]\nstat_interval_s = 0\n" GPS, F_STAT, 0, NULL },
+	{ "ring_records 64", "[logger]\nring_records = 64\n" GPS, F_RING, 64, NULL },
+	{ "ring_records 2^24", "[logger]\nring_records = 16777216\n" GPS, F_RING, 16777216,
+	  NULL },
+	{ "log_file", "[logger]\nlog_file = /tmp/p.log\n" GPS, F_LOG_FILE, 0, "/tmp/p.log" },
+	{ "period_us 20", "[timer]\nperiod_us = 20\n" GPS, F_PERIOD, 20, NULL },
+	{ "period_us 1000000", "[timer]\nperiod_us = 1000000\n" GPS, F_PERIOD, 1000000, NULL },
+	/* [parallel NAME] */
+	{ "driver lines", LPT "driver = lines\n", F_PDRIVER, CONF_PAR_LINES, NULL },
+	{ "driver sim", LPT "driver = sim\n", F_PDRIVER, CONF_PAR_SIM, NULL },
+	{ "driver ieee1284", LPT "driver = ieee1284\n", F_PDRIVER, CONF_PAR_IEEE1284, NULL },
+	{ "read data", LPT "read = data\n", F_PREAD, CONF_READ_DATA, NULL },
+	{ "read status+data", LPT "read = status+data\n", F_PREAD, CONF_READ_BOTH, NULL },
+	{ "mask 0x1ff", LPT "mask = 0x1ff\n", F_PMASK, 0x1ff, NULL },
+	{ "mask 15", LPT "mask = 15\n", F_PMASK, 15, NULL },
+	{ "parallel device needs no slash", LPT, F_PDEVICE, 0, "parport0" },
+	/* the reader: blanks, comments, line ends */
+	{ "indented keys are keys, not continuations",
+	  "[serial gps]\n  device = /dev/ttyS0\n\tbaud = 9600\n", F_DEVICE, 0, "/dev/ttyS0" },
+	{ "indented keys: the second one", "[serial gps]\n  device = /dev/ttyS0\n\tbaud = 9600\n",
+	  F_BAUD, 9600, NULL },
+	{ "indented section header", "  [serial gps]\n  device = /dev/ttyS0\n", F_NSERIAL, 1, NULL },
+	{ "a UTF-8 byte order mark before the first section",
+	  "\xef\xbb\xbf[serial gps]\ndevice = /dev/ttyS0\n", F_NSERIAL, 1, NULL },
+	{ "comments with # and ;",
+	  "# a comment\n; another\n[serial gps] ; after the header\n  # indented comment\n"
+	  "device = /dev/ttyS1 ; inline\nbaud = 19200\n", F_DEVICE, 0, "/dev/ttyS1" },
+	{ "value after comments", "# a\n; b\n[serial gps]\n# c\ndevice = /dev/ttyS1\n; d\n"
+	  "baud = 19200 ; inline\n", F_BAUD, 19200, NULL },
+	{ "blanks around = and the value", "[serial gps]\ndevice=/dev/ttyS2\nbaud   =   2400   \n",
+	  F_BAUD, 2400, NULL },
+	{ "CRLF line ends", "[serial gps]\r\ndevice = /dev/ttyS3\r\nbaud = 300\r\n", F_DEVICE, 0,
+	  "/dev/ttyS3" },
+	{ "CRLF line ends: number", "[serial gps]\r\ndevice = /dev/ttyS3\r\nbaud = 300\r\n",
+	  F_BAUD, 300, NULL },
+	{ "no newline at the end", "[serial gps]\ndevice = /dev/ttyS4", F_DEVICE, 0, "/dev/ttyS4" },
+	{ "a line of 198 characters", "[serial gps]\ndevice = /dev/ttyS5\n"
+	  "# " X50 X50 X50 X10 X10 X10 X10 "xxxxxx\n", F_NSERIAL, 1, NULL },
+	/* port names */
+	{ "name with _ - . :", "[serial a_b-c.d:0]\ndevice = /dev/x\n", F_NAME, 0, "a_b-c.d:0" },
+	{ "name of 31 characters", "[serial abcdefghijklmnopqrstuvwxyz01234]\ndevice = /dev/x\n",
+	  F_NAME, 0, "abcdefghijklmnopqrstuvwxyz01234" },
+	{ "two serial ports", GPS "[serial plc]\ndevice = /dev/ttyS0\n", F_NSERIAL, 2, NULL },
+	{ "serial and parallel", GPS LPT, F_NPARALLEL, 1, NULL },
+};
+
+static void test_good_values(void **state)
+{
+	char err[CONF_ERR_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good_cases) / sizeof(good_cases[0]); i++) {
+		const struct good_case *g = &good_cases[i];
+
+		if (parse(&conf_a, g->text, err) != 0)
+			fail_msg("%s: rejected: %s", g->name, err);
+		if (err[0] != '\0')
+			fail_msg("%s: accepted but err says \"%s\"", g->name, err);
+		if (g->want_str != NULL) {
+			if (strcmp(get_str(&conf_a, g->field), g->want_str) != 0)
+				fail_msg("%s: \"%s\", expected \"%s\"", g->name,
+					 get_str(&conf_a, g->field), g->want_str);
+		} else if (get_num(&conf_a, g->field) != g->want) {
+			fail_msg("%s: %lld, expected %lld", g->name, get_num(&conf_a, g->field),
+				 g->want);
+		}
+	}
+}
+
+/* ---- bad configs ---- */
+
+static const struct bad_case {
+	const char *name;
+	const char *text;
+	int line;
+	const char *frags[4];   /* each must be in the message */
+} bad_cases[] = {
+	{ "unknown serial key", GPS "speed = 9600\n", 3,
+	  { "[serial gps] speed", "unknown key", "baud" } },
+	{ "unknown logger key", "[logger]\nlogfile = /x\n" GPS, 2,
+	  { "[logger] logfile", "unknown key", "log_file" } },
+	{ "unknown parallel key", LPT "pins = 8\n", 3, { "[parallel lpt0] pins", "unknown key" } },
+	{ "baud fast", GPS "baud = fast\n", 3, { "[serial gps] baud", "'fast'", "not a number" } },
+	{ "baud 0", GPS "baud = 0\n", 3, { "[serial gps] baud", "out of range" } },
+	{ "baud 9999999", GPS "baud = 9999999\n", 3, { "[serial gps] baud", "out of range" } },
+	{ "baud 49", GPS "baud = 49\n", 3, { "baud", "out of range" } },
+	{ "baud negative", GPS "baud = -9600\n", 3, { "baud", "not a number" } },
+	{ "baud with junk", GPS "baud = 9600bps\n", 3, { "baud", "not a number" } },
+	{ "delimiter # is a comment: empty", GPS "delimiter = #\n", 3, { "delimiter", "empty value" } },
+	{ "a second 0x prefix", GPS "delimiter = 0x0x5\n", 3, { "delimiter", "not a number" } },
+	{ "a # without a blank before it stays in the value", GPS "baud = 9600#x\n", 3,
+	  { "baud", "'9600#x' is not a number" } },
+	{ "format 8X1", GPS "format = 8X1\n", 3, { "[serial gps] format", "'8X1'", "frame format" } },
+	{ "format 9N1", GPS "format = 9N1\n", 3, { "[serial gps] format", "'9N1'" } },
+	{ "format 4N1", GPS "format = 4N1\n", 3, { "format", "'4N1'" } },
+	{ "format 8N3", GPS "format = 8N3\n", 3, { "[serial gps] format", "'8N3'" } },
+	{ "format 8N0", GPS "format = 8N0\n", 3, { "format", "'8N0'" } },
+	{ "format 8N", GPS "format = 8N\n", 3, { "[serial gps] format", "'8N'" } },
+	{ "format 8N1 and more", GPS "format = 8N11\n", 3, { "format", "'8N11'" } },
+	{ "missing serial device", "[logger]\n\n[serial gps]\nbaud = 9600\n", 3,
+	  { "[serial gps] device", "missing" } },
+	{ "missing device of the second port", GPS "[serial plc]\nbaud = 9600\n", 3,
+	  { "[serial plc] device", "missing" } },
+	{ "missing parallel device", "[parallel lpt0]\ndriver = sim\n", 1,
+	  { "[parallel lpt0] device", "missing" } },
+	{ "duplicate serial section", GPS "baud = 9600\n[serial gps]\n", 4,
+	  { "[serial gps]", "duplicate section", "first at line 1" } },
+	{ "duplicate logger section", "[logger]\n[timer]\n[logger]\n" GPS, 3,
+	  { "[logger]", "duplicate section", "first at line 1" } },
+	{ "duplicate key", GPS "baud = 9600\nbaud = 19200\n", 4,
+	  { "[serial gps] baud", "set twice", "first at line 3" } },
+	{ "duplicate device", "[serial gps]\ndevice = /dev/a\ndevice = /dev/b\n", 3,
+	  { "[serial gps] device", "set twice", "first at line 2" } },
+	{ "duplicate logger key", "[logger]\npayload = hex\npayload = hex\n" GPS, 3,
+	  { "[logger] payload", "set twice" } },
+	{ "empty value", GPS "baud =\n", 3, { "[serial gps] baud", "empty value" } },
+	{ "value only a comment", GPS "baud = ; none\n", 3, { "baud", "empty value" } },
+	{ "unknown section", "[serail gps]\ndevice = /dev/x\n", 1,
+	  { "[serail gps]", "unknown section" } },
+	{ "serial without a name", "[serial]\ndevice = /dev/x\n", 1,
+	  { "[serial]", "unknown section" } },
+	{ "logger with a name", "[logger main]\n" GPS, 1, { "[logger main]", "unknown section" } },
+	{ "key before any section", "device = /dev/ttyUSB0\n" GPS, 1,
+	  { "device", "outside of any section" } },
+	{ "key after a comment, before any section", "# hi\n\nbaud = 9600\n" GPS, 3,
+	  { "baud", "outside of any section" } },
+	{ "port named portlogd", "[serial portlogd]\ndevice = /dev/x\n", 1,
+	  { "'portlogd'", "cannot be a port name" } },
+	{ "parallel port named portlogd", "[parallel portlogd]\ndevice = x\n", 1,
+	  { "'portlogd'", "cannot be a port name" } },
+	{ "name with a slash", "[serial gps/1]\ndevice = /dev/x\n", 1,
+	  { "'gps/1'", "cannot be a port name" } },
+	{ "name with a dollar", GPS "[serial plc$]\ndevice = /dev/x\n", 3,
+	  { "'plc$'", "cannot be a port name" } },
+	{ "name with a quote", "[serial \"gps\"]\ndevice = /dev/x\n", 1,
+	  { "cannot be a port name" } },
+	{ "name of two words", "[serial my gps]\ndevice = /dev/x\n", 1,
+	  { "[serial my gps]", "one word" } },
+	{ "name of 32 characters", "[serial abcdefghijklmnopqrstuvwxyz012345]\ndevice = /dev/x\n",
+	  1, { "cannot be a port name" } },
+	{ "same name for serial and parallel", GPS "[parallel gps]\ndevice = parport0\n", 3,
+	  { "[parallel gps]", "'gps'", "already used by [serial gps] at line 1" } },
+	{ "same name for parallel and serial", LPT "[serial lpt0]\ndevice = /dev/x\n", 3,
+	  { "[serial lpt0]", "already used by [parallel lpt0] at line 1" } },
+	{ "ring_records not a power of two", "[logger]\nring_records = 1000\n" GPS, 2,
+	  { "[logger] ring_records", "1000 is not a power of two" } },
+	{ "ring_records below range", "[logger]\nring_records = 32\n" GPS, 2,
+	  { "[logger] ring_records", "out of range" } },
+	{ "ring_records above range", "[logger]\nring_records = 33554432\n" GPS, 2,
+	  { "[logger] ring_records", "out of range" } },
+	{ "priority 0", GPS "priority = 0\n", 3, { "[serial gps] priority", "out of range" } },
+	{ "priority 100", GPS "priority = 100\n", 3, { "[serial gps] priority", "out of range" } },
+	{ "priority high", GPS "priority = high\n", 3,
+	  { "[serial gps] priority", "'high'", "not a priority" } },
+	{ "timer priority 100", "[timer]\npriority = 100\n" GPS, 2,
+	  { "[timer] priority", "out of range" } },
+	{ "flusher priority high", "[logger]\nflusher_priority = high\n" GPS, 2,
+	  { "[logger] flusher_priority", "not a priority" } },
+	{ "parallel priority 0", LPT "priority = 0\n", 3, { "[parallel lpt0] priority" } },
+	{ "gap_us 0", GPS "gap_us = 0\n", 3, { "[serial gps] gap_us", "out of range" } },
+	{ "gap_us fast", GPS "gap_us = fast\n", 3, { "[serial gps] gap_us", "not a number" } },
+	{ "gap_us too long", GPS "gap_us = 10000001\n", 3, { "gap_us", "out of range" } },
+	{ "max_packet 0", GPS "max_packet = 0\n", 3, { "[serial gps] max_packet", "out of range" } },
+	{ "max_packet 70000", GPS "max_packet = 70000\n", 3,
+	  { "[serial gps] max_packet", "out of range" } },
+	{ "log_file relative", "[logger]\nlog_file = portlogd.log\n" GPS, 2,
+	  { "[logger] log_file", "'portlogd.log'", "not an absolute path" } },
+	{ "serial device relative", "[serial gps]\ndevice = ttyUSB0\n", 2,
+	  { "[serial gps] device", "not an absolute path" } },
+	{ "line without =", GPS "baud 9600\n", 3, { "syntax error" } },
+	{ "section without ]", "[serial gps\ndevice = /dev/x\n", 1, { "syntax error" } },
+	{ "line longer than 200 characters", GPS "# " X250 "\n", 3, { "longer than" } },
+	{ "a line of 199 characters", GPS "# " X50 X50 X50 X10 X10 X10 X10 "xxxxxxx\n", 3,
+	  { "longer than 198 characters" } },
+	{ "long line that is a key", GPS "baud = 9600" X250 "\n", 3, { "longer than" } },
+	{ "no port sections", "[logger]\n[timer]\n", 2,
+	  { "no [serial NAME] or [parallel NAME] section" } },
+	{ "only comments", "# nothing\n", 1, { "no [serial NAME] or [parallel NAME] section" } },
+	{ "empty file", "", 1, { "no [serial NAME] or [parallel NAME] section" } },
+	{ "timestamp local", "[logger]\ntimestamp = local\n" GPS, 2,
+	  { "[logger] timestamp", "'local'", "iso, epoch" } },
+	{ "payload ascii", "[logger]\npayload = ascii\n" GPS, 2,
+	  { "[logger] payload", "hex, text, both" } },
+	{ "flow hardware", GPS "flow = hardware\n", 3, { "[serial gps] flow", "rtscts" } },
+	{ "lines maybe", GPS "lines = maybe\n", 3, { "[serial gps] lines", "'maybe'" } },
+	{ "driver usb", LPT "driver = usb\n", 3, { "[parallel lpt0] driver", "ieee1284, lines, sim" } },
+	{ "read both", LPT "read = both\n", 3, { "[parallel lpt0] read", "status+data" } },
+	{ "mask 0", LPT "mask = 0\n", 3, { "[parallel lpt0] mask", "out of range" } },
+	{ "mask 0x10000", LPT "mask = 0x10000\n", 3, { "[parallel lpt0] mask", "out of range" } },
+	{ "delimiter of two characters", GPS "delimiter = ab\n", 3,
+	  { "[serial gps] delimiter", "'ab'", "not a byte" } },
+	{ "delimiter 256", GPS "delimiter = 256\n", 3, { "[serial gps] delimiter", "out of range" } },
+	{ "delimiter -1", GPS "delimiter = -1\n", 3, { "delimiter", "not a byte" } },
+	{ "delimiter 0x", GPS "delimiter = 0x\n", 3, { "delimiter", "not a number" } },
+	{ "period_us 10", "[timer]\nperiod_us = 10\n" GPS, 2, { "[timer] period_us", "out of range" } },
+	{ "flush_interval_ms 0", "[logger]\nflush_interval_ms = 0\n" GPS, 2,
+	  { "[logger] flush_interval_ms", "out of range" } },
+	{ "the first error is reported", GPS "baud = fast\nformat = 9N1\n", 3, { "baud" } },
+	{ "an error before a missing device", "[serial gps]\nbaud = 1\n", 2, { "baud" } },
+};
+
+static void test_bad_configs(void **state)
+{
+	char err[CONF_ERR_MAX], prefix[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		const struct bad_case *b = &bad_cases[i];
+		int rc;
+
+		memset(err, 0, sizeof(err));
+		rc = parse(&conf_a, b->text, err);
+		if (rc != -1)
+			fail_msg("%s: returned %d, expected -1 (err \"%s\")", b->name, rc, err);
+		snprintf(prefix, sizeof(prefix), PATH ":%d: ", b->line);
+		if (strncmp(err, prefix, strlen(prefix)) != 0)
+			fail_msg("%s: \"%s\" does not start with \"%s\"", b->name, err, prefix);
+		for (size_t f = 0; f < 4 && b->frags[f] != NULL; f++)
+			if (strstr(err, b->frags[f]) == NULL)
+				fail_msg("%s: \"%s\" does not say \"%s\"", b->name, err, b->frags[f]);
+	}
+}
+
+/* Truncated messages stay NUL-terminated and within errlen. */
+static void test_small_err_buffer(void **state)
+{
+	static const size_t lens[] = { 1, 5, 10, 30, 60 };
+	char err[80];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		memset(err, '~', sizeof(err));
+		if (conf_parse_string(&conf_a, PATH, GPS "baud = fast\n", err, lens[i]) != -1)
+			fail_msg("errlen %zu: bad config accepted", lens[i]);
+		if (strlen(err) >= lens[i])
+			fail_msg("errlen %zu: message of %zu characters", lens[i], strlen(err));
+		for (size_t k = lens[i]; k < sizeof(err); k++)
+			if (err[k] != '~')
+				fail_msg("errlen %zu: byte %zu written", lens[i], k);
+	}
+}
+
+/* ---- the port limits, with generated configs ---- */
+
+static char *gen(unsigned nserial, unsigned nparallel, bool logger_timer, const char *tail)
+{
+	size_t cap = 128 + 64 * (nserial + nparallel) + strlen(tail), n = 0;
+	char *t = malloc(cap);
+
+	assert_non_null(t);
+	if (logger_timer)
+		n += (size_t)snprintf(t + n, cap - n, "[logger]\n[timer]\n");
+	for (unsigned i = 0; i < nserial; i++)
+		n += (size_t)snprintf(t + n, cap - n, "[serial s%u]\ndevice = /dev/ttyS%u\n", i, i);
+	for (unsigned i = 0; i < nparallel; i++)
+		n += (size_t)snprintf(t + n, cap - n, "[parallel p%u]\ndevice = parport%u\n", i, i);
+	snprintf(t + n, cap - n, "%s", tail);
+	return t;
+}
+
+static void test_port_limits(void **state)
+{
+	static const struct {
+		const char *name;
+		unsigned nserial, nparallel;
+		bool logger_timer;
+		const char *tail;
+		int want_rc, line;      /* line 0: no message */
+		const char *frag;
+	} cases[] = {
+		{ "32 serial ports", 32, 0, false, "", 0, 0, NULL },
+		{ "32 parallel ports", 0, 32, false, "", 0, 0, NULL },
+		{ "every section there can be", 32, 32, true, "", 0, 0, NULL },
+		{ "33 serial ports", 32, 0, false, "[serial s32]\ndevice = /dev/x\n", -1, 65,
+		  "more than 32 serial ports" },
+		{ "33 parallel ports", 0, 32, false, "[parallel p32]\ndevice = x\n", -1, 65,
+		  "more than 32 parallel ports" },
+		/* these overflowed the parser's section table before */
+		{ "a 33rd serial after every section", 32, 32, true,
+		  "[serial s32]\ndevice = /dev/x\n", -1, 131, "more than 32 serial ports" },
+		{ "a 33rd parallel after every section", 32, 32, true,
+		  "[parallel p32]\ndevice = x\n", -1, 131, "more than 32 parallel ports" },
+		{ "a duplicate [logger] after every section", 32, 32, true, "[logger]\n", -1, 131,
+		  "duplicate section (first at line 1)" },
+		{ "a duplicate port after every section", 32, 32, true, "[serial s0]\n", -1, 131,
+		  "duplicate section (first at line 3)" },
+		{ "a name clash after every section", 32, 32, true, "[serial p0]\n", -1, 131,
+		  "already used by [parallel p0]" },
+	};
+	char err[CONF_ERR_MAX], prefix[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *text = gen(cases[i].nserial, cases[i].nparallel, cases[i].logger_timer,
+				 cases[i].tail);
+		int rc = parse(&conf_a, text, err);
+
+		free(text);
+		if (rc != cases[i].want_rc)
+			fail_msg("%s: returned %d, expected %d (err \"%s\")", cases[i].name, rc,
+				 cases[i].want_rc, err);
+		if (rc == 0) {
+			EQ_NUM(cases[i].name, conf_a.nserial, cases[i].nserial);
+			EQ_NUM(cases[i].name, conf_a.nparallel, cases[i].nparallel);
+			if (conf_a.nserial > 0)
+				EQ_STR(cases[i].name, conf_a.serial[conf_a.nserial - 1].name, "s31");
+			continue;
+		}
+		snprintf(prefix, sizeof(prefix), PATH ":%d: ", cases[i].line);
+		if (strncmp(err, prefix, strlen(prefix)) != 0 || strstr(err, cases[i].frag) == NULL)
+			fail_msg("%s: \"%s\", expected \"%s...%s...\"", cases[i].name, err, prefix,
+				 cases[i].frag);
+	}
+}
+
+/* ---- conf_load on real files ---- */
+
+static char tmpdir[64];
+
+static char *write_file(const char *name, const char *data, size_t n)
+{
+	char *path = malloc(strlen(tmpdir) + strlen(name) + 2);
+	FILE *f;
+
+	assert_non_null(path);
+	sprintf(path, "%s/%s", tmpdir, name);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+static void test_load(void **state)
+{
+	static const char good[] = GPS "baud = 9600\n";
+	static const char bad[] = GPS "baud = fast\n";
+	static const char nul[] = GPS "baud = 96\0" "00\n";
+	char err[CONF_ERR_MAX], want[CONF_PATH_MAX + 16], missing[128];
+	char *p_good, *p_bad, *p_nul;
+	int rc;
+
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_conf.XXXXXX");
+	assert_non_null(mkdtemp(tmpdir));
+	p_good = write_file("good.conf", good, sizeof(good) - 1);
+	p_bad = write_file("bad.conf", bad, sizeof(bad) - 1);
+	p_nul = write_file("nul.conf", nul, sizeof(nul) - 1);
+
+	rc = conf_load(&conf_a, p_good, err, sizeof(err));
+	if (rc != 0)
+		fail_msg("good file: returned %d: %s", rc, err);
+	EQ_STR("good file", conf_a.path, p_good);
+	EQ_NUM("good file", conf_a.serial[0].baud, 9600);
+
+	rc = conf_load(&conf_a, p_bad, err, sizeof(err));
+	snprintf(want, sizeof(want), "%s:3: ", p_bad);
+	if (rc != -1 || strncmp(err, want, strlen(want)) != 0 || strstr(err, "baud") == NULL)
+		fail_msg("bad file: returned %d: \"%s\", expected -1 and \"%s... baud\"", rc, err,
+			 want);
+
+	rc = conf_load(&conf_a, p_nul, err, sizeof(err));
+	snprintf(want, sizeof(want), "%s:3: ", p_nul);
+	if (rc != -1 || strncmp(err, want, strlen(want)) != 0 || strstr(err, "NUL") == NULL)
+		fail_msg("NUL byte: returned %d: \"%s\", expected -1 and \"%s... NUL\"", rc, err,
+			 want);
+
+	snprintf(missing, sizeof(missing), "%s/missing.conf", tmpdir);
+	rc = conf_load(&conf_a, missing, err, sizeof(err));
+	if (rc != -2 || strstr(err, missing) == NULL)
+		fail_msg("missing file: returned %d: \"%s\", expected -2 naming the path", rc, err);
+
+	rc = conf_load(&conf_a, tmpdir, err, sizeof(err));
+	if (rc != -2 || strstr(err, tmpdir) == NULL)
+		fail_msg("directory: returned %d: \"%s\", expected -2 naming the path", rc, err);
+
+	unlink(p_good);
+	unlink(p_bad);
+	unlink(p_nul);
+	rmdir(tmpdir);
+	free(p_good);
+	free(p_bad);
+	free(p_nul);
+}
+
+/* ---- conf_print output parses back to the same config ---- */
+
+static char *print_conf(const struct conf *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	conf_print(c, f);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(buf);
+	return buf;
+}
+
+static void test_print_reparse(void **state)
+{
+	static const struct { const char *name, *text, *expect[3]; } cases[] = {
+		{ "minimal", GPS, { "gap_us = auto", "304 us" } },
+		{ "two serial ports and a parallel port",
+		  "[logger]\ntimestamp = epoch\npayload = text\nring_records = 4096\n"
+		  "flusher_priority = 3\n"
+		  "[timer]\nperiod_us = 250\npriority = other\n"
+		  "[serial gps]\ndevice = /dev/ttyUSB0\nbaud = 19200\nformat = 8E1\n"
+		  "delimiter = \\n\nlines = yes\n"
+		  "[serial plc]\ndevice = /dev/ttyS1\nbaud = 9600\nformat = 7O2\nflow = xonxoff\n"
+		  "gap_us = 5000\ndelimiter = \\0\nmax_packet = 300\npriority = other\n"
+		  "[parallel lpt0]\ndriver = lines\ndevice = /dev/ttyS2\nread = status+data\n"
+		  "mask = 0x1ff\npriority = 50\n",
+		  { "gap_us = auto", "2006 us", "gap_us = 5000" } },
+		{ "every key", every_key, { "mask = 0x1ff", "format = 7E2" } },
+	};
+	char err[CONF_ERR_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *out, *again;
+
+		if (parse(&conf_a, cases[i].text, err) != 0)
+			fail_msg("%s: rejected: %s", cases[i].name, err);
+		out = print_conf(&conf_a);
+		if (strncmp(out, "# ", 2) != 0 || strstr(out, PATH) == NULL)
+			fail_msg("%s: no first comment line naming the file:\n%s", cases[i].name, out);
+		for (size_t k = 0; k < 3 && cases[i].expect[k] != NULL; k++)
+			if (strstr(out, cases[i].expect[k]) == NULL)
+				fail_msg("%s: output does not say \"%s\":\n%s", cases[i].name,
+					 cases[i].expect[k], out);
+		if (parse(&conf_b, out, err) != 0)
+			fail_msg("%s: printed config does not parse: %s\n%s", cases[i].name, err, out);
+		expect_conf_equal(cases[i].name, &conf_b, &conf_a, false);
+		/* and printing the re-parsed config gives the same text */
+		again = print_conf(&conf_b);
+		if (strcmp(out, again) != 0)
+			fail_msg("%s: printed twice differently:\n%s\n---\n%s", cases[i].name, out,
+				 again);
+		free(again);
+		free(out);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_every_key),
+		cmocka_unit_test(test_good_values),
+		cmocka_unit_test(test_bad_configs),
+		cmocka_unit_test(test_small_err_buffer),
+		cmocka_unit_test(test_port_limits),
+		cmocka_unit_test(test_load),
+		cmocka_unit_test(test_print_reparse),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

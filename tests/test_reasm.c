@@ -1,0 +1,514 @@
+/* test_reasm.c - unit tests of the packet reassembler (daemon/reasm.c). */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "reasm.h"
+
+/* CLOCK_REALTIME is fed as CLOCK_MONOTONIC + REAL_OFFSET, so a packet's t_real
+ * must be its t_mono + REAL_OFFSET: both are shifted back by the same amount. */
+#define REAL_OFFSET 1795300867000000000LL
+#define NONE (-1)
+
+/* ---- a sink that keeps every emitted packet ---- */
+
+struct got {
+	size_t off, len;        /* into sink.bytes */
+	int64_t t_mono, t_real;
+	enum reasm_end end;
+};
+
+struct sink {
+	uint8_t *bytes;
+	size_t nbytes, bytes_cap;
+	struct got *pkts;
+	size_t n, cap;
+};
+
+static void sink_emit(void *ctx, const struct reasm_packet *pkt)
+{
+	struct sink *s = ctx;
+
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 16;
+		s->pkts = realloc(s->pkts, s->cap * sizeof(*s->pkts));
+		assert_non_null(s->pkts);
+	}
+	while (s->nbytes + pkt->len > s->bytes_cap) {
+		s->bytes_cap = s->bytes_cap ? 2 * s->bytes_cap : 256;
+		s->bytes = realloc(s->bytes, s->bytes_cap);
+		assert_non_null(s->bytes);
+	}
+	memcpy(s->bytes + s->nbytes, pkt->data, pkt->len);
+	s->pkts[s->n++] = (struct got){ .off = s->nbytes, .len = pkt->len,
+		.t_mono = pkt->t_mono, .t_real = pkt->t_real, .end = pkt->end };
+	s->nbytes += pkt->len;
+}
+
+static void sink_free(struct sink *s)
+{
+	free(s->bytes);
+	free(s->pkts);
+	memset(s, 0, sizeof(*s));
+}
+
+static const char *end_name(enum reasm_end e)
+{
+	switch (e) {
+	case REASM_GAP: return "GAP";
+	case REASM_DELIM: return "DELIM";
+	case REASM_MAX: return "MAX";
+	case REASM_FLUSH: return "FLUSH";
+	}
+	return "?";
+}
+
+/* ---- scripted cases: feeds, expiries and flushes, then the packets they give ---- */
+
+enum op { OP_END, OP_FEED, OP_EXPIRE, OP_FLUSH };
+
+struct step {
+	enum op op;
+	const char *data;       /* OP_FEED; NULL with n == 0 is allowed */
+	size_t n;
+	int64_t t;              /* OP_FEED: wake-up (mono); OP_EXPIRE: now */
+};
+
+struct want {
+	const char *data;
+	size_t n;
+	enum reasm_end end;     /* 0 ends the list */
+	int64_t t_mono;
+};
+
+struct script_case {
+	const char *name;
+	size_t max_len;
+	int64_t gap_ns, char_ns;
+	int delim;
+	struct step steps[8];
+	struct want want[6];
+	const char *pending;    /* bytes still in the reassembler at the end */
+	size_t npending;
+	int64_t deadline;       /* reasm_deadline() at the end */
+};
+
+/* string literals may hold \0: their length is sizeof - 1 */
+#define FEED(s, t) { OP_FEED, (s), sizeof(s) - 1, (t) }
+#define FEED0(t) { OP_FEED, NULL, 0, (t) }
+#define EXPIRE(t) { OP_EXPIRE, NULL, 0, (t) }
+#define FLUSH { OP_FLUSH, NULL, 0, 0 }
+#define PKT(s, e, t) { (s), sizeof(s) - 1, (e), (t) }
+#define PENDING(s) .pending = (s), .npending = sizeof(s) - 1
+
+static const struct script_case script_cases[] = {
+	/* fragment boundaries: arrival gaps below gap_ns keep one packet */
+	{ "fragments within the gap stay one packet", 64, 1000, 0, NONE,
+	  { FEED("ab", 0), FEED("cd", 500), FEED("ef", 1400) }, { { 0 } },
+	  PENDING("abcdef"), .deadline = 2400 },
+	{ "one byte per read within the gap", 64, 1000, 0, NONE,
+	  { FEED("a", 0), FEED("b", 999), FEED("c", 1998), FEED("d", 2997) }, { { 0 } },
+	  PENDING("abcd"), .deadline = 3997 },
+	{ "back-dating never dates a byte before the previous one", 64, 1000, 100, 'a',
+	  { FEED("a", 1000), FEED("bc", 1050), FLUSH },
+	  { PKT("a", REASM_DELIM, 900), PKT("bc", REASM_FLUSH, 1000) }, PENDING(""),
+	  .deadline = INT64_MAX },
+	{ "a read gap_ns - 1 after the last byte continues the packet", 64, 1000, 0, NONE,
+	  { FEED("ab", 0), FEED("cd", 999) }, { { 0 } },
+	  PENDING("abcd"), .deadline = 1999 },
+	{ "a read exactly gap_ns after the last byte ends it, as reasm_expire would", 64, 1000, 0,
+	  NONE, { FEED("ab", 0), FEED("cd", 1000) },
+	  { PKT("ab", REASM_GAP, 0) }, PENDING("cd"), .deadline = 2000 },
+	{ "fragmented packet dated by its first read", 64, 1000, 0, NONE,
+	  { FEED("ab", 100), FEED("cd", 700), FLUSH },
+	  { PKT("abcd", REASM_FLUSH, 100) }, PENDING(""), .deadline = INT64_MAX },
+	/* gaps, detected when the late read is fed */
+	{ "a read gap_ns + 1 after the last byte ends the packet", 64, 1000, 0, NONE,
+	  { FEED("ab", 0), FEED("cd", 1001) },
+	  { PKT("ab", REASM_GAP, 0) }, PENDING("cd"), .deadline = 2001 },
+	{ "the gap counts from the last fragment, not the first", 64, 1000, 0, NONE,
+	  { FEED("ab", 0), FEED("cd", 900), FEED("ef", 2000) },
+	  { PKT("abcd", REASM_GAP, 0) }, PENDING("ef"), .deadline = 3000 },
+	{ "several gaps give several packets", 64, 1000, 0, NONE,
+	  { FEED("a", 0), FEED("bc", 5000), FEED("d", 10000), FEED("e", 10500) },
+	  { PKT("a", REASM_GAP, 0), PKT("bc", REASM_GAP, 5000) },
+	  PENDING("de"), .deadline = 11500 },
+	{ "with char_ns the gap is measured to the start of the first new byte", 64, 1000,
+	  100, NONE,
+	  /* "ab" ends at 1000; "cd" at 2150 started at 1950: 950 of silence */
+	  { FEED("ab", 1000), FEED("cd", 2150) }, { { 0 } },
+	  PENDING("abcd"), .deadline = 3150 },
+	{ "with char_ns a silence over the gap splits", 64, 1000, 100, NONE,
+	  /* "cd" at 2250 started at 2050: 1050 of silence */
+	  { FEED("ab", 1000), FEED("cd", 2250), FLUSH },
+	  { PKT("ab", REASM_GAP, 800), PKT("cd", REASM_FLUSH, 2050) },
+	  PENDING(""), .deadline = INT64_MAX },
+	/* reasm_deadline / reasm_expire */
+	{ "no deadline when nothing is pending", 64, 1000, 0, NONE,
+	  { EXPIRE(0), EXPIRE(INT64_MAX - 1) }, { { 0 } }, PENDING(""), .deadline = INT64_MAX },
+	{ "expire before the deadline does nothing", 64, 1000, 0, NONE,
+	  { FEED("ab", 0), EXPIRE(500), EXPIRE(999) }, { { 0 } },
+	  PENDING("ab"), .deadline = 1000 },
+	{ "expire at the deadline emits GAP", 64, 1000, 0, NONE,
+	  { FEED("ab", 0), EXPIRE(999), EXPIRE(1000) },
+	  { PKT("ab", REASM_GAP, 0) }, PENDING(""), .deadline = INT64_MAX },
+	{ "expire after the deadline emits GAP once", 64, 1000, 0, NONE,
+	  { FEED("ab", 0), EXPIRE(50000), EXPIRE(60000) },
+	  { PKT("ab", REASM_GAP, 0) }, PENDING(""), .deadline = INT64_MAX },
+	{ "the deadline moves with each fragment", 64, 1000, 0, NONE,
+	  { FEED("ab", 0), FEED("c", 700), EXPIRE(1000), EXPIRE(1699), EXPIRE(1700) },
+	  { PKT("abc", REASM_GAP, 0) }, PENDING(""), .deadline = INT64_MAX },
+	{ "with char_ns the deadline is the wake-up of the last read plus gap", 64, 1000,
+	  100, NONE,
+	  { FEED("abc", 1000), EXPIRE(1999) }, { { 0 } }, PENDING("abc"), .deadline = 2000 },
+	{ "a new packet after expire starts a new deadline", 64, 1000, 0, NONE,
+	  { FEED("ab", 0), EXPIRE(1000), FEED("cd", 1200) },
+	  { PKT("ab", REASM_GAP, 0) }, PENDING("cd"), .deadline = 2200 },
+	/* delimiters */
+	{ "the delimiter ends the packet and stays in it", 64, 1000, 0, '\n',
+	  { FEED("ab\ncd", 0) },
+	  { PKT("ab\n", REASM_DELIM, 0) }, PENDING("cd"), .deadline = 1000 },
+	{ "several delimiters in one read", 64, 1000, 0, '\n',
+	  { FEED("a\nbc\n\nd", 0) },
+	  { PKT("a\n", REASM_DELIM, 0), PKT("bc\n", REASM_DELIM, 0), PKT("\n", REASM_DELIM, 0) },
+	  PENDING("d"), .deadline = 1000 },
+	{ "delimiter as first byte", 64, 1000, 0, '$',
+	  { FEED("$GP", 0) },
+	  { PKT("$", REASM_DELIM, 0) }, PENDING("GP"), .deadline = 1000 },
+	{ "delimiter as last byte leaves nothing pending", 64, 1000, 0, '\n',
+	  { FEED("ab\n", 0) },
+	  { PKT("ab\n", REASM_DELIM, 0) }, PENDING(""), .deadline = INT64_MAX },
+	{ "delimiter 0x00", 64, 1000, 0, 0x00,
+	  { FEED("a\0bc\0", 0) },
+	  { PKT("a\0", REASM_DELIM, 0), PKT("bc\0", REASM_DELIM, 0) },
+	  PENDING(""), .deadline = INT64_MAX },
+	{ "delimiter 0xff", 64, 1000, 0, 0xff,
+	  { FEED("\x01\xff\x02", 0) },
+	  { PKT("\x01\xff", REASM_DELIM, 0) }, PENDING("\x02"), .deadline = 1000 },
+	{ "delimiter in a later fragment", 64, 1000, 0, '\n',
+	  { FEED("ab", 0), FEED("c\nd", 300) },
+	  { PKT("abc\n", REASM_DELIM, 0) }, PENDING("d"), .deadline = 1300 },
+	{ "without a delimiter a newline is data", 64, 1000, 0, NONE,
+	  { FEED("a\nb\n", 0) }, { { 0 } }, PENDING("a\nb\n"), .deadline = 1000 },
+	{ "delimiter at max_len ends as DELIM", 3, 1000, 0, '\n',
+	  { FEED("ab\nc", 0) },
+	  { PKT("ab\n", REASM_DELIM, 0) }, PENDING("c"), .deadline = 1000 },
+	/* maximum length */
+	{ "exactly max_len bytes emit MAX", 4, 1000, 0, NONE,
+	  { FEED("abcd", 0) },
+	  { PKT("abcd", REASM_MAX, 0) }, PENDING(""), .deadline = INT64_MAX },
+	{ "max_len - 1 bytes stay pending", 4, 1000, 0, NONE,
+	  { FEED("abc", 0) }, { { 0 } }, PENDING("abc"), .deadline = 1000 },
+	{ "max_len reached across fragments", 4, 1000, 0, NONE,
+	  { FEED("ab", 0), FEED("cdef", 10) },
+	  { PKT("abcd", REASM_MAX, 0) }, PENDING("ef"), .deadline = 1010 },
+	{ "3 * max_len + 1 bytes: three packets and one pending", 4, 1000, 0, NONE,
+	  { FEED("abcdefghijklm", 0) },
+	  { PKT("abcd", REASM_MAX, 0), PKT("efgh", REASM_MAX, 0), PKT("ijkl", REASM_MAX, 0) },
+	  PENDING("m"), .deadline = 1000 },
+	{ "max_len 1: every byte is a packet", 1, 1000, 0, NONE,
+	  { FEED("xyz", 7) },
+	  { PKT("x", REASM_MAX, 7), PKT("y", REASM_MAX, 7), PKT("z", REASM_MAX, 7) },
+	  PENDING(""), .deadline = INT64_MAX },
+	/* timestamps with char_ns: byte i of n read at T is dated T - (n - i) * char_ns */
+	{ "char_ns dates each packet from its first byte in the read", 64, 100000, 100, '\n',
+	  { FEED("ab\ncd\n", 10000) },
+	  { PKT("ab\n", REASM_DELIM, 9400), PKT("cd\n", REASM_DELIM, 9700) },
+	  PENDING(""), .deadline = INT64_MAX },
+	{ "char_ns with max_len splits", 3, 100000, 10, NONE,
+	  { FEED("abcdefg", 1000), FLUSH },
+	  { PKT("abc", REASM_MAX, 930), PKT("def", REASM_MAX, 960), PKT("g", REASM_FLUSH, 990) },
+	  PENDING(""), .deadline = INT64_MAX },
+	{ "char_ns: a packet keeps the date of its first read", 64, 1000, 100, '\n',
+	  { FEED("ab", 1000), FEED("c\n", 1200) },
+	  { PKT("abc\n", REASM_DELIM, 800) }, PENDING(""), .deadline = INT64_MAX },
+	{ "char_ns 0: every packet of a read has the wake-up time", 64, 1000, 0, ';',
+	  { FEED("a;b;c", 5000) },
+	  { PKT("a;", REASM_DELIM, 5000), PKT("b;", REASM_DELIM, 5000) },
+	  PENDING("c"), .deadline = 6000 },
+	/* reasm_flush */
+	{ "flush emits pending bytes as FLUSH", 64, 1000, 0, NONE,
+	  { FEED("ab", 0), FLUSH },
+	  { PKT("ab", REASM_FLUSH, 0) }, PENDING(""), .deadline = INT64_MAX },
+	{ "flush with nothing pending emits nothing", 64, 1000, 0, NONE,
+	  { FLUSH }, { { 0 } }, PENDING(""), .deadline = INT64_MAX },
+	{ "flush after a delimiter took everything emits nothing", 64, 1000, 0, '\n',
+	  { FEED("ab\n", 0), FLUSH },
+	  { PKT("ab\n", REASM_DELIM, 0) }, PENDING(""), .deadline = INT64_MAX },
+	{ "flush twice emits once", 64, 1000, 0, NONE,
+	  { FEED("ab", 0), FLUSH, FLUSH },
+	  { PKT("ab", REASM_FLUSH, 0) }, PENDING(""), .deadline = INT64_MAX },
+	{ "flush after expire emits nothing more", 64, 1000, 0, NONE,
+	  { FEED("ab", 0), EXPIRE(1000), FLUSH },
+	  { PKT("ab", REASM_GAP, 0) }, PENDING(""), .deadline = INT64_MAX },
+	/* zero-length reads */
+	{ "a zero-length read changes nothing", 64, 1000, 0, NONE,
+	  { FEED("ab", 0), FEED0(5000) }, { { 0 } }, PENDING("ab"), .deadline = 1000 },
+	{ "a zero-length read on an empty reassembler", 64, 1000, 0, NONE,
+	  { FEED0(0), FEED0(10) }, { { 0 } }, PENDING(""), .deadline = INT64_MAX },
+	{ "a zero-length read does not move the gap", 64, 1000, 0, NONE,
+	  { FEED("ab", 0), FEED0(900), FEED("cd", 1500) },
+	  { PKT("ab", REASM_GAP, 0) }, PENDING("cd"), .deadline = 2500 },
+};
+
+static void run_script(const struct script_case *c)
+{
+	uint8_t buf[64];
+	struct reasm r;
+	struct sink s = { 0 };
+	size_t nwant = 0;
+
+	assert_true(c->max_len <= sizeof(buf));
+	memset(buf, 0, sizeof(buf));
+	reasm_init(&r, buf, c->max_len, c->gap_ns, c->char_ns, c->delim, sink_emit, &s);
+	for (const struct step *st = c->steps; st < c->steps + 8 && st->op != OP_END; st++) {
+		switch (st->op) {
+		case OP_FEED:
+			reasm_feed(&r, (const uint8_t *)st->data, st->n, st->t, st->t + REAL_OFFSET);
+			break;
+		case OP_EXPIRE:
+			reasm_expire(&r, st->t);
+			break;
+		case OP_FLUSH:
+			reasm_flush(&r);
+			break;
+		case OP_END:
+			break;
+		}
+	}
+	while (nwant < 6 && c->want[nwant].end != 0)
+		nwant++;
+	if (s.n != nwant)
+		fail_msg("%s: %zu packets emitted, expected %zu", c->name, s.n, nwant);
+	for (size_t i = 0; i < nwant; i++) {
+		const struct want *w = &c->want[i];
+		const struct got *g = &s.pkts[i];
+
+		if (g->len != w->n || memcmp(s.bytes + g->off, w->data, w->n) != 0)
+			fail_msg("%s: packet %zu has %zu bytes, expected %zu (or other bytes)",
+				 c->name, i, g->len, w->n);
+		if (g->end != w->end)
+			fail_msg("%s: packet %zu ended by %s, expected %s", c->name, i,
+				 end_name(g->end), end_name(w->end));
+		if (g->t_mono != w->t_mono)
+			fail_msg("%s: packet %zu t_mono %" PRId64 ", expected %" PRId64,
+				 c->name, i, g->t_mono, w->t_mono);
+		if (g->t_real != w->t_mono + REAL_OFFSET)
+			fail_msg("%s: packet %zu t_real %" PRId64 ", expected %" PRId64,
+				 c->name, i, g->t_real, w->t_mono + REAL_OFFSET);
+	}
+	if (r.len != c->npending || memcmp(r.buf, c->pending, c->npending) != 0)
+		fail_msg("%s: %zu bytes pending, expected %zu (or other bytes)",
+			 c->name, r.len, c->npending);
+	if (reasm_deadline(&r) != c->deadline)
+		fail_msg("%s: deadline %" PRId64 ", expected %" PRId64, c->name,
+			 reasm_deadline(&r), c->deadline);
+	sink_free(&s);
+}
+
+static void test_scripts(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(script_cases) / sizeof(script_cases[0]); i++)
+		run_script(&script_cases[i]);
+}
+
+/* The first byte of a packet pending after a read is dated like a packet's. */
+static void test_pending_char_ns_date(void **state)
+{
+	static const struct { const char *name; size_t n, k; } cases[] = {
+		{ "whole read", 5, 0 },
+		{ "last byte only", 5, 4 },
+		{ "middle", 9, 3 },
+	};
+	(void)state;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		/* delimiter at byte k - 1, so the flushed packet starts at byte k */
+		uint8_t in[16], buf[64];
+		struct reasm r;
+		struct sink s = { 0 };
+		const int64_t T = 1000000, cns = 1041667;
+
+		memset(in, 'a', sizeof(in));
+		if (cases[c].k > 0)
+			in[cases[c].k - 1] = '\n';
+		reasm_init(&r, buf, sizeof(buf), 10 * cns, cns, '\n', sink_emit, &s);
+		reasm_feed(&r, in, cases[c].n, T, T + REAL_OFFSET);
+		reasm_flush(&r);
+		if (s.n == 0 || s.pkts[s.n - 1].end != REASM_FLUSH)
+			fail_msg("%s: no FLUSH packet", cases[c].name);
+		if (s.pkts[s.n - 1].t_mono != T - (int64_t)(cases[c].n - cases[c].k) * cns)
+			fail_msg("%s: t_mono %" PRId64 ", expected %" PRId64, cases[c].name,
+				 s.pkts[s.n - 1].t_mono,
+				 T - (int64_t)(cases[c].n - cases[c].k) * cns);
+		if (s.pkts[s.n - 1].t_real != s.pkts[s.n - 1].t_mono + REAL_OFFSET)
+			fail_msg("%s: t_real not shifted like t_mono", cases[c].name);
+		sink_free(&s);
+	}
+}
+
+/* ---- garbage: random bytes in random fragments, gaps below the threshold ---- */
+
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+	/* splitmix64: reproducible from the printed seed on any libc */
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t test_seed(void)
+{
+	const char *env = getenv("PORTLOGD_TEST_SEED");
+	struct timespec ts;
+
+	if (env != NULL && *env != '\0')
+		return strtoull(env, NULL, 0);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void test_garbage(void **state)
+{
+	uint64_t seed = test_seed();
+
+	(void)state;
+	print_message("test_garbage seed %" PRIu64 " (set PORTLOGD_TEST_SEED to repeat)\n", seed);
+	rng_state = seed;
+	for (int round = 0; round < 200; round++) {
+		size_t max_len = 1 + rng() % 300, total = rng() % 5000;
+		int delim = rng() % 3 == 0 ? NONE : (int)(rng() % 256);
+		int64_t gap = 1000000, char_ns = rng() % 2 ? 0 : (int64_t)(rng() % 2000);
+		int64_t now = 1000000000;
+		uint8_t *in = malloc(total + 1), *buf = malloc(max_len);
+		struct reasm r;
+		struct sink s = { 0 };
+		size_t pos = 0;
+
+		assert_non_null(in);
+		assert_non_null(buf);
+		for (size_t i = 0; i < total; i++)
+			in[i] = (uint8_t)rng();
+		reasm_init(&r, buf, max_len, gap, char_ns, delim, sink_emit, &s);
+		while (pos < total) {
+			size_t n = rng() % 80;      /* 0 included */
+
+			if (n > total - pos)
+				n = total - pos;
+			if (n == 0) {
+				/* an empty read anywhere before the next one moves nothing */
+				int64_t t = now + (int64_t)(rng() % (uint64_t)gap);
+
+				reasm_feed(&r, NULL, 0, t, t + REAL_OFFSET);
+				continue;
+			}
+			now += (int64_t)(rng() % (uint64_t)gap);   /* below the gap */
+			reasm_feed(&r, in + pos, n, now, now + REAL_OFFSET);
+			pos += n;
+		}
+		reasm_flush(&r);
+		if (r.len != 0)
+			fail_msg("seed %" PRIu64 " round %d: %zu bytes left after flush",
+				 seed, round, r.len);
+		if (s.nbytes != total || (total > 0 && memcmp(s.bytes, in, total) != 0))
+			fail_msg("seed %" PRIu64 " round %d: packets do not add up to the input "
+				 "(%zu of %zu bytes)", seed, round, s.nbytes, total);
+		for (size_t i = 0; i < s.n; i++) {
+			const struct got *g = &s.pkts[i];
+			const uint8_t *d = s.bytes + g->off;
+			const char *why = NULL;
+
+			if (g->len == 0 || g->len > max_len)
+				why = "bad length";
+			else if (g->end == REASM_GAP)
+				why = "a GAP below the gap threshold";
+			else if (g->end == REASM_FLUSH && i != s.n - 1)
+				why = "FLUSH before the last packet";
+			else if (g->end == REASM_MAX && g->len != max_len)
+				why = "MAX shorter than max_len";
+			else if (g->end == REASM_DELIM && d[g->len - 1] != (uint8_t)delim)
+				why = "DELIM not ending with the delimiter";
+			else if (delim >= 0 && memchr(d, delim, g->len - 1) != NULL)
+				why = "a delimiter inside a packet";
+			else if (delim >= 0 && g->end != REASM_DELIM && d[g->len - 1] == (uint8_t)delim)
+				why = "a packet ending with the delimiter not marked DELIM";
+			else if (g->t_real != g->t_mono + REAL_OFFSET)
+				why = "t_real not shifted like t_mono";
+			else if (char_ns == 0 && i > 0 && g->t_mono < s.pkts[i - 1].t_mono)
+				why = "t_mono goes back";
+			if (why != NULL)
+				fail_msg("seed %" PRIu64 " round %d (max_len %zu delim %d char_ns %"
+					 PRId64 "): packet %zu of %zu bytes: %s", seed, round,
+					 max_len, delim, char_ns, i, g->len, why);
+		}
+		sink_free(&s);
+		free(buf);
+		free(in);
+	}
+}
+
+/* ---- character time and the automatic gap ---- */
+
+static void test_char_and_auto_gap(void **state)
+{
+	static const struct {
+		const char *name;
+		unsigned baud, bits;
+		int64_t char_ns, gap_ns;
+	} cases[] = {
+		{ "9600 8N1", 9600, 10, 1041667, 3646000 },
+		{ "115200 8N1", 115200, 10, 86806, 304000 },
+		/* 77e6 / 38400 = 2005.2 us -> 2006; 11e9 / 19200 = 572916.7 ns -> 572917 */
+		{ "19200 8E1", 19200, 11, 572917, 2006000 },
+		{ "1200 8E2, exact division", 1200, 12, 10000000, 35000000 },
+		{ "300 8N1", 300, 10, 33333334, 116667000 },
+		{ "4000000 5N1", 4000000, 7, 1750, 7000 },
+		{ "baud 0", 0, 10, 0, 0 },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		unsigned baud = cases[i].baud, bits = cases[i].bits;
+		int64_t cns = reasm_char_ns(baud, bits), gap = reasm_auto_gap_ns(baud, bits);
+
+		if (cns != cases[i].char_ns)
+			fail_msg("%s: char_ns %" PRId64 ", expected %" PRId64, cases[i].name, cns,
+				 cases[i].char_ns);
+		if (gap != cases[i].gap_ns)
+			fail_msg("%s: auto gap %" PRId64 " ns, expected %" PRId64, cases[i].name,
+				 gap, cases[i].gap_ns);
+		if (baud == 0)
+			continue;
+		/* whole microseconds, at least 3.5 characters and less than 1 us more */
+		if (gap % 1000 != 0 || gap * 2 * (int64_t)baud < 7LL * bits * 1000000000
+		    || (gap - 1000) * 2 * (int64_t)baud >= 7LL * bits * 1000000000)
+			fail_msg("%s: auto gap %" PRId64 " ns is not 3.5 characters rounded up to "
+				 "a microsecond", cases[i].name, gap);
+		/* a character time rounded up to a nanosecond */
+		if (cns * (int64_t)baud < (int64_t)bits * 1000000000
+		    || (cns - 1) * (int64_t)baud >= (int64_t)bits * 1000000000)
+			fail_msg("%s: char_ns %" PRId64 " is not rounded up", cases[i].name, cns);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_scripts),
+		cmocka_unit_test(test_pending_char_ns_date),
+		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_char_and_auto_gap),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
