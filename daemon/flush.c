@@ -27,6 +27,7 @@ static const char *ev_name(int64_t code)
 	case EV_OPEN: return "open";
 	case EV_CLOSE: return "close";
 	case EV_ERROR: return "error";
+	case EV_LATE: return "late-delivery";
 	default: return "unknown";
 	}
 }

@@ -20,6 +20,7 @@ enum ev_code {
 	EV_OPEN,        /* data: "device=... driver=... baud=... format=... flow=..." */
 	EV_CLOSE,       /* b: errno (0 = stopped), data: "reason=..." */
 	EV_ERROR,       /* b: errno, data: "op=... device=..." */
+	EV_LATE,        /* the kernel handed bytes over late; data: "wait_us=... bytes=..." */
 };
 
 /*

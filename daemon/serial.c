@@ -103,32 +103,71 @@ static void port_lost(struct serial_port *p, int err, const char *reason)
 }
 
 /*
- * Reads what the tty holds. A read that finds the line discipline empty first
- * waits for the tty's flip-buffer worker (n_tty_read calls tty_buffer_flush_work),
- * so this also picks up bytes the kernel has received but not yet handed on: on
- * a busy machine that worker, a SCHED_OTHER kernel thread, can be milliseconds
- * late. Bytes are fed as arriving at (t_mono, t_real). Returns false when the
- * port was lost.
+ * One read of what the tty holds. A read that finds the line discipline empty
+ * first waits for the tty's flip-buffer worker (n_tty_read calls
+ * tty_buffer_flush_work), so this also gets bytes the kernel has received but
+ * not yet handed on: on a busy machine that worker, a SCHED_OTHER kernel
+ * thread, can be milliseconds late. Returns the byte count, 0 when there is
+ * nothing, or -1 when the port was lost (closed and reported).
  */
-static bool read_pending(struct serial_port *p, int64_t t_mono, int64_t t_real, bool all)
+static ssize_t port_read(struct serial_port *p)
 {
-	do {
-		ssize_t n = read(p->drv.fd, p->rbuf, sizeof(p->rbuf));
+	ssize_t n = read(p->drv.fd, p->rbuf, sizeof(p->rbuf));
 
-		if (n > 0) {
-			reasm_feed(&p->reasm, p->rbuf, (size_t)n, t_mono, t_real);
-			continue;
-		}
-		if (n == 0) {
-			port_lost(p, 0, "hangup");
-			return false;
-		}
-		if (errno == EAGAIN || errno == EINTR)
-			return true;
-		port_lost(p, errno, errno == EIO ? "hangup" : "error");
-		return false;
-	} while (all);
-	return true;
+	if (n > 0)
+		return n;
+	if (n == 0) {
+		port_lost(p, 0, "hangup");
+		return -1;
+	}
+	if (errno == EAGAIN || errno == EINTR)
+		return 0;
+	port_lost(p, errno, errno == EIO ? "hangup" : "error");
+	return -1;
+}
+
+/*
+ * Bytes reached us so late that the gap before them cannot be judged: the
+ * kernel held them (the read waited `late` ns for its worker), or this thread
+ * woke `late` ns after the packet's gap deadline (the CPU was taken from it).
+ * Say so in an EV line, dated at the start of the packet in progress so that
+ * the source's lines stay in time order; the packet boundary next to it may be
+ * wrong. Rare, so formatting here is acceptable.
+ */
+static void report_late(struct serial_port *p, int64_t first_mono, int64_t first_real,
+			int64_t late, ssize_t bytes)
+{
+	struct rec ev = { .kind = REC_EV, .t_mono = first_mono, .t_real = first_real,
+			  .a = EV_LATE };
+	char text[64];
+	int len = snprintf(text, sizeof(text), "wait_us=%lld bytes=%zd",
+			   (long long)(late / 1000), bytes);
+
+	(void)source_push(&p->src, &ev, text, (uint32_t)len);
+}
+
+/*
+ * The gap of the packet in progress seems to have passed: make sure no byte of
+ * it is still in the kernel. What this read returns arrived before the
+ * deadline, so it is dated just inside the gap and continues the packet (a byte
+ * that arrived in the microseconds since the wake-up is joined too: that window
+ * is the price). If the read had to wait for the kernel's worker, the bytes may
+ * straddle a gap nobody can see any more; say so, dated at the packet's start
+ * so that the source's lines stay in time order.
+ */
+static void at_deadline(struct serial_port *p, int64_t deadline, int64_t now_mono,
+			int64_t now_real)
+{
+	int64_t first_mono = p->reasm.first_mono, first_real = p->reasm.first_real;
+	ssize_t n = port_read(p);
+	int64_t waited = mono_ns() - now_mono;
+
+	if (n <= 0)
+		return;
+	if (waited > p->gap_ns / 4)
+		report_late(p, first_mono, first_real, waited, n);
+	reasm_feed(&p->reasm, p->rbuf, (size_t)n, deadline - 1,
+		   now_real - (now_mono - deadline + 1));
 }
 
 /* Waits until the stop fd fires or `timeout` (NULL: forever) passes; true = stop. */
@@ -171,24 +210,30 @@ static void *serial_thread(void *arg)
 		if (pfd[1].revents != 0)
 			break;
 		if (pfd[0].revents != 0) {
-			if (!read_pending(p, now_mono, now_real, false))
+			int64_t first_mono = p->reasm.first_mono, first_real = p->reasm.first_real;
+			ssize_t n = port_read(p);
+
+			if (n < 0)
 				continue;
+			/* woken well after the deadline: were these bytes before or after it? */
+			if (n > 0 && deadline != INT64_MAX && now_mono - deadline > p->gap_ns / 4)
+				report_late(p, first_mono, first_real, now_mono - deadline, n);
+			reasm_feed(&p->reasm, p->rbuf, (size_t)n, now_mono, now_real);
 		} else if (now_mono >= deadline) {
-			/*
-			 * The gap seems to have passed; make sure no byte of the packet
-			 * is still in the kernel. What comes now arrived before the
-			 * deadline, so it is dated just inside the gap and continues the
-			 * packet (a byte that arrived in the microseconds since the
-			 * wake-up would be joined too: that window is the price).
-			 */
-			if (!read_pending(p, deadline - 1, now_real - (now_mono - deadline + 1), false))
+			at_deadline(p, deadline, now_mono, now_real);
+			if (p->drv.fd < 0)
 				continue;
 		}
 		reasm_expire(&p->reasm, now_mono);
 	}
 	/* Stop: what the kernel holds was sent before the stop; take it all. */
-	if (p->drv.fd >= 0 && read_pending(p, mono_ns(), real_ns(), true))
-		reasm_flush(&p->reasm);
+	while (p->drv.fd >= 0) {
+		ssize_t n = port_read(p);
+
+		if (n <= 0)
+			break;
+		reasm_feed(&p->reasm, p->rbuf, (size_t)n, mono_ns(), real_ns());
+	}
 	if (p->drv.fd >= 0)
 		port_lost(p, 0, "stop");
 	return NULL;

@@ -55,8 +55,8 @@ static struct sim_cfg traffic(uint64_t s, unsigned packets)
 {
 	return (struct sim_cfg){
 		.kind = SIM_BINARY, .packets = packets, .min_len = 1, .max_len = 512,
-		.max_frags = 4, .intra_gap_max_us = 400, .inter_gap_min_us = 9000,
-		.inter_gap_max_us = 11000, .gap_us = GAP_US, .seed = s,
+		.max_frags = 4, .intra_gap_max_us = 400, .inter_gap_min_us = 10000,
+		.inter_gap_max_us = 12000, .gap_us = GAP_US, .seed = s,
 	};
 }
 
@@ -104,7 +104,7 @@ static void start_daemon(struct e2e_daemon *d, const char *dir, const char *conf
 
 struct stats {
 	int64_t *err;               /* log time - send time of the first byte, ns */
-	size_t nerr, unclean, packets, late_splits;
+	size_t nerr, unclean, packets, late;
 };
 
 /*
@@ -135,6 +135,57 @@ static bool split_explained(const struct e2e_log *log, const struct sim_packet *
 			return false;
 	}
 	return true;
+}
+
+/*
+ * Did the daemon report a late delivery on this port (EV late-delivery: the
+ * kernel held bytes, or the reader woke after a gap deadline) within 100 ms of
+ * packet k? Then its boundaries could not be judged, and the daemon said so.
+ */
+static bool late_reported(const struct e2e_log *log, const char *src, const struct sim_packet *k)
+{
+	int64_t from = k->t_first_real - 100000000, to = k->frag_real[k->nfrag - 1] + 100000000;
+
+	for (size_t i = 0; i < log->n; i++)
+		if (log->line[i].t >= from && log->line[i].t <= to
+		    && strcmp(log->line[i].src, src) == 0
+		    && strstr(log->line[i].text, " EV late-delivery ") != NULL)
+			return true;
+	return false;
+}
+
+/*
+ * Packet k was merged with a neighbour into RX line c. Without a late-delivery
+ * report, that is right only if the line's first byte itself reached the daemon
+ * so late that the pause at the hidden boundary was used up: then bytes of both
+ * packets were handed over together. The line may begin inside a packet (its
+ * tail, split off by an earlier late delivery); its lateness is measured from
+ * the write that began there.
+ */
+static bool merge_explained(const struct e2e_log *log, const struct sim_port *p, size_t k,
+			    const size_t *starts, const size_t *idx, size_t c)
+{
+	const struct sim_packet *pk = p->pkt;
+	int64_t gap = (int64_t)GAP_US * 1000, pause, late;
+	size_t m = k;
+	unsigned f = 0;
+
+	while (m > 0 && pk[m].off > starts[c])
+		m--;
+	while (f < pk[m].nfrag && pk[m].off + pk[m].frag_off[f] != starts[c])
+		f++;
+	if (f == pk[m].nfrag)
+		return false;   /* the line begins inside a write: no delivery explains that */
+	late = log->line[idx[c]].t - pk[m].frag_real[f];
+	if (starts[c] < pk[k].off)
+		pause = pk[k].t_first_mono - pk[k - 1].t_last_mono;     /* boundary before k */
+	else if (k + 1 < p->npkt)
+		pause = pk[k + 1].t_first_mono - pk[k].t_last_mono;     /* boundary after k */
+	else
+		return false;
+	printf("# merge at packet %zu: pause %.0f us, line delivered %.0f us late\n", k,
+	       (double)pause / 1e3, (double)late / 1e3);
+	return late > pause - gap;
 }
 
 /*
@@ -169,15 +220,31 @@ static void check_port(const struct e2e_log *log, const struct sim_port *p, size
 			st->unclean++;
 			continue;
 		}
-		if (j < nlines && starts[j] == k->off && starts[j + 1] - starts[j] < k->len
-		    && starts[j + 1] - starts[j] > 0 && split_explained(log, k, starts, idx, nlines, j)) {
-			st->late_splits++;
-			continue;
-		}
-		if (j >= nlines || starts[j] != k->off || starts[j + 1] - starts[j] != k->len)
+		if (j >= nlines || starts[j] != k->off || starts[j + 1] - starts[j] != k->len) {
+			/* the line that holds the packet's first byte */
+			size_t c = j < nlines && starts[j] == k->off ? j : j - 1;
+			bool split = starts[c] == k->off && starts[c + 1] - starts[c] < k->len;
+
+			if ((split && split_explained(log, k, starts, idx, nlines, c))
+			    || (!split && merge_explained(log, p, i, starts, idx, c))
+			    || late_reported(log, p->name, k)) {
+				st->late++;
+				continue;
+			}
+			for (unsigned f = 0; f < k->nfrag; f++)
+				printf("# packet %zu write %u: at %u, pause %.0f us, sent %.6f\n", i, f,
+				       k->frag_off[f], (double)k->frag_pause[f] / 1e3,
+				       (double)k->frag_real[f] / 1e9);
+			if (i > 0)
+				printf("# previous packet ended %.0f us before\n",
+				       (double)(k->t_first_mono - p->pkt[i - 1].t_last_mono) / 1e3);
+			for (size_t l = c > 2 ? idx[c - 2] : 0; l < log->n && l <= idx[c + 1 < nlines ? c + 1 : c] + 2; l++)
+				if (strcmp(log->line[l].src, p->name) == 0)
+					printf("# log %.6f %.60s\n", (double)log->line[l].t / 1e9, log->line[l].text + 30);
 			fail_msg("%s: packet %zu (%u bytes at offset %u) is not one RX line "
-				 "(line starts at %zu, %zu bytes)", p->name, i, k->len, k->off,
-				 j < nlines ? starts[j] : 0, j < nlines ? starts[j + 1] - starts[j] : 0);
+				 "(line starts at %zu, %zu bytes), and no late delivery explains it",
+				 p->name, i, k->len, k->off, starts[c], starts[c + 1] - starts[c]);
+		}
 		st->err[st->nerr++] = log->line[idx[j]].t - k->t_first_real;
 	}
 	st->packets += npkt;
@@ -193,9 +260,9 @@ static void report(const char *what, struct stats *st)
 	double max = (double)e2e_pct(st->err, st->nerr, 100) / 1000.0;
 	double min = (double)e2e_pct(st->err, st->nerr, 0) / 1000.0;
 
-	printf("# %s: %zu packets, %zu with unclean timing at the simulator, %zu split by a "
+	printf("# %s: %zu packets, %zu with unclean timing at the simulator, %zu cut wrong by a "
 	       "proven late delivery; timestamp error us: min %.1f p50 %.1f p99 %.1f max %.1f\n",
-	       what, st->packets, st->unclean, st->late_splits, min, p50, p99, max);
+	       what, st->packets, st->unclean, st->late, min, p50, p99, max);
 	/* the sim could not keep its own pauses for more than 10%: the run proves little */
 	assert_true(st->unclean * 10 <= st->packets);
 }
