@@ -19,6 +19,7 @@
 #include "rec.h"
 #include "ring.h"
 #include "source.h"
+#include "testutil.h"
 
 #ifdef HAVE_CK
 #include <ck_ring.h>
@@ -32,15 +33,6 @@ CK_RING_PROTOTYPE(rec, rec)
 #define BIG_LEN 200u
 #define SMALL_LEN 64u
 #define FLUSH_RECORDS (1u << 18)    /* lines per flusher run */
-
-static void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
 
 static double now_s(void)
 {
@@ -84,7 +76,7 @@ static void wait_go(struct ring_run *b)
 {
 	atomic_fetch_add(&b->ready, 1);
 	while (!atomic_load_explicit(&b->go, memory_order_acquire))
-		cpu_relax();
+		tu_relax();
 }
 
 static void *ours_producer(void *arg)
@@ -101,7 +93,7 @@ static void *ours_producer(void *arg)
 	for (uint32_t k = 0; k < b->n; k++) {
 		head.t_mono = k;
 		while (!ring_reserve(&s->ring, slots))
-			cpu_relax();
+			tu_relax();
 		(void)source_push(s, &head, payload, b->len);  /* cannot drop: room reserved */
 	}
 	return NULL;
@@ -121,7 +113,7 @@ static void *ours_consumer(void *arg)
 		uint32_t ready = ring_ready(r), slots;
 
 		if (ready == 0) {
-			cpu_relax();
+			tu_relax();
 			continue;
 		}
 		/* like the flusher: read the head in place, rejoin a longer payload */
@@ -168,7 +160,7 @@ static void *ck_producer(void *arg)
 			memcpy(e[1].raw, payload + REC_HEAD_DATA, b->len - REC_HEAD_DATA);
 		for (uint32_t i = 0; i < slots; i++)
 			while (!ck_ring_enqueue_spsc_rec(&b->ck, b->ck_buf, &e[i].rec))
-				cpu_relax();
+				tu_relax();
 	}
 	return NULL;
 }
@@ -185,13 +177,13 @@ static void *ck_consumer(void *arg)
 		uint32_t slots;
 
 		while (!ck_ring_dequeue_spsc_rec(&b->ck, b->ck_buf, &e[0].rec))
-			cpu_relax();
+			tu_relax();
 		if (e[0].rec.seq != k || e[0].rec.t_mono != k || e[0].rec.len != b->len)
 			b->bad++;
 		slots = rec_slots(e[0].rec.len);
 		for (uint32_t i = 1; i < slots; i++)
 			while (!ck_ring_dequeue_spsc_rec(&b->ck, b->ck_buf, &e[1].rec))
-				cpu_relax();
+				tu_relax();
 		b->sum += slots > 1 ? e[1].raw[b->len - REC_HEAD_DATA - 1] : e[0].rec.data[0];
 	}
 	b->t1 = now_s();
@@ -234,7 +226,7 @@ static double ring_once(enum impl impl, uint32_t n, uint32_t len, uint64_t *bad)
 		goto out;
 	}
 	while (atomic_load(&b->ready) < 2)
-		cpu_relax();
+		tu_relax();
 	atomic_store_explicit(&b->go, true, memory_order_release);
 	pthread_join(tp, NULL);
 	pthread_join(tc, NULL);

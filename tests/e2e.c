@@ -15,6 +15,14 @@
 
 #include "e2e.h"
 
+/* The daemon under test: $PORTLOGD_BIN (an installed binary), or this build's. */
+static const char *daemon_bin(void)
+{
+	const char *bin = getenv("PORTLOGD_BIN");
+
+	return bin != NULL && *bin != '\0' ? bin : PORTLOGD_BIN;
+}
+
 static int64_t mono(void)
 {
 	struct timespec ts;
@@ -66,7 +74,7 @@ int e2e_start(struct e2e_daemon *d, const char *dir, const char *conf)
 		if (fd >= 0)
 			dup2(fd, 2);
 		setenv("NOTIFY_SOCKET", d->notify_path, 1);
-		execl(PORTLOGD_BIN, "portlogd", "-f", "-c", conf, (char *)NULL);
+		execl(daemon_bin(), "portlogd", "-f", "-c", conf, (char *)NULL);
 		_exit(127);
 	}
 	return 0;
@@ -144,7 +152,7 @@ int e2e_run(const char *const *argv, char *err, size_t errlen)
 		dup2(pipefd[1], 1);
 		close(pipefd[0]);
 		unsetenv("NOTIFY_SOCKET");
-		execv(PORTLOGD_BIN, (char *const *)argv);
+		execv(daemon_bin(), (char *const *)argv);
 		_exit(127);
 	}
 	close(pipefd[1]);

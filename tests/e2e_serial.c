@@ -17,6 +17,7 @@
 
 #include "e2e.h"
 #include "sim/sim.h"
+#include "testutil.h"
 
 /*
  * The gap threshold and the pauses of the traffic. A pty hands bytes to the
@@ -32,15 +33,6 @@ static unsigned env_uint(const char *name, unsigned def)
 	const char *v = getenv(name);
 
 	return v != NULL && *v != '\0' ? (unsigned)strtoul(v, NULL, 10) : def;
-}
-
-static uint64_t seed(void)
-{
-	const char *v = getenv("PORTLOGD_SEED");
-	uint64_t s = v != NULL ? strtoull(v, NULL, 0) : (uint64_t)time(NULL);
-
-	printf("# seed %llu (set PORTLOGD_SEED to repeat)\n", (unsigned long long)s);
-	return s;
 }
 
 static int64_t mono(void)
@@ -276,7 +268,7 @@ static void four_ports(void **state)
 	struct e2e_log log = { 0 };
 	struct stats st = { .err = calloc((size_t)N * packets, sizeof(int64_t)) };
 	char dir[256], conf[300], path[300];
-	struct sim_cfg cfg = traffic(seed(), packets);
+	struct sim_cfg cfg = traffic(tu_seed("e2e_serial"), packets);
 	int64_t elapsed;
 	int status;
 
@@ -360,7 +352,7 @@ static void sighup_rotation(void **state)
 	open_ports(p, N, dir);
 	write_conf(dir, N, "", conf, sizeof(conf));
 	start_daemon(&d, dir, conf, p, N);
-	b = (struct bg){ .p = p, .n = N, .cfg = traffic(seed(), packets) };
+	b = (struct bg){ .p = p, .n = N, .cfg = traffic(tu_seed("e2e_serial"), packets) };
 	assert_int_equal(pthread_create(&b.t, NULL, bg_run, &b), 0);
 	snprintf(path, sizeof(path), "%s/portlogd.log", dir);
 	for (unsigned r = 1; r <= ROT; r++) {
@@ -406,7 +398,7 @@ static void sigterm_during_traffic(void **state)
 	open_ports(p, N, dir);
 	write_conf(dir, N, "", conf, sizeof(conf));
 	start_daemon(&d, dir, conf, p, N);
-	b = (struct bg){ .p = p, .n = N, .cfg = traffic(seed(), 0) };
+	b = (struct bg){ .p = p, .n = N, .cfg = traffic(tu_seed("e2e_serial"), 0) };
 	assert_int_equal(pthread_create(&b.t, NULL, bg_run, &b), 0);
 	wait_done(p, N, 300);
 	cut = mono();

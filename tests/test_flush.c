@@ -19,19 +19,12 @@
 #include "flush.h"
 #include "rec.h"
 #include "source.h"
+#include "testutil.h"
 
 #define T_REAL_BASE 1763764867000000000LL
 
 static uint64_t seed;
 static const uint8_t filler[4096];     /* payload of records that are dropped */
-
-static uint64_t splitmix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15u;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
-	return x ^ (x >> 31);
-}
 
 /* ---- fixture: a temporary directory, a config, sources and a flusher ---- */
 
@@ -382,7 +375,7 @@ static void test_merge_random_interleaving(void **state)
 {
 	enum { N = 3000 };
 	struct fx *fx = *state;
-	uint64_t rng = splitmix(seed ^ 0x3e26e);
+	uint64_t rng = tu_mix(seed ^ 0x3e26e);
 	unsigned char who[N];
 	unsigned next[2] = { 0, 0 }, got[2] = { 0, 0 };
 	uint32_t slots = 0;
@@ -397,7 +390,7 @@ static void test_merge_random_interleaving(void **state)
 		char label[200];
 		uint32_t len;
 
-		rng = splitmix(rng);
+		rng = tu_mix(rng);
 		who[i] = (unsigned char)(rng & 1);
 		len = (uint32_t)snprintf(label, sizeof(label), "%c%04u", "ab"[who[i]], next[who[i]]);
 		if ((rng >> 8) % 4 == 0) {
@@ -432,14 +425,14 @@ static void test_merge_random_interleaving(void **state)
 static void test_rx_multislot_rejoined(void **state)
 {
 	struct fx *fx = *state;
-	uint64_t rng = splitmix(seed ^ 0x4096);
+	uint64_t rng = tu_mix(seed ^ 0x4096);
 	uint8_t big[4096], mid[81];
 	struct lines l;
 
 	fx_sources(fx, 1, 256);
 	fx_init(fx);
 	for (size_t i = 0; i < sizeof(big); i++)
-		big[i] = (uint8_t)((rng = splitmix(rng)) >> 56);
+		big[i] = (uint8_t)((rng = tu_mix(rng)) >> 56);
 	for (size_t i = 0; i < sizeof(mid); i++)
 		mid[i] = (uint8_t)(' ' + i);
 	assert_true(push(&fx->src[0], 1, "abc", 3));
@@ -765,7 +758,6 @@ static void test_init_too_many_sources(void **state)
 
 int main(void)
 {
-	const char *e = getenv("PORTLOGD_SEED");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_merge_keeps_source_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_random_interleaving, setup, teardown),
@@ -780,15 +772,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_init_too_many_sources, setup, teardown),
 	};
 
-	if (e != NULL && *e != '\0') {
-		seed = strtoull(e, NULL, 0);
-	} else {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		seed = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	}
-	printf("test_flush: seed %" PRIu64 " (PORTLOGD_SEED=%" PRIu64 " repeats it)\n", seed, seed);
-	fflush(stdout);
+	seed = tu_seed("test_flush");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

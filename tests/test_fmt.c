@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "fmt.h"
+#include "testutil.h"
 
 #define T2026 1795300867123456789LL      /* 2026-11-21T22:41:07.123456789Z */
 #define ISO2026 "2026-11-21T22:41:07.123456789Z"
@@ -315,23 +316,7 @@ static uint64_t rng_state;
 
 static uint64_t rng(void)
 {
-	/* splitmix64: reproducible from the printed seed on any libc */
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static uint64_t test_seed(void)
-{
-	const char *env = getenv("PORTLOGD_TEST_SEED");
-	struct timespec ts;
-
-	if (env != NULL && *env != '\0')
-		return strtoull(env, NULL, 0);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return tu_rand(&rng_state);
 }
 
 static int hexval(char c)
@@ -385,7 +370,7 @@ static void test_rx_random(void **state)
 	static const enum conf_payload payloads[] = {
 		CONF_PAYLOAD_HEX, CONF_PAYLOAD_TEXT, CONF_PAYLOAD_BOTH,
 	};
-	uint64_t seed = test_seed();
+	uint64_t seed = tu_seed("test_fmt");
 	uint8_t *data = malloc(4096), *back = malloc(4096);
 	char *out = malloc(fmt_rx_max(4096) + GUARD);
 
@@ -393,7 +378,6 @@ static void test_rx_random(void **state)
 	assert_non_null(data);
 	assert_non_null(back);
 	assert_non_null(out);
-	print_message("test_rx_random seed %" PRIu64 " (set PORTLOGD_TEST_SEED to repeat)\n", seed);
 	rng_state = seed;
 	for (int iter = 0; iter < 2000; iter++) {
 		/* 1..4096: the reassembler never emits an empty packet (see the report on

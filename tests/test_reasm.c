@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "reasm.h"
+#include "testutil.h"
 
 /* CLOCK_REALTIME is fed as CLOCK_MONOTONIC + REAL_OFFSET, so a packet's t_real
  * must be its t_mono + REAL_OFFSET: both are shifted back by the same amount. */
@@ -360,31 +361,14 @@ static uint64_t rng_state;
 
 static uint64_t rng(void)
 {
-	/* splitmix64: reproducible from the printed seed on any libc */
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static uint64_t test_seed(void)
-{
-	const char *env = getenv("PORTLOGD_TEST_SEED");
-	struct timespec ts;
-
-	if (env != NULL && *env != '\0')
-		return strtoull(env, NULL, 0);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return tu_rand(&rng_state);
 }
 
 static void test_garbage(void **state)
 {
-	uint64_t seed = test_seed();
+	uint64_t seed = tu_seed("test_reasm");
 
 	(void)state;
-	print_message("test_garbage seed %" PRIu64 " (set PORTLOGD_TEST_SEED to repeat)\n", seed);
 	rng_state = seed;
 	for (int round = 0; round < 200; round++) {
 		size_t max_len = 1 + rng() % 300, total = rng() % 5000;

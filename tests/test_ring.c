@@ -18,6 +18,7 @@
 #include "rec.h"
 #include "ring.h"
 #include "source.h"
+#include "testutil.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define UNDER_TSAN 1
@@ -43,29 +44,12 @@
 static uint64_t seed;
 static uint8_t pattern[PATTERN_SPAN + STRESS_MAX_LEN];
 
-static uint64_t splitmix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15u;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
-	return x ^ (x >> 31);
-}
-
-static void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
 /* Waits a little: spins, and now and then gives the CPU away, because on a busy
  * machine the other side may be the one waiting for it. */
 static void backoff(unsigned *spins)
 {
 	if (++*spins < 64) {
-		cpu_relax();
+		tu_relax();
 	} else {
 		*spins = 0;
 		sched_yield();
@@ -85,7 +69,7 @@ static void move_indices(struct ring *r, uint32_t v)
 
 static uint32_t stress_len(uint64_t k)
 {
-	uint64_t h = splitmix(seed ^ (k * 0x2545f4914f6cdd1du));
+	uint64_t h = tu_mix(seed ^ (k * 0x2545f4914f6cdd1du));
 
 	/* half short (0..2 head slots' worth), half anywhere in 0..4096 */
 	if (h & 1)
@@ -95,7 +79,7 @@ static uint32_t stress_len(uint64_t k)
 
 static const uint8_t *stress_data(uint64_t k)
 {
-	return pattern + splitmix(seed + k) % PATTERN_SPAN;
+	return pattern + tu_mix(seed + k) % PATTERN_SPAN;
 }
 
 static int64_t stress_t_mono(uint64_t k)
@@ -266,7 +250,7 @@ static void *stress_consumer(void *arg)
 {
 	struct stress *st = arg;
 	struct ring *r = &st->src.ring;
-	uint64_t rng = splitmix(seed ^ 0xc0ffee), until_stall = 0;
+	uint64_t rng = tu_mix(seed ^ 0xc0ffee), until_stall = 0;
 	unsigned spins = 0;
 	uint8_t *pkt = malloc(STRESS_MAX_LEN);
 
@@ -275,7 +259,7 @@ static void *stress_consumer(void *arg)
 		return NULL;
 	}
 	if (st->mode == STRESS_SLOW)
-		until_stall = 1 + (rng = splitmix(rng)) % 2048;
+		until_stall = 1 + (rng = tu_mix(rng)) % 2048;
 	for (;;) {
 		uint32_t ready = ring_ready(r);
 		const struct rec *h;
@@ -297,7 +281,7 @@ static void *stress_consumer(void *arg)
 		ring_release(r, rec_slots(h->len));     /* h is the producer's again */
 		if (st->mode == STRESS_SLOW && !drop && --until_stall == 0) {
 			stress_stall(st);
-			until_stall = 1 + (rng = splitmix(rng)) % 2048;
+			until_stall = 1 + (rng = tu_mix(rng)) % 2048;
 		}
 	}
 	free(pkt);
@@ -501,7 +485,7 @@ static void test_full_and_empty_edges(void **state)
 static void test_index_wraparound(void **state)
 {
 	const uint32_t start = UINT32_MAX - 20;
-	uint64_t rng = splitmix(seed ^ 0x5eed);
+	uint64_t rng = tu_mix(seed ^ 0x5eed);
 	uint32_t pushed = 0;
 	struct ring r;
 
@@ -509,8 +493,8 @@ static void test_index_wraparound(void **state)
 	assert_int_equal(ring_create(&r, 16), 0);
 	move_indices(&r, start);
 	for (int round = 0; round < 1000; round++) {
-		uint32_t n1 = 1 + (uint32_t)((rng = splitmix(rng)) % 5);
-		uint32_t n2 = 1 + (uint32_t)((rng = splitmix(rng)) % 5);
+		uint32_t n1 = 1 + (uint32_t)((rng = tu_mix(rng)) % 5);
+		uint32_t n2 = 1 + (uint32_t)((rng = tu_mix(rng)) % 5);
 		uint8_t tag = (uint8_t)(round * 11);
 
 		/* two records in flight, so the ring holds data across the wrap */
@@ -721,7 +705,6 @@ static void test_source_push_drop_accounting(void **state)
 
 int main(void)
 {
-	const char *e = getenv("PORTLOGD_SEED");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_create_rejects_non_powers_of_two),
 		cmocka_unit_test(test_rec_slots),
@@ -736,16 +719,8 @@ int main(void)
 	};
 	uint64_t rng;
 
-	if (e != NULL && *e != '\0') {
-		seed = strtoull(e, NULL, 0);
-	} else {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		seed = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	}
-	printf("test_ring: seed %" PRIu64 " (PORTLOGD_SEED=%" PRIu64 " repeats it), "
-	       "%" PRIu64 " records per stress run%s\n", seed, seed, stress_records(),
+	seed = tu_seed("test_ring");
+	printf("# %" PRIu64 " records per stress run%s\n", stress_records(),
 #ifdef UNDER_TSAN
 	       getenv("PORTLOGD_STRESS_RECORDS") ? "" : " (fewer under ThreadSanitizer)"
 #else
@@ -753,8 +728,8 @@ int main(void)
 #endif
 	       );
 	fflush(stdout);
-	rng = splitmix(seed);
+	rng = tu_mix(seed);
 	for (size_t i = 0; i < sizeof(pattern); i++)
-		pattern[i] = (uint8_t)((rng = splitmix(rng)) >> 56);
+		pattern[i] = (uint8_t)((rng = tu_mix(rng)) >> 56);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "sim.h"
+#include "testutil.h"
 
 static int64_t now_ns(clockid_t id)
 {
@@ -22,21 +23,11 @@ static int64_t now_ns(clockid_t id)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* splitmix64: small, fast, and the same sequence everywhere for a seed */
-uint64_t sim_rand(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static unsigned uniform(uint64_t *rng, unsigned lo, unsigned hi)
 {
 	if (hi <= lo)
 		return lo;
-	return lo + (unsigned)(sim_rand(rng) % (hi - lo + 1));
+	return lo + (unsigned)(tu_rand(rng) % (hi - lo + 1));
 }
 
 int sim_port_open(struct sim_port *p, const char *name, const char *link)
@@ -133,7 +124,7 @@ static unsigned make_nmea(struct sim_port *p, uint8_t *out)
 
 	len = snprintf(body, sizeof(body), "%s,%02u%02u%02u.%02u,4807.%03u,N,01131.%03u,E,1,08,0.9,545.4,M",
 		       talkers[n % 4], n / 360000 % 24, n / 6000 % 60, n / 100 % 60, n % 100,
-		       (unsigned)(sim_rand(&p->rng) % 1000), (unsigned)(sim_rand(&p->rng) % 1000));
+		       (unsigned)(tu_rand(&p->rng) % 1000), (unsigned)(tu_rand(&p->rng) % 1000));
 	for (int i = 0; i < len; i++)
 		cs ^= (uint8_t)body[i];
 	return (unsigned)sprintf((char *)out, "$%s*%02X\r\n", body, cs);
@@ -198,7 +189,7 @@ int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg)
 		} else {
 			len = uniform(&p->rng, cfg->min_len, cfg->max_len);
 			for (unsigned i = 0; i < len; i++)
-				buf[i] = (uint8_t)sim_rand(&p->rng);
+				buf[i] = (uint8_t)tu_rand(&p->rng);
 		}
 		pk = &p->pkt[p->npkt];
 		*pk = (struct sim_packet){ .off = (uint32_t)p->data_len, .len = len };

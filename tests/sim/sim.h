@@ -58,8 +58,6 @@ struct sim_port {
 	int error;                  /* errno of a failed write, 0 if none */
 };
 
-uint64_t sim_rand(uint64_t *state);
-
 /* Creates the pty and the symlink `link` to its slave. Returns 0 or -errno. */
 int sim_port_open(struct sim_port *p, const char *name, const char *link);
 void sim_port_close(struct sim_port *p);

@@ -1,0 +1,52 @@
+/* testutil.c - shared by the tests and the simulator: reproducible randomness, spin-waits. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "testutil.h"
+
+#define GOLDEN 0x9e3779b97f4a7c15ULL
+
+uint64_t tu_mix(uint64_t x)
+{
+	x += GOLDEN;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+uint64_t tu_rand(uint64_t *state)
+{
+	uint64_t z = tu_mix(*state);
+
+	*state += GOLDEN;
+	return z;
+}
+
+uint64_t tu_seed(const char *who)
+{
+	const char *e = getenv("PORTLOGD_SEED");
+	uint64_t seed;
+
+	if (e != NULL && *e != '\0') {
+		seed = strtoull(e, NULL, 0);
+	} else {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		seed = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
+	printf("# %s: seed %" PRIu64 " (PORTLOGD_SEED=%" PRIu64 " repeats it)\n", who, seed, seed);
+	fflush(stdout);
+	return seed;
+}
+
+void tu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}

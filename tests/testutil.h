@@ -1,0 +1,19 @@
+/* testutil.h - shared by the tests and the simulator: reproducible randomness, spin-waits. */
+#ifndef PORTLOGD_TESTUTIL_H
+#define PORTLOGD_TESTUTIL_H
+
+#include <stdint.h>
+
+/* splitmix64 of x: the same numbers from a printed seed on any libc. */
+uint64_t tu_mix(uint64_t x);
+
+/* The next number of the sequence in *state. */
+uint64_t tu_rand(uint64_t *state);
+
+/* The run's seed: $PORTLOGD_SEED, or the clock. Printed as "# WHO: seed N ...". */
+uint64_t tu_seed(const char *who);
+
+/* One pause of a spin-wait. */
+void tu_relax(void);
+
+#endif
