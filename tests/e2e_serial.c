@@ -259,40 +259,70 @@ static void report(const char *what, struct stats *st)
 	assert_true(st->unclean * 10 <= st->packets);
 }
 
+/* One end-to-end run: a directory, n simulated ports, their config, the daemon. */
+struct run {
+	char dir[256], conf[300], path[300];
+	struct sim_port *p;
+	unsigned n;
+	struct e2e_daemon d;
+	struct e2e_log log;
+	struct stats st;
+};
+
+static void begin(struct run *r, struct sim_port *p, unsigned n, const char *logger_extra,
+		  size_t max_packets)
+{
+	memset(r, 0, sizeof(*r));
+	r->p = p;
+	r->n = n;
+	r->st.err = calloc(max_packets, sizeof(int64_t));
+	e2e_tmpdir(r->dir, sizeof(r->dir));
+	snprintf(r->path, sizeof(r->path), "%s/portlogd.log", r->dir);
+	open_ports(p, n, r->dir);
+	write_conf(r->dir, n, logger_extra, r->conf, sizeof(r->conf));
+	start_daemon(&r->d, r->dir, r->conf, p, n);
+}
+
+/* Stops the daemon with SIGTERM; it must exit 0. Returns the time it took. */
+static int64_t stop(struct run *r)
+{
+	int64_t elapsed = 0;
+	int status = e2e_stop(&r->d, SIGTERM, 10000, &elapsed);
+
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return elapsed;
+}
+
+static void end(struct run *r)
+{
+	for (unsigned i = 0; i < r->n; i++)
+		sim_port_close(&r->p[i]);
+	e2e_free_log(&r->log);
+	free(r->st.err);
+}
+
 static void four_ports(void **state)
 {
 	enum { N = 4 };
 	unsigned packets = env_uint("PORTLOGD_E2E_PACKETS", 10000);
 	struct sim_port p[N];
-	struct e2e_daemon d;
-	struct e2e_log log = { 0 };
-	struct stats st = { .err = calloc((size_t)N * packets, sizeof(int64_t)) };
-	char dir[256], conf[300], path[300];
-	struct sim_cfg cfg = traffic(tu_seed("e2e_serial"), packets);
-	int64_t elapsed;
-	int status;
+	struct run r;
+	struct sim_cfg cfg;
 
 	(void)state;
-	e2e_tmpdir(dir, sizeof(dir));
-	open_ports(p, N, dir);
-	write_conf(dir, N, "timestamp = epoch", conf, sizeof(conf));
-	start_daemon(&d, dir, conf, p, N);
+	begin(&r, p, N, "timestamp = epoch", (size_t)N * packets);
+	cfg = traffic(tu_seed("e2e_serial"), packets);
 	assert_int_equal(sim_run_all(p, N, &cfg, 50), 0);
-	status = e2e_stop(&d, SIGTERM, 10000, &elapsed);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	snprintf(path, sizeof(path), "%s/portlogd.log", dir);
-	assert_int_equal(e2e_read_log(&log, path), 0);
+	(void)stop(&r);
+	assert_int_equal(e2e_read_log(&r.log, r.path), 0);
 	for (unsigned i = 0; i < N; i++)
-		check_port(&log, &p[i], p[i].npkt, true, &st);
-	report("4 ports", &st);
-	assert_true(st.nerr > 0);
+		check_port(&r.log, &p[i], p[i].npkt, true, &r.st);
+	report("4 ports", &r.st);
+	assert_true(r.st.nerr > 0);
 	/* the only timing assertion: the median, robust to this VM's stalls */
-	assert_true(e2e_pct(st.err, st.nerr, 50) < 500000);
-	assert_true(e2e_pct(st.err, st.nerr, 50) > -500000);
-	for (unsigned i = 0; i < N; i++)
-		sim_port_close(&p[i]);
-	e2e_free_log(&log);
-	free(st.err);
+	assert_true(e2e_pct(r.st.err, r.st.nerr, 50) < 500000);
+	assert_true(e2e_pct(r.st.err, r.st.nerr, 50) > -500000);
+	end(&r);
 }
 
 struct bg {
@@ -339,90 +369,67 @@ static void sighup_rotation(void **state)
 	enum { N = 2, ROT = 5 };
 	unsigned packets = env_uint("PORTLOGD_E2E_PACKETS", 10000) / 3;
 	struct sim_port p[N];
-	struct e2e_daemon d;
-	struct e2e_log log = { 0 };
-	struct stats st = { .err = calloc((size_t)N * packets, sizeof(int64_t)) };
-	char dir[256], conf[300], path[300], old[320];
+	struct run r;
+	char old[320];
 	struct bg b;
-	int64_t elapsed;
-	int status;
 
 	(void)state;
-	e2e_tmpdir(dir, sizeof(dir));
-	open_ports(p, N, dir);
-	write_conf(dir, N, "", conf, sizeof(conf));
-	start_daemon(&d, dir, conf, p, N);
+	begin(&r, p, N, "", (size_t)N * packets);
 	b = (struct bg){ .p = p, .n = N, .cfg = traffic(tu_seed("e2e_serial"), packets) };
 	assert_int_equal(pthread_create(&b.t, NULL, bg_run, &b), 0);
-	snprintf(path, sizeof(path), "%s/portlogd.log", dir);
-	for (unsigned r = 1; r <= ROT; r++) {
-		wait_done(p, N, (size_t)packets * r / (ROT + 1));
+	for (unsigned k = 1; k <= ROT; k++) {
+		wait_done(p, N, (size_t)packets * k / (ROT + 1));
 		/* what logrotate does in create mode: rename, then tell the daemon */
-		snprintf(old, sizeof(old), "%s.%u", path, r);
-		assert_int_equal(rename(path, old), 0);
-		assert_int_equal(kill(d.pid, SIGHUP), 0);
+		snprintf(old, sizeof(old), "%s.%u", r.path, k);
+		assert_int_equal(rename(r.path, old), 0);
+		assert_int_equal(kill(r.d.pid, SIGHUP), 0);
 	}
 	pthread_join(b.t, NULL);
 	assert_int_equal(b.rc, 0);
-	status = e2e_stop(&d, SIGTERM, 10000, &elapsed);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	for (unsigned r = 1; r <= ROT; r++) {
-		snprintf(old, sizeof(old), "%s.%u", path, r);
-		assert_int_equal(e2e_read_log(&log, old), 0);
+	(void)stop(&r);
+	for (unsigned k = 1; k <= ROT; k++) {
+		snprintf(old, sizeof(old), "%s.%u", r.path, k);
+		assert_int_equal(e2e_read_log(&r.log, old), 0);
 	}
-	assert_int_equal(e2e_read_log(&log, path), 0);
+	assert_int_equal(e2e_read_log(&r.log, r.path), 0);
 	for (unsigned i = 0; i < N; i++)
-		check_port(&log, &p[i], p[i].npkt, true, &st);
-	report("SIGHUP x5", &st);
-	for (unsigned i = 0; i < N; i++)
-		sim_port_close(&p[i]);
-	e2e_free_log(&log);
-	free(st.err);
+		check_port(&r.log, &p[i], p[i].npkt, true, &r.st);
+	report("SIGHUP x5", &r.st);
+	end(&r);
 }
 
 static void sigterm_during_traffic(void **state)
 {
 	enum { N = 2 };
 	struct sim_port p[N];
-	struct e2e_daemon d;
-	struct e2e_log log = { 0 };
-	struct stats st = { .err = calloc(1 << 20, sizeof(int64_t)) };
-	char dir[256], conf[300], path[300];
-	size_t sent[N];
+	struct run r;
 	struct bg b;
 	int64_t cut, elapsed;
-	int status;
 
 	(void)state;
-	e2e_tmpdir(dir, sizeof(dir));
-	open_ports(p, N, dir);
-	write_conf(dir, N, "", conf, sizeof(conf));
-	start_daemon(&d, dir, conf, p, N);
+	begin(&r, p, N, "", 1 << 20);
 	b = (struct bg){ .p = p, .n = N, .cfg = traffic(tu_seed("e2e_serial"), 0) };
 	assert_int_equal(pthread_create(&b.t, NULL, bg_run, &b), 0);
 	wait_done(p, N, 300);
 	cut = mono();
-	status = e2e_stop(&d, SIGTERM, 10000, &elapsed);
+	elapsed = stop(&r);
 	for (unsigned i = 0; i < N; i++)
 		atomic_store(&p[i].stop, true);
 	pthread_join(b.t, NULL);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	printf("# SIGTERM: exit %.1f ms after the signal\n", (double)elapsed / 1e6);
-	snprintf(path, sizeof(path), "%s/portlogd.log", dir);
-	assert_int_equal(e2e_read_log(&log, path), 0);
+	assert_int_equal(e2e_read_log(&r.log, r.path), 0);
 	for (unsigned i = 0; i < N; i++) {
 		/* every packet finished before the signal must be there */
-		sent[i] = 0;
-		while (sent[i] < p[i].npkt && p[i].pkt[sent[i]].t_last_mono < cut)
-			sent[i]++;
-		check_port(&log, &p[i], sent[i], false, &st);
+		size_t sent = 0;
+
+		while (sent < p[i].npkt && p[i].pkt[sent].t_last_mono < cut)
+			sent++;
+		check_port(&r.log, &p[i], sent, false, &r.st);
 	}
-	report("SIGTERM", &st);
-	assert_true(log.n > 0 && strstr(log.line[log.n - 1].text, "portlogd EV stop reason=SIGTERM") != NULL);
-	for (unsigned i = 0; i < N; i++)
-		sim_port_close(&p[i]);
-	e2e_free_log(&log);
-	free(st.err);
+	report("SIGTERM", &r.st);
+	assert_true(r.log.n > 0
+		    && strstr(r.log.line[r.log.n - 1].text, "portlogd EV stop reason=SIGTERM") != NULL);
+	end(&r);
 }
 
 static void config_mistakes(void **state)

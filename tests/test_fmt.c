@@ -35,6 +35,22 @@ static void expect_guard(const char *name, const char *buf, size_t n, size_t siz
 
 /* ---- timestamps ---- */
 
+/* Formats t fresh in mode ts and twice more (the ISO date cache must not go stale). */
+static void check_time(enum conf_ts ts, const char *name, int64_t t, const char *want)
+{
+	char out[FMT_TIME_MAX + GUARD];
+	struct fmt f;
+	size_t n;
+
+	memset(out, '~', sizeof(out));
+	fmt_init(&f, ts, CONF_PAYLOAD_BOTH);
+	n = fmt_time(&f, out, t);
+	expect_out(name, out, n, want);
+	expect_guard(name, out, n, sizeof(out));
+	n = fmt_time(&f, out, t);
+	expect_out(name, out, n, want);
+}
+
 static void test_time_iso(void **state)
 {
 	static const struct { const char *name; int64_t t; const char *want; } cases[] = {
@@ -59,20 +75,10 @@ static void test_time_iso(void **state)
 		{ "INT64_MIN", INT64_MIN, "1677-09-21T00:12:43.145224192Z" },
 	};
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char out[FMT_TIME_MAX + GUARD];
-		struct fmt f;
-		size_t n;
-
-		memset(out, '~', sizeof(out));
-		fmt_init(&f, CONF_TS_ISO, CONF_PAYLOAD_BOTH);
-		n = fmt_time(&f, out, cases[i].t);
-		expect_out(cases[i].name, out, n, cases[i].want);
-		expect_guard(cases[i].name, out, n, sizeof(out));
-	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_time(CONF_TS_ISO, cases[i].name, cases[i].t, cases[i].want);
 }
 
-/* One formatter across changing seconds must match a fresh one every time. */
 static void test_time_iso_cache(void **state)
 {
 	static const struct { const char *name; int64_t t; const char *want; } steps[] = {
@@ -121,20 +127,8 @@ static void test_time_epoch(void **state)
 		{ "INT64_MIN", INT64_MIN, "-9223372036.854775808" },
 	};
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char out[FMT_TIME_MAX + GUARD];
-		struct fmt f;
-		size_t n;
-
-		memset(out, '~', sizeof(out));
-		fmt_init(&f, CONF_TS_EPOCH, CONF_PAYLOAD_BOTH);
-		n = fmt_time(&f, out, cases[i].t);
-		expect_out(cases[i].name, out, n, cases[i].want);
-		expect_guard(cases[i].name, out, n, sizeof(out));
-		/* twice: epoch mode has no cache to go stale, but check anyway */
-		n = fmt_time(&f, out, cases[i].t);
-		expect_out(cases[i].name, out, n, cases[i].want);
-	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_time(CONF_TS_EPOCH, cases[i].name, cases[i].t, cases[i].want);
 }
 
 /* ---- building blocks ---- */
