@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -71,6 +72,10 @@ int e2e_start(struct e2e_daemon *d, const char *dir, const char *conf)
 		return -errno;
 	if (d->pid == 0) {
 		int fd = open(d->err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		/* never outlive the test: an orphan would keep reopening its device
+		 * links and could take a later test's pty when the number is reused */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (fd >= 0)
 			dup2(fd, 2);
 		setenv("NOTIFY_SOCKET", d->notify_path, 1);
@@ -78,6 +83,15 @@ int e2e_start(struct e2e_daemon *d, const char *dir, const char *conf)
 		_exit(127);
 	}
 	return 0;
+}
+
+void e2e_kill(struct e2e_daemon *d)
+{
+	if (d->pid > 0) {
+		kill(d->pid, SIGKILL);
+		waitpid(d->pid, NULL, 0);
+		d->pid = 0;
+	}
 }
 
 int e2e_wait_ready(struct e2e_daemon *d, int timeout_ms)

@@ -26,6 +26,9 @@ int e2e_wait_ready(struct e2e_daemon *d, int timeout_ms);
  * and the time from the signal to the exit in *elapsed_ns. */
 int e2e_stop(struct e2e_daemon *d, int sig, int timeout_ms, int64_t *elapsed_ns);
 
+/* Kills a daemon that is still running (after a failed test). */
+void e2e_kill(struct e2e_daemon *d);
+
 /* Runs the daemon binary with args to completion; returns the exit code, stderr in err. */
 int e2e_run(const char *const *argv, char *err, size_t errlen);
 

@@ -269,6 +269,16 @@ struct run {
 	struct stats st;
 };
 
+/* The daemon in progress, so that a failed test's daemon is stopped before the next. */
+static struct e2e_daemon live;
+
+static int teardown(void **state)
+{
+	(void)state;
+	e2e_kill(&live);
+	return 0;
+}
+
 static void begin(struct run *r, struct sim_port *p, unsigned n, const char *logger_extra,
 		  size_t max_packets)
 {
@@ -281,6 +291,7 @@ static void begin(struct run *r, struct sim_port *p, unsigned n, const char *log
 	open_ports(p, n, r->dir);
 	write_conf(r->dir, n, logger_extra, r->conf, sizeof(r->conf));
 	start_daemon(&r->d, r->dir, r->conf, p, n);
+	live = r->d;
 }
 
 /* Stops the daemon with SIGTERM; it must exit 0. Returns the time it took. */
@@ -289,6 +300,7 @@ static int64_t stop(struct run *r)
 	int64_t elapsed = 0;
 	int status = e2e_stop(&r->d, SIGTERM, 10000, &elapsed);
 
+	live.pid = 0;
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	return elapsed;
 }
@@ -475,9 +487,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(config_mistakes),
-		cmocka_unit_test(four_ports),
-		cmocka_unit_test(sighup_rotation),
-		cmocka_unit_test(sigterm_during_traffic),
+		cmocka_unit_test_teardown(four_ports, teardown),
+		cmocka_unit_test_teardown(sighup_rotation, teardown),
+		cmocka_unit_test_teardown(sigterm_during_traffic, teardown),
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
