@@ -72,3 +72,13 @@ int drv_serial_lock(int fd)
 		return -errno;
 	return 0;
 }
+
+const struct drv_input_ops *drv_input_find(enum conf_par_driver driver)
+{
+	switch (driver) {
+	case CONF_PAR_IEEE1284: return &drv_input_ieee1284;
+	case CONF_PAR_LINES: return &drv_input_lines;
+	case CONF_PAR_SIM: return &drv_input_sim;
+	}
+	return NULL;
+}

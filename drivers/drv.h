@@ -37,6 +37,34 @@ struct drv_serial {
 int drv_serial_open(const struct conf_serial *cfg, struct drv_serial *port, const char **note);
 void drv_serial_close(struct drv_serial *port);
 
+/*
+ * Input drivers, for [parallel NAME] sections: the parallel port's registers
+ * (libieee1284), the four modem input lines of a serial port, and a simulated
+ * port. read() runs in a real-time sampler thread on every tick: it makes the
+ * port access and nothing else (no allocation, no logging, no lock).
+ *
+ * The value read: `read = status` gives the status register in bits 0-7,
+ * `data` the data register in bits 0-7, `status+data` status in bits 0-7 and
+ * data in bits 8-15. The `lines` driver gives CTS, DSR, DCD, RI in bits 0-3.
+ */
+struct drv_input_ops {
+	const char *name;
+	unsigned bits;              /* width of the value: 4, 8 or 16 (status+data) */
+	/* Opens cfg->device; 0 with *state, or -errno with what to do in err. */
+	int (*open)(const struct conf_parallel *cfg, void **state, char *err, size_t errlen);
+	/* One sample: the value (>= 0), or -errno. */
+	int (*read)(void *state);
+	/* Releases what open returned; accepts NULL. */
+	void (*close)(void *state);
+};
+
+extern const struct drv_input_ops drv_input_ieee1284;   /* par_ieee1284.c */
+extern const struct drv_input_ops drv_input_lines;      /* par_lines.c */
+extern const struct drv_input_ops drv_input_sim;        /* par_sim.c */
+
+/* The ops table of a configured driver. */
+const struct drv_input_ops *drv_input_find(enum conf_par_driver driver);
+
 /* Shared by both serial drivers: exclusive access, so a second logger or a
  * terminal program cannot steal bytes. Returns 0 or -errno (EBUSY if taken). */
 int drv_serial_lock(int fd);
