@@ -49,7 +49,6 @@ void drv_serial_close(struct drv_serial *port);
  */
 struct drv_input_ops {
 	const char *name;
-	unsigned bits;              /* width of the value: 4, 8 or 16 (status+data) */
 	/* Opens cfg->device; 0 with *state, or -errno with what to do in err. */
 	int (*open)(const struct conf_parallel *cfg, void **state, char *err, size_t errlen);
 	/* One sample: the value (>= 0), or -errno. */
