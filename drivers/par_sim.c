@@ -1,0 +1,108 @@
+/* par_sim.c - a simulated parallel port: a small mapped file whose bytes are the pins.
+ *
+ * Byte 0 is the status register, byte 1 the data register. Another process
+ * drives the pins with pwrite(2); the sampler sees the new value at its next
+ * tick. Bytes 4-7 (little-endian) are a test hook: that many microseconds of
+ * busy waiting in every read, to make a slow port and provoke overruns.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "drv.h"
+
+#define SIM_SIZE 8
+
+struct sim {
+	volatile uint8_t *map;
+	enum conf_par_read read;
+};
+
+static int sim_open(const struct conf_parallel *cfg, void **state, char *err, size_t errlen)
+{
+	struct sim *s;
+	struct stat st;
+	int fd;
+
+	fd = open(cfg->device, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err, errlen, "cannot open or create the sim file %s: %s", cfg->device,
+			 strerror(e));
+		return -e;
+	}
+	/* a new or short file gets its 8 bytes (zeros: all pins low) */
+	if (fstat(fd, &st) < 0 || (st.st_size < SIM_SIZE && ftruncate(fd, SIM_SIZE) < 0)) {
+		int e = errno;
+		snprintf(err, errlen, "cannot size the sim file %s: %s", cfg->device, strerror(e));
+		close(fd);
+		return -e;
+	}
+	s = malloc(sizeof(*s));
+	if (s == NULL) {
+		close(fd);
+		return -ENOMEM;
+	}
+	s->map = mmap(NULL, SIM_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);      /* the mapping stays */
+	if (s->map == MAP_FAILED) {
+		int e = errno;
+		free(s);
+		snprintf(err, errlen, "cannot map the sim file %s: %s", cfg->device, strerror(e));
+		return -e;
+	}
+	s->read = cfg->read;
+	*state = s;
+	return 0;
+}
+
+static void spin_us(uint32_t us)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000 + (t.tv_nsec - t0.tv_nsec) / 1000 < us);
+}
+
+static int sim_read(void *state)
+{
+	struct sim *s = state;
+	uint32_t delay = (uint32_t)s->map[4] | (uint32_t)s->map[5] << 8
+			 | (uint32_t)s->map[6] << 16 | (uint32_t)s->map[7] << 24;
+	uint8_t status = s->map[0], data = s->map[1];
+
+	if (delay != 0)
+		spin_us(delay);
+	switch (s->read) {
+	case CONF_READ_STATUS: return status;
+	case CONF_READ_DATA: return data;
+	case CONF_READ_BOTH: return status | data << 8;
+	}
+	return -EINVAL;
+}
+
+static void sim_close(void *state)
+{
+	struct sim *s = state;
+
+	if (s == NULL)
+		return;
+	munmap((void *)s->map, SIM_SIZE);
+	free(s);
+}
+
+const struct drv_input_ops drv_input_sim = {
+	.name = "sim",
+	.open = sim_open,       /* open or create the file, map its 8 bytes */
+	.read = sim_read,       /* two loads from the mapping (and the test delay) */
+	.close = sim_close,     /* unmap */
+};
