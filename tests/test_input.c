@@ -1,0 +1,594 @@
+/* test_input.c - the ieee1284 and lines input drivers: opening, errors, bit layout. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pty.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <ieee1284.h>
+
+#include "drv.h"
+
+/*
+ * libieee1284, mocked: there is no parallel port here (no CONFIG_PARPORT).
+ * The mock keeps the library's rules (claim only an open port, read only a
+ * claimed one, release only a claimed one, close only an open one) and counts
+ * calls and live port lists, so a leak or a double close fails the test.
+ * Values come from will_return: open/claim take (result, errno), the reads
+ * take (result, errno).
+ */
+#define MAX_PORTS 8
+
+static struct {
+	const char *names[MAX_PORTS];
+	int nports;
+	struct parport ports[MAX_PORTS];
+	bool opened[MAX_PORTS];
+	bool claimed[MAX_PORTS];
+	int lists;              /* lists found and not yet freed */
+	int open_calls, claim_calls, release_calls, close_calls;
+	struct parport *last_opened;
+} mk;
+
+int __wrap_ieee1284_find_ports(struct parport_list *list, int flags);
+void __wrap_ieee1284_free_ports(struct parport_list *list);
+int __wrap_ieee1284_open(struct parport *port, int flags, int *caps);
+int __wrap_ieee1284_claim(struct parport *port);
+void __wrap_ieee1284_release(struct parport *port);
+int __wrap_ieee1284_close(struct parport *port);
+int __wrap_ieee1284_read_status(struct parport *port);
+int __wrap_ieee1284_read_data(struct parport *port);
+
+static int port_index(const struct parport *port)
+{
+	ptrdiff_t i = port - mk.ports;
+
+	assert_true(i >= 0 && i < mk.nports);
+	return (int)i;
+}
+
+int __wrap_ieee1284_find_ports(struct parport_list *list, int flags)
+{
+	int r = mock_type(int);
+
+	assert_int_equal(flags, 0);
+	if (r < 0)
+		return r;
+	list->portc = mk.nports;
+	list->portv = mk.nports ? calloc((size_t)mk.nports, sizeof(*list->portv)) : NULL;
+	for (int i = 0; i < mk.nports; i++) {
+		mk.ports[i].name = mk.names[i];
+		mk.ports[i].filename = "/dev/port";
+		list->portv[i] = &mk.ports[i];
+	}
+	mk.lists++;
+	return E1284_OK;
+}
+
+void __wrap_ieee1284_free_ports(struct parport_list *list)
+{
+	assert_true(mk.lists > 0);
+	free(list->portv);
+	list->portv = NULL;
+	list->portc = 0;
+	mk.lists--;
+}
+
+/* A macro: mock() looks values up by the name of the function it expands in. */
+#define RESULT(r) do { (r) = mock_type(int); errno = mock_type(int); } while (0)
+
+int __wrap_ieee1284_open(struct parport *port, int flags, int *caps)
+{
+	int i = port_index(port), r;
+
+	(void)caps;
+	mk.open_calls++;
+	assert_int_equal(flags, 0);
+	assert_false(mk.opened[i]);
+	RESULT(r);
+	if (r == E1284_OK) {
+		mk.opened[i] = true;
+		mk.last_opened = port;
+	}
+	return r;
+}
+
+int __wrap_ieee1284_claim(struct parport *port)
+{
+	int i = port_index(port), r;
+
+	mk.claim_calls++;
+	assert_true(mk.opened[i]);
+	assert_false(mk.claimed[i]);
+	RESULT(r);
+	if (r == E1284_OK)
+		mk.claimed[i] = true;
+	return r;
+}
+
+void __wrap_ieee1284_release(struct parport *port)
+{
+	int i = port_index(port);
+
+	mk.release_calls++;
+	assert_true(mk.claimed[i]);
+	mk.claimed[i] = false;
+}
+
+int __wrap_ieee1284_close(struct parport *port)
+{
+	int i = port_index(port);
+
+	mk.close_calls++;
+	assert_true(mk.opened[i]);
+	assert_false(mk.claimed[i]);    /* release comes first */
+	mk.opened[i] = false;
+	return E1284_OK;
+}
+
+int __wrap_ieee1284_read_status(struct parport *port)
+{
+	int r;
+
+	assert_true(mk.claimed[port_index(port)]);
+	RESULT(r);
+	return r;
+}
+
+int __wrap_ieee1284_read_data(struct parport *port)
+{
+	int r;
+
+	assert_true(mk.claimed[port_index(port)]);
+	RESULT(r);
+	return r;
+}
+
+static void set_ports(int n, ...)
+{
+	va_list ap;
+
+	assert_true(n <= MAX_PORTS);
+	va_start(ap, n);
+	for (int i = 0; i < n; i++)
+		mk.names[i] = va_arg(ap, const char *);
+	va_end(ap);
+	mk.nports = n;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	memset(&mk, 0, sizeof(mk));
+	return 0;
+}
+
+/* Whatever a test did, no port list and no open port is left behind. */
+static int teardown(void **state)
+{
+	(void)state;
+	assert_int_equal(mk.lists, 0);
+	for (int i = 0; i < mk.nports; i++) {
+		assert_false(mk.claimed[i]);
+		assert_false(mk.opened[i]);
+	}
+	return 0;
+}
+
+static struct conf_parallel par_conf(const char *device, enum conf_par_read read)
+{
+	struct conf_parallel c = { .name = "lpt0", .driver = CONF_PAR_IEEE1284, .read = read,
+				   .mask = 0xff };
+
+	snprintf(c.device, sizeof(c.device), "%s", device);
+	return c;
+}
+
+#define STATUS(v, e) do { will_return(__wrap_ieee1284_read_status, (v)); \
+			  will_return(__wrap_ieee1284_read_status, (e)); } while (0)
+#define DATA(v, e) do { will_return(__wrap_ieee1284_read_data, (v)); \
+			will_return(__wrap_ieee1284_read_data, (e)); } while (0)
+#define OPEN(r, e) do { will_return(__wrap_ieee1284_open, (r)); \
+			will_return(__wrap_ieee1284_open, (e)); } while (0)
+#define CLAIM(r, e) do { will_return(__wrap_ieee1284_claim, (r)); \
+			 will_return(__wrap_ieee1284_claim, (e)); } while (0)
+
+/* Opens cfg on a port that works, the open-time probe read answered. */
+static void *open_ok(const struct conf_parallel *c)
+{
+	char err[CONF_ERR_MAX] = "";
+	void *st = NULL;
+
+	will_return(__wrap_ieee1284_find_ports, E1284_OK);
+	OPEN(E1284_OK, 0);
+	CLAIM(E1284_OK, 0);
+	if (c->read & CONF_READ_STATUS)
+		STATUS(0x00, 0);
+	if (c->read & CONF_READ_DATA)
+		DATA(0x00, 0);
+	assert_int_equal(drv_input_ieee1284.open(c, &st, err, sizeof(err)), 0);
+	assert_non_null(st);
+	assert_int_equal(mk.lists, 0);          /* the list is freed at once, the port kept */
+	return st;
+}
+
+static void found_by_name(void **state)
+{
+	struct conf_parallel c = par_conf("parport1", CONF_READ_STATUS);
+	void *st;
+
+	(void)state;
+	set_ports(3, "parport0", "parport1", "parport2");
+	st = open_ok(&c);
+	assert_ptr_equal(mk.last_opened, &mk.ports[1]);
+	assert_true(mk.claimed[1]);
+	STATUS(0x78, 0);
+	assert_int_equal(drv_input_ieee1284.read(st), 0x78);
+	assert_int_equal(mk.claim_calls, 1);    /* claimed once, not per sample */
+	drv_input_ieee1284.close(st);
+}
+
+static void found_by_dev_path(void **state)
+{
+	struct conf_parallel c = par_conf("/dev/parport2", CONF_READ_STATUS);
+	void *st;
+
+	(void)state;
+	set_ports(3, "parport0", "parport1", "parport2");
+	st = open_ok(&c);
+	assert_ptr_equal(mk.last_opened, &mk.ports[2]);
+	drv_input_ieee1284.close(st);
+}
+
+static void not_found_lists_ports(void **state)
+{
+	struct conf_parallel c = par_conf("parport1", CONF_READ_STATUS);
+	char err[CONF_ERR_MAX] = "";
+	void *st = (void *)1;
+
+	(void)state;
+	set_ports(2, "parport0", "parport2");
+	will_return(__wrap_ieee1284_find_ports, E1284_OK);
+	assert_int_equal(drv_input_ieee1284.open(&c, &st, err, sizeof(err)), -ENODEV);
+	assert_null(st);
+	assert_int_equal(mk.open_calls, 0);
+	printf("# %s\n", err);
+	assert_non_null(strstr(err, "parport1"));
+	assert_non_null(strstr(err, "parport0, parport2"));
+	assert_null(strstr(err, "modprobe"));
+}
+
+/* No port at all, and what libieee1284 really lists on a machine without
+ * parport: three guessed I/O addresses (seen here with find_ports). */
+static void no_ports_says_modprobe(void **state)
+{
+	struct conf_parallel c = par_conf("parport0", CONF_READ_STATUS);
+	char err[CONF_ERR_MAX];
+	void *st;
+
+	(void)state;
+	for (int guessed = 0; guessed < 2; guessed++) {
+		if (guessed)
+			set_ports(3, "0x278", "0x378", "0x3bc");
+		else
+			set_ports(0);
+		err[0] = '\0';
+		will_return(__wrap_ieee1284_find_ports, E1284_OK);
+		assert_int_equal(drv_input_ieee1284.open(&c, &st, err, sizeof(err)), -ENODEV);
+		printf("# %s\n", err);
+		assert_non_null(strstr(err, "modprobe parport_pc ppdev"));
+		assert_int_equal(mk.lists, 0);
+	}
+	assert_int_equal(mk.open_calls, 0);
+}
+
+static void permission_denied(void **state)
+{
+	struct conf_parallel c = par_conf("parport0", CONF_READ_STATUS);
+	char err[CONF_ERR_MAX] = "";
+	void *st = (void *)1;
+
+	(void)state;
+	set_ports(1, "parport0");
+	will_return(__wrap_ieee1284_find_ports, E1284_OK);
+	OPEN(E1284_SYS, EACCES);
+	assert_int_equal(drv_input_ieee1284.open(&c, &st, err, sizeof(err)), -EACCES);
+	assert_null(st);
+	printf("# %s\n", err);
+	assert_non_null(strstr(err, "group lp"));
+	assert_non_null(strstr(err, "/dev/parport0"));
+	assert_int_equal(mk.claim_calls, 0);
+	assert_int_equal(mk.close_calls, 0);    /* nothing was opened */
+}
+
+/* E1284_INIT without a cause: the driver looks at the node, which is missing. */
+static void init_failure_checks_node(void **state)
+{
+	struct conf_parallel c = par_conf("parport7", CONF_READ_STATUS);
+	char err[CONF_ERR_MAX] = "";
+	void *st;
+
+	(void)state;
+	if (access("/dev/parport7", F_OK) == 0) {
+		printf("# /dev/parport7 exists here: skipped\n");
+		skip();
+	}
+	set_ports(1, "parport7");
+	will_return(__wrap_ieee1284_find_ports, E1284_OK);
+	OPEN(E1284_INIT, 0);
+	assert_int_equal(drv_input_ieee1284.open(&c, &st, err, sizeof(err)), -ENOENT);
+	printf("# %s\n", err);
+	assert_non_null(strstr(err, "modprobe ppdev"));
+}
+
+/* ppdev's PPCLAIM fails with ENXIO when another driver holds the port exclusively. */
+static void claim_busy_closes_port(void **state)
+{
+	static const int causes[] = { ENXIO, EBUSY };
+	struct conf_parallel c = par_conf("parport0", CONF_READ_STATUS);
+	char err[CONF_ERR_MAX];
+	void *st = (void *)1;
+
+	(void)state;
+	set_ports(1, "parport0");
+	for (int i = 0; i < 2; i++) {
+		err[0] = '\0';
+		will_return(__wrap_ieee1284_find_ports, E1284_OK);
+		OPEN(E1284_OK, 0);
+		CLAIM(E1284_SYS, causes[i]);
+		assert_int_equal(drv_input_ieee1284.open(&c, &st, err, sizeof(err)), -EBUSY);
+		assert_null(st);
+		printf("# %s\n", err);
+		assert_non_null(strstr(err, "busy"));
+		assert_int_equal(mk.close_calls, i + 1);    /* closed again: no leak */
+		assert_int_equal(mk.release_calls, 0);      /* never claimed */
+		assert_false(mk.opened[0]);
+	}
+}
+
+static void read_layouts(void **state)
+{
+	static const struct {
+		enum conf_par_read read;
+		int status, data, want;
+	} cases[] = {
+		{ CONF_READ_STATUS, 0x87, -1, 0x87 },
+		{ CONF_READ_STATUS, 0xf8, -1, 0xf8 },
+		{ CONF_READ_DATA, -1, 0x5a, 0x5a },
+		{ CONF_READ_DATA, -1, 0xff, 0xff },
+		{ CONF_READ_BOTH, 0x78, 0xc3, 0xc378 },
+		{ CONF_READ_BOTH, 0x80, 0x01, 0x0180 },
+		{ CONF_READ_BOTH, 0x00, 0x00, 0x0000 },
+	};
+
+	(void)state;
+	set_ports(1, "parport0");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct conf_parallel c = par_conf("parport0", cases[i].read);
+		void *st = open_ok(&c);
+
+		if (cases[i].status >= 0)
+			STATUS(cases[i].status, 0);
+		if (cases[i].data >= 0)
+			DATA(cases[i].data, 0);
+		assert_int_equal(drv_input_ieee1284.read(st), cases[i].want);
+		drv_input_ieee1284.close(st);
+	}
+}
+
+static void read_error(void **state)
+{
+	struct conf_parallel c = par_conf("parport0", CONF_READ_BOTH);
+	void *st;
+
+	(void)state;
+	set_ports(1, "parport0");
+	st = open_ok(&c);
+	STATUS(E1284_SYS, EIO);
+	assert_int_equal(drv_input_ieee1284.read(st), -EIO);
+	STATUS(E1284_NOTAVAIL, 0);
+	assert_int_equal(drv_input_ieee1284.read(st), -ENODEV);
+	STATUS(0x10, 0);
+	DATA(E1284_SYS, ENODEV);
+	assert_int_equal(drv_input_ieee1284.read(st), -ENODEV);
+	STATUS(0x10, 0);                        /* and the port still works */
+	DATA(0x20, 0);
+	assert_int_equal(drv_input_ieee1284.read(st), 0x2010);
+	drv_input_ieee1284.close(st);
+}
+
+/* read_data(3): a port without bidirectional data lines says so on the first
+ * read; the driver finds out at open, and undoes the claim and the open. */
+static void probe_fails_at_open(void **state)
+{
+	struct conf_parallel c = par_conf("parport0", CONF_READ_DATA);
+	char err[CONF_ERR_MAX] = "";
+	void *st = (void *)1;
+
+	(void)state;
+	set_ports(1, "parport0");
+	will_return(__wrap_ieee1284_find_ports, E1284_OK);
+	OPEN(E1284_OK, 0);
+	CLAIM(E1284_OK, 0);
+	DATA(E1284_NOTAVAIL, 0);
+	assert_int_equal(drv_input_ieee1284.open(&c, &st, err, sizeof(err)), -ENODEV);
+	assert_null(st);
+	printf("# %s\n", err);
+	assert_non_null(strstr(err, "data register"));
+	assert_int_equal(mk.release_calls, 1);
+	assert_int_equal(mk.close_calls, 1);
+}
+
+static void close_once(void **state)
+{
+	struct conf_parallel c = par_conf("parport0", CONF_READ_STATUS);
+	void *st;
+
+	(void)state;
+	set_ports(1, "parport0");
+	st = open_ok(&c);
+	assert_int_equal(mk.release_calls, 0);
+	assert_int_equal(mk.close_calls, 0);
+	drv_input_ieee1284.close(st);
+	assert_int_equal(mk.release_calls, 1);
+	assert_int_equal(mk.close_calls, 1);
+	drv_input_ieee1284.close(NULL);         /* accepted, and does nothing */
+	assert_int_equal(mk.release_calls, 1);
+	assert_int_equal(mk.close_calls, 1);
+}
+
+static void bad_read_mode(void **state)
+{
+	struct conf_parallel c = par_conf("parport0", 0);
+	char err[CONF_ERR_MAX] = "";
+	void *st;
+
+	(void)state;
+	assert_int_equal(drv_input_ieee1284.open(&c, &st, err, sizeof(err)), -EINVAL);
+	assert_int_equal(mk.lists, 0);
+}
+
+/* --- the lines driver --- */
+
+static struct conf_parallel lines_conf(const char *device)
+{
+	struct conf_parallel c = { .name = "lines0", .driver = CONF_PAR_LINES,
+				   .read = CONF_READ_STATUS, .mask = 0xf };
+
+	snprintf(c.device, sizeof(c.device), "%s", device);
+	return c;
+}
+
+/* Written out apart from the driver, so a slip in one does not hide in both. */
+static int by_hand(int m)
+{
+	int v = 0;
+
+	if (m & TIOCM_CTS)
+		v |= 1;
+	if (m & TIOCM_DSR)
+		v |= 2;
+	if (m & TIOCM_CD)
+		v |= 4;
+	if (m & TIOCM_RI)
+		v |= 8;
+	return v;
+}
+
+/* The kernel's pty driver has no tiocmget (ENOTTY on master and slave, seen
+ * on 6.x): then the driver must refuse a pty with a clear message. Should a
+ * kernel ever report lines on a pty, the driver must give them. */
+static void pty_lines(void **state)
+{
+	char name[64], err[CONF_ERR_MAX] = "";
+	struct conf_parallel c;
+	int master, slave, m, rc, e;
+	void *st = (void *)1;
+
+	(void)state;
+	assert_int_equal(openpty(&master, &slave, name, NULL, NULL), 0);
+	c = lines_conf(name);
+	rc = drv_input_lines.open(&c, &st, err, sizeof(err));
+	e = ioctl(slave, TIOCMGET, &m) < 0 ? errno : 0;
+	if (e != 0) {
+		printf("# TIOCMGET on a pty: %s; %s\n", strerror(e), err);
+		assert_int_equal(e, ENOTTY);
+		assert_int_equal(rc, -ENOTTY);
+		assert_null(st);
+		assert_non_null(strstr(err, "no modem lines"));
+		assert_non_null(strstr(err, name));
+	} else {
+		printf("# TIOCMGET works on a pty here\n");
+		assert_int_equal(rc, 0);
+		assert_int_equal(drv_input_lines.read(st), by_hand(m));
+		drv_input_lines.close(st);
+	}
+	close(slave);
+	close(master);
+}
+
+static void file_has_no_lines(void **state)
+{
+	struct conf_parallel c = lines_conf("/dev/null");
+	char err[CONF_ERR_MAX] = "";
+	void *st;
+
+	(void)state;
+	assert_int_equal(drv_input_lines.open(&c, &st, err, sizeof(err)), -ENOTTY);
+	assert_non_null(strstr(err, "no modem lines"));
+}
+
+static void lines_missing_device(void **state)
+{
+	struct conf_parallel c = lines_conf("/dev/portlogd-no-such-port");
+	char err[CONF_ERR_MAX] = "";
+	void *st = (void *)1;
+
+	(void)state;
+	assert_int_equal(drv_input_lines.open(&c, &st, err, sizeof(err)), -ENOENT);
+	assert_null(st);
+	assert_non_null(strstr(err, "/dev/portlogd-no-such-port"));
+	drv_input_lines.close(NULL);
+}
+
+/* A real UART (the VM's 16550A): the emulated MSR is fixed, so compare the
+ * driver with a direct TIOCMGET mapped by hand; the port is not locked, so
+ * both fds can be open at once. */
+static void uart_lines(void **state)
+{
+	const char *dev = getenv("PORTLOGD_TEST_UART") ? getenv("PORTLOGD_TEST_UART") : "/dev/ttyS0";
+	struct conf_parallel c = lines_conf(dev);
+	char err[CONF_ERR_MAX] = "";
+	int fd, m, v;
+	void *st;
+
+	(void)state;
+	fd = open(dev, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || ioctl(fd, TIOCMGET, &m) < 0) {
+		printf("# no UART with modem lines at %s (%s): skipped\n", dev, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		skip();
+	}
+	assert_int_equal(drv_input_lines.open(&c, &st, err, sizeof(err)), 0);
+	v = drv_input_lines.read(st);
+	assert_int_equal(ioctl(fd, TIOCMGET, &m), 0);
+	printf("# %s: TIOCMGET %#x, lines %#x\n", dev, (unsigned)m, (unsigned)v);
+	assert_in_range(v, 0, 15);
+	assert_int_equal(v, by_hand(m));
+	drv_input_lines.close(st);
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(found_by_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(found_by_dev_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(not_found_lists_ports, setup, teardown),
+		cmocka_unit_test_setup_teardown(no_ports_says_modprobe, setup, teardown),
+		cmocka_unit_test_setup_teardown(permission_denied, setup, teardown),
+		cmocka_unit_test_setup_teardown(init_failure_checks_node, setup, teardown),
+		cmocka_unit_test_setup_teardown(claim_busy_closes_port, setup, teardown),
+		cmocka_unit_test_setup_teardown(read_layouts, setup, teardown),
+		cmocka_unit_test_setup_teardown(read_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(probe_fails_at_open, setup, teardown),
+		cmocka_unit_test_setup_teardown(close_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(bad_read_mode, setup, teardown),
+		cmocka_unit_test(pty_lines),
+		cmocka_unit_test(file_has_no_lines),
+		cmocka_unit_test(lines_missing_device),
+		cmocka_unit_test(uart_lines),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
