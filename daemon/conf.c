@@ -77,6 +77,8 @@ void conf_defaults(struct conf *c)
 	c->logger.flusher_priority = CONF_PRIO_OTHER;
 	c->timer.period_us = 1000;
 	c->timer.priority = 99;
+	c->timer.warmup_ms = 1000;
+	c->timer.cpu_dma_latency = 0;
 }
 
 static void serial_defaults(struct conf_serial *s)
@@ -282,8 +284,10 @@ static const char *const logger_keys[] = {
 	"stat_interval_s", "ring_records", "flusher_priority", NULL,
 };
 
-enum { K_PERIOD, K_TPRIO };
-static const char *const timer_keys[] = { "period_us", "priority", NULL };
+enum { K_PERIOD, K_TPRIO, K_WARMUP, K_DMA };
+static const char *const timer_keys[] = {
+	"period_us", "priority", "warmup_ms", "cpu_dma_latency", NULL,
+};
 
 enum { K_DEVICE, K_BAUD, K_FORMAT, K_FLOW, K_GAP, K_DELIM, K_MAXPKT, K_LINES, K_SPRIO };
 static const char *const serial_keys[] = {
@@ -343,8 +347,23 @@ static int set_timer(const struct ctx *x, int key)
 {
 	struct conf_timer *t = &x->p->c->timer;
 
-	if (key == K_PERIOD)
+	unsigned n;
+
+	switch (key) {
+	case K_PERIOD:
 		return parse_unsigned(x, 20, 1000000, &t->period_us);
+	case K_WARMUP:
+		return parse_unsigned(x, 0, 600000, &t->warmup_ms);
+	case K_DMA:
+		if (strcmp(x->value, "off") == 0) {
+			t->cpu_dma_latency = -1;
+			return 0;
+		}
+		if (parse_unsigned(x, 0, 1000000, &n) < 0)
+			return -1;
+		t->cpu_dma_latency = (int)n;
+		return 0;
+	}
 	return parse_priority(x, &t->priority);
 }
 
@@ -784,6 +803,11 @@ void conf_print(const struct conf *c, FILE *out)
 	print_prio(out, l->flusher_priority);
 	fprintf(out, "\n[timer]\nperiod_us = %u\n", c->timer.period_us);
 	print_prio(out, c->timer.priority);
+	fprintf(out, "warmup_ms = %u\n", c->timer.warmup_ms);
+	if (c->timer.cpu_dma_latency < 0)
+		fprintf(out, "cpu_dma_latency = off\n");
+	else
+		fprintf(out, "cpu_dma_latency = %d\n", c->timer.cpu_dma_latency);
 	for (unsigned i = 0; i < c->nserial; i++) {
 		const struct conf_serial *s = &c->serial[i];
 		fprintf(out, "\n[serial %s]\ndevice = %s\nbaud = %u\nformat = %u%c%u\nflow = %s\n",

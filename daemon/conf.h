@@ -32,6 +32,8 @@ struct conf_logger {
 struct conf_timer {
 	unsigned period_us;
 	int priority;
+	unsigned warmup_ms;             /* latency statistics start after this */
+	int cpu_dma_latency;            /* us to hold /dev/cpu_dma_latency at; -1 = off */
 };
 
 struct conf_serial {

@@ -32,15 +32,21 @@ static const char *ev_name(int64_t code)
 	}
 }
 
-/* Appends one line that the flusher itself says, now, as source "portlogd". */
-static void say(struct flusher *f, const char *text)
+void flush_line(struct flusher *f, const char *kind, const char *fields)
 {
-	size_t len = strlen(text);
+	size_t len = strlen(fields);
 
 	if (f->out_cap - f->out_len < FMT_TIME_MAX + 32 + len)
 		return;     /* the buffer is full of unwritten lines; the caller logs anyway */
-	f->out_len += fmt_ev(&f->fmt, f->out + f->out_len, real_ns(), "portlogd", text, len);
+	f->out_len += fmt_fields(&f->fmt, f->out + f->out_len, real_ns(), "portlogd", kind,
+				 fields, len);
 	atomic_fetch_add_explicit(&f->lines, 1, memory_order_relaxed);
+}
+
+/* An event the flusher itself reports. */
+static void say(struct flusher *f, const char *text)
+{
+	flush_line(f, "EV", text);
 }
 
 /*
@@ -294,6 +300,17 @@ static void emit(struct flusher *f, struct source *s, const struct rec *r)
 		echo(f, line, n);
 		break;
 	}
+	case REC_IN:
+		n = fmt_in(&f->fmt, line, r->t_real, s->name, (unsigned)r->a, (unsigned)r->b,
+			   s->value_bits ? s->value_bits / 4 : 2, (uint64_t)r->c);
+		break;
+	case REC_OVERRUN: {
+		char num[24];
+		size_t nl = fmt_u64(num, (uint64_t)r->a);
+
+		n = fmt_fields(&f->fmt, line, r->t_real, s->name, "OVERRUN", num, nl);
+		break;
+	}
 	default:
 		return;     /* kinds of later producers; nothing pushes them yet */
 	}
@@ -394,6 +411,8 @@ static void *flush_thread(void *arg)
 	int64_t interval = (int64_t)f->conf->logger.flush_interval_ms * NS_PER_MS;
 	int64_t slice = CHECK_SLICE_MS * NS_PER_MS;
 	int64_t next = mono_ns() + interval;
+	int64_t stat_every = (int64_t)f->conf->logger.stat_interval_s * NS_PER_S;
+	int64_t next_stat = mono_ns() + stat_every;
 
 	if (slice > interval)
 		slice = interval;
@@ -416,7 +435,13 @@ static void *flush_thread(void *arg)
 			reopen(f);
 		now = mono_ns();
 		if (now >= next || any_half_full(f)) {
+			bool stat_due = stat_every > 0 && now >= next_stat;
+
 			(void)flush_drain(f, false);
+			if (f->hook != NULL)
+				f->hook(f->hook_ctx, f, stat_due, false);
+			if (stat_due)
+				next_stat += stat_every;
 			(void)flush_write(f);   /* on failure the lines wait in the buffer */
 			next = now + interval;
 		}
@@ -432,6 +457,8 @@ static void *flush_thread(void *arg)
 		drop_line(f, s, s->drop_pending ? s->drop_t_real : real_ns(),
 			  atomic_load(&s->dropped), atomic_load(&s->dropped_bytes));
 	}
+	if (f->hook != NULL)
+		f->hook(f->hook_ctx, f, true, true);
 	if (atomic_load(&f->reopen_req))
 		reopen(f);
 	if (flush_write(f) < 0)

@@ -40,6 +40,10 @@ struct flusher {
 	int write_errno;        /* last write error, 0 when writing works */
 	bool echo;              /* also send EV and DROP lines to the diagnostic log */
 
+	/* called after every drain: self-monitoring lines (STAT, the timer's OVERRUN) */
+	void (*hook)(void *ctx, struct flusher *f, bool stat_due, bool final);
+	void *hook_ctx;
+
 	/* counters: written by the flusher, read by main for status */
 	_Atomic uint64_t lines, bytes_written, write_errors;
 	pthread_t thread;
@@ -59,6 +63,9 @@ int flush_start(struct flusher *f, int *degraded);
 void flush_reopen(struct flusher *f);
 /* From main, after every producer has stopped: drain everything, sync, and end. */
 void flush_stop(struct flusher *f);
+
+/* Appends a line of source "portlogd" dated now: KIND and its fields. */
+void flush_line(struct flusher *f, const char *kind, const char *fields);
 
 /* One drain pass, for tests and for the thread: returns slots consumed. */
 uint32_t flush_drain(struct flusher *f, bool all);

@@ -189,14 +189,44 @@ size_t fmt_rx(struct fmt *f, char *out, int64_t t_real, const char *src,
 	return n;
 }
 
+size_t fmt_fields(struct fmt *f, char *out, int64_t t_real, const char *src, const char *kind,
+		  const char *fields, size_t len)
+{
+	size_t n = head(f, out, t_real, src, kind);
+
+	out[n++] = ' ';
+	memcpy(out + n, fields, len);
+	n += len;
+	out[n++] = '\n';
+	return n;
+}
+
 size_t fmt_ev(struct fmt *f, char *out, int64_t t_real, const char *src, const char *text,
 	      size_t text_len)
 {
-	size_t n = head(f, out, t_real, src, "EV");
+	return fmt_fields(f, out, t_real, src, "EV", text, text_len);
+}
+
+static size_t put_hex(char *out, unsigned v, unsigned digits)
+{
+	out[0] = '0';
+	out[1] = 'x';
+	for (unsigned i = 0; i < digits; i++)
+		out[2 + i] = hexdig[(v >> (4 * (digits - 1 - i))) & 15];
+	return 2 + digits;
+}
+
+size_t fmt_in(struct fmt *f, char *out, int64_t t_real, const char *src, unsigned value,
+	      unsigned changed, unsigned digits, uint64_t tick)
+{
+	size_t n = head(f, out, t_real, src, "IN");
 
 	out[n++] = ' ';
-	memcpy(out + n, text, text_len);
-	n += text_len;
+	n += put_hex(out + n, value, digits);
+	out[n++] = ' ';
+	n += put_hex(out + n, changed, digits);
+	out[n++] = ' ';
+	n += fmt_u64(out + n, tick);
 	out[n++] = '\n';
 	return n;
 }

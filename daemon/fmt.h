@@ -40,6 +40,13 @@ size_t fmt_ev(struct fmt *f, char *out, int64_t t_real, const char *src, const c
 size_t fmt_drop(struct fmt *f, char *out, int64_t t_real, const char *src,
 		uint64_t records, uint64_t bytes);
 
+/* IN: value and changed bits in hex, `digits` wide (1, 2 or 4), and the tick. */
+size_t fmt_in(struct fmt *f, char *out, int64_t t_real, const char *src, unsigned value,
+	      unsigned changed, unsigned digits, uint64_t tick);
+/* Any KIND with preformatted fields (no newline, no leading space): OVERRUN, STAT. */
+size_t fmt_fields(struct fmt *f, char *out, int64_t t_real, const char *src, const char *kind,
+		  const char *fields, size_t len);
+
 /* Building blocks, exposed for tests and for lines of later kinds. */
 size_t fmt_u64(char *out, uint64_t v);
 size_t fmt_hex(char *out, const uint8_t *data, size_t len);

@@ -18,8 +18,11 @@
 #include "flush.h"
 #include "fmt.h"
 #include "log.h"
+#include "sampler.h"
 #include "serial.h"
 #include "source.h"
+#include "stat.h"
+#include "timer.h"
 
 #define EXIT_CONFIG 78          /* EX_CONFIG of sysexits.h */
 #define DEFAULT_CONFIG "/etc/portlogd/portlogd.conf"
@@ -28,7 +31,12 @@ struct daemon {
 	struct conf conf;
 	struct source self;                 /* "portlogd": main's own events */
 	struct serial_port *serial;
+	struct sampler *samplers;
+	struct sampler **sampler_ptrs;
+	struct timer timer;
+	struct stat_view view;
 	struct flusher flusher;
+	int dma_fd;
 	int stop_fd;
 	int sig_fd;
 };
@@ -38,7 +46,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: portlogd [-c FILE] [-f]\n"
 		"       portlogd [-c FILE] --check-config\n"
-		"Records every byte on serial ports, with its time, to a text log.\n\n"
+		"Records every byte on serial ports and every change on input pins, with its\ntime, to a text log.\n\n"
 		"  -c, --config FILE   config file (default " DEFAULT_CONFIG ")\n"
 		"  -f, --foreground    stay in the foreground, diagnostics to stderr\n"
 		"      --check-config  validate the config, print the effective settings, exit\n"
@@ -110,7 +118,28 @@ static void event_start(struct daemon *d)
 	fmt_kv(text, sizeof(text), &tl, "config", d->conf.path);
 	snprintf(num, sizeof(num), "%u", d->conf.nserial);
 	fmt_kv(text, sizeof(text), &tl, "serial", num);
+	snprintf(num, sizeof(num), "%u", d->conf.nparallel);
+	fmt_kv(text, sizeof(text), &tl, "parallel", num);
 	(void)source_event(&d->self, EV_START, 0, text);
+}
+
+/*
+ * Like cyclictest, hold the CPUs out of deep idle states while we run: the PM QoS
+ * request lasts as long as the file stays open (Documentation/power/pm_qos_interface).
+ */
+static int hold_dma_latency(int us)
+{
+	int32_t v = us;
+	int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, &v, sizeof(v)) != sizeof(v)) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
 }
 
 static int run(struct daemon *d, bool foreground)
@@ -132,6 +161,24 @@ static int run(struct daemon *d, bool foreground)
 		return 1;
 	}
 	srcs[nsrc++] = &d->self;
+	d->samplers = calloc(d->conf.nparallel + 1, sizeof(*d->samplers));
+	d->sampler_ptrs = calloc(d->conf.nparallel + 1, sizeof(*d->sampler_ptrs));
+	if (d->samplers == NULL || d->sampler_ptrs == NULL) {
+		log_err("out of memory");
+		return 1;
+	}
+	for (unsigned i = 0; i < d->conf.nparallel; i++) {
+		const struct conf_parallel *pc = &d->conf.parallel[i];
+
+		rc = sampler_init(&d->samplers[i], pc, d->conf.logger.ring_records, err, sizeof(err));
+		if (rc < 0) {
+			log_err("%s:%d: [parallel %s] device %s: %s", d->conf.path, pc->line, pc->name,
+				pc->device, err[0] ? err : strerror(-rc));
+			return 1;
+		}
+		d->sampler_ptrs[i] = &d->samplers[i];
+		srcs[nsrc++] = &d->samplers[i].src;
+	}
 	for (unsigned i = 0; i < d->conf.nserial; i++) {
 		rc = serial_init(&d->serial[i], &d->conf.serial[i], d->conf.logger.ring_records,
 				 d->stop_fd);
@@ -148,12 +195,41 @@ static int run(struct daemon *d, bool foreground)
 		return 1;
 	}
 	d->flusher.echo = foreground;
+	d->view = (struct stat_view){
+		.timer = d->conf.nparallel > 0 ? &d->timer : NULL, .samplers = d->samplers,
+		.nsamplers = d->conf.nparallel, .serial = d->serial, .nserial = d->conf.nserial,
+	};
+	d->flusher.hook = stat_hook;
+	d->flusher.hook_ctx = &d->view;
+	d->dma_fd = -1;
+	if (d->conf.timer.cpu_dma_latency >= 0) {
+		d->dma_fd = hold_dma_latency(d->conf.timer.cpu_dma_latency);
+		if (d->dma_fd < 0)
+			log_warn("cannot hold /dev/cpu_dma_latency at %d us: %s; deep CPU idle "
+				 "states will add wake-up latency. Run as root, or set [timer] "
+				 "cpu_dma_latency = off", d->conf.timer.cpu_dma_latency,
+				 strerror(-d->dma_fd));
+	}
+	timer_init(&d->timer, &d->conf.timer, d->sampler_ptrs, d->conf.nparallel);
 	event_start(d);
 
 	/* flusher first, readers last */
 	rc = flush_start(&d->flusher, &degraded);
 	if (rc < 0) {
 		log_err("cannot start the flusher thread: %s", strerror(-rc));
+		return 1;
+	}
+	/* then the samplers, the timer that drives them, and the serial readers */
+	for (unsigned i = 0; i < d->conf.nparallel; i++) {
+		rc = sampler_start(&d->samplers[i], &degraded);
+		if (rc < 0) {
+			log_err("[parallel %s]: cannot start its thread: %s", d->conf.parallel[i].name,
+				strerror(-rc));
+			return 1;   /* exit() ends the started threads */
+		}
+	}
+	if (d->conf.nparallel > 0 && (rc = timer_start(&d->timer, &degraded)) < 0) {
+		log_err("cannot start the timer thread: %s", strerror(-rc));
 		return 1;
 	}
 	for (unsigned i = 0; i < d->conf.nserial; i++)
@@ -196,6 +272,11 @@ static int run(struct daemon *d, bool foreground)
 	(void)write(d->stop_fd, &one, sizeof(one));     /* an eventfd write cannot fail here */
 	for (unsigned i = 0; i < started; i++)
 		serial_join(&d->serial[i]);
+	if (d->conf.nparallel > 0) {
+		timer_stop(&d->timer);
+		for (unsigned i = 0; i < d->conf.nparallel; i++)
+			sampler_stop(&d->samplers[i]);
+	}
 	{
 		char text[64], sig[16];
 		size_t tl = 0;
@@ -207,7 +288,13 @@ static int run(struct daemon *d, bool foreground)
 	flush_fini(&d->flusher);
 	for (unsigned i = 0; i < d->conf.nserial; i++)
 		serial_fini(&d->serial[i]);
+	for (unsigned i = 0; i < d->conf.nparallel; i++)
+		sampler_fini(&d->samplers[i]);
 	free(d->serial);
+	free(d->samplers);
+	free(d->sampler_ptrs);
+	if (d->dma_fd >= 0)
+		close(d->dma_fd);
 	source_fini(&d->self);
 	return started == d->conf.nserial ? 0 : 1;
 }
@@ -251,12 +338,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "portlogd: %s\n", err);
 		return rc == -1 ? EXIT_CONFIG : 1;
 	}
-	if (d.conf.nparallel > 0) {
-		fprintf(stderr, "portlogd: %s:%d: [parallel %s]: parallel-port sampling is not "
-			"in this version yet; remove the section\n", d.conf.path,
-			d.conf.parallel[0].line, d.conf.parallel[0].name);
-		return EXIT_CONFIG;
-	}
+	for (unsigned i = 0; i < d.conf.nserial; i++)
+		if (d.conf.serial[i].lines) {
+			fprintf(stderr, "portlogd: %s:%d: [serial %s] lines: logging modem-line changes "
+				"of a serial port is not in this version; remove the key and sample "
+				"the lines with a [parallel NAME] section with driver = lines\n",
+				d.conf.path, d.conf.serial[i].line, d.conf.serial[i].name);
+			return EXIT_CONFIG;
+		}
 	if (check) {
 		conf_print(&d.conf, stdout);
 		return 0;

@@ -10,7 +10,8 @@ enum rec_kind {
 	REC_RX = 1,     /* serial packet; data beyond the head slot follows in raw slots */
 	REC_EV,         /* event; a = enum ev_code, b = errno or argument, data = text */
 	REC_DROP,       /* cumulative drop counters of this source: a = records, b = bytes */
-	REC_IN,         /* input pins changed (parallel samplers) */
+	REC_IN,         /* input pins changed: a = value, b = changed bits, c = tick */
+	REC_OVERRUN,    /* a = triggers missed since the last OVERRUN record */
 	REC_LINES,      /* serial modem lines changed */
 };
 

@@ -23,6 +23,7 @@
 struct source {
 	char name[CONF_NAME_MAX];
 	struct ring ring;
+	unsigned value_bits;        /* width of IN values (4, 8, 16); set before any thread runs */
 
 	/* producer-private */
 	uint32_t seq;

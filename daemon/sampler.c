@@ -1,0 +1,129 @@
+/* sampler.c - the sampler threads of the transient recorder. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "fmt.h"
+#include "sampler.h"
+#include "thread.h"
+
+#define OVERRUN_REPORT_NS NS_PER_S   /* at most one OVERRUN line a second */
+
+int sampler_init(struct sampler *s, const struct conf_parallel *cfg, uint32_t ring_records,
+		 char *err, size_t errlen)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->cfg = cfg;
+	s->last = -1;
+	s->ops = drv_input_find(cfg->driver);
+	s->bits = cfg->driver == CONF_PAR_LINES ? 4 : cfg->read == CONF_READ_BOTH ? 16 : 8;
+	atomic_init(&s->busy, 0);
+	atomic_init(&s->tick, 0);
+	atomic_init(&s->overruns, 0);
+	atomic_init(&s->samples, 0);
+	atomic_init(&s->stop, false);
+	if (sem_init(&s->go, 0, 0) < 0)
+		return -errno;
+	rc = source_init(&s->src, cfg->name, ring_records);
+	s->src.value_bits = s->bits;
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot allocate the ring of %u records", ring_records);
+		return rc;
+	}
+	rc = s->ops->open(cfg, &s->state, err, errlen);
+	if (rc < 0)
+		source_fini(&s->src);
+	return rc;
+}
+
+void sampler_fini(struct sampler *s)
+{
+	s->ops->close(s->state);
+	s->state = NULL;
+	source_fini(&s->src);
+	sem_destroy(&s->go);
+}
+
+/* In-band, so the count sits between the IN lines it belongs to. */
+static void report_overruns(struct sampler *s, int64_t t_mono, int64_t t_real, bool force)
+{
+	uint64_t n = atomic_load_explicit(&s->overruns, memory_order_relaxed);
+	struct rec r = { .kind = REC_OVERRUN, .t_mono = t_mono, .t_real = t_real };
+
+	if (n == s->overruns_reported
+	    || (!force && t_mono - s->overrun_reported_mono < OVERRUN_REPORT_NS))
+		return;
+	r.a = (int64_t)(n - s->overruns_reported);
+	if (source_push(&s->src, &r, NULL, 0)) {
+		s->overruns_reported = n;
+		s->overrun_reported_mono = t_mono;
+	}
+}
+
+static void sample(struct sampler *s)
+{
+	uint64_t tick = atomic_load_explicit(&s->tick, memory_order_relaxed);
+	int v = s->ops->read(s->state);
+	int64_t t_real = real_ns(), t_mono = mono_ns();     /* right after the read */
+
+	atomic_fetch_add_explicit(&s->samples, 1, memory_order_relaxed);
+	report_overruns(s, t_mono, t_real, false);
+	if (v < 0) {
+		if (v != s->last_err) {
+			char text[64];
+			size_t tl = 0;
+
+			fmt_kv(text, sizeof(text), &tl, "op", "read");
+			(void)source_event(&s->src, EV_ERROR, -v, text);
+		}
+		s->last_err = v;
+		return;
+	}
+	s->last_err = 0;
+	v &= (int)s->cfg->mask;
+	if (v != s->last) {
+		struct rec r = {
+			.kind = REC_IN, .t_real = t_real, .t_mono = t_mono, .a = v,
+			.b = s->last < 0 ? v : v ^ s->last, .c = (int64_t)tick,
+		};
+		(void)source_push(&s->src, &r, NULL, 0);     /* a drop is counted */
+		s->last = v;
+	}
+}
+
+static void *sampler_thread(void *arg)
+{
+	struct sampler *s = arg;
+
+	for (;;) {
+		while (sem_wait(&s->go) < 0 && errno == EINTR)
+			;
+		if (atomic_load_explicit(&s->busy, memory_order_acquire)) {
+			sample(s);
+			/* release: the sample is done before the timer may start the next */
+			atomic_store_explicit(&s->busy, 0, memory_order_release);
+		}
+		if (atomic_load(&s->stop))
+			break;
+	}
+	report_overruns(s, mono_ns(), real_ns(), true);
+	return NULL;
+}
+
+int sampler_start(struct sampler *s, int *degraded)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "plog-%.10s", s->cfg->name);
+	return thread_start(&s->thread, name, s->cfg->priority, sampler_thread, s, degraded);
+}
+
+void sampler_stop(struct sampler *s)
+{
+	atomic_store(&s->stop, true);
+	(void)sem_post(&s->go);
+	pthread_join(s->thread, NULL);
+}

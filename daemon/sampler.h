@@ -1,0 +1,66 @@
+/* sampler.h - one thread per [parallel NAME]: on each timer tick read the pins, push changes.
+ *
+ * A transient recorder: an IN record is pushed only when the masked value
+ * differs from the previous sample (the first sample always). Ticks that come
+ * while the previous sample is still running are overruns: the timer counts
+ * them, the sampler reports them in OVERRUN records, at most once a second.
+ */
+#ifndef PORTLOGD_SAMPLER_H
+#define PORTLOGD_SAMPLER_H
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "conf.h"
+#include "drv.h"
+#include "source.h"
+
+struct sampler {
+	const struct conf_parallel *cfg;
+	const struct drv_input_ops *ops;
+	void *state;
+	unsigned bits;              /* width of the value: 4, 8 or 16 */
+	struct source src;
+	sem_t go;                   /* posted by the timer: a futex underneath */
+
+	/* shared with the timer */
+	_Atomic int busy;           /* 1 from a trigger until its sample is done */
+	_Atomic uint64_t tick;      /* the tick of the pending trigger */
+	_Atomic uint64_t overruns;  /* triggers that found the sampler busy */
+	_Atomic bool stop;
+
+	/* written by the sampler, read by anyone */
+	_Atomic uint64_t samples;
+
+	/* sampler-private */
+	int last;                   /* -1 before the first sample */
+	int last_err;
+	uint64_t overruns_reported;
+	int64_t overrun_reported_mono;
+	pthread_t thread;
+};
+
+/* Opens the driver and prepares the ring; err says what to do on failure. */
+int sampler_init(struct sampler *s, const struct conf_parallel *cfg, uint32_t ring_records,
+		 char *err, size_t errlen);
+void sampler_fini(struct sampler *s);
+int sampler_start(struct sampler *s, int *degraded);
+/* After the timer has stopped: take a pending trigger, report, end. */
+void sampler_stop(struct sampler *s);
+
+/* From the timer thread, each tick: start a sample, or count an overrun. */
+static inline void sampler_trigger(struct sampler *s, uint64_t tick)
+{
+	/* acq_rel: pairs with the release that ends a sample */
+	if (atomic_exchange_explicit(&s->busy, 1, memory_order_acq_rel) != 0) {
+		atomic_fetch_add_explicit(&s->overruns, 1, memory_order_relaxed);
+		return;
+	}
+	atomic_store_explicit(&s->tick, tick, memory_order_relaxed);
+	(void)sem_post(&s->go);     /* cannot fail: the count never grows past 2 */
+}
+
+#endif

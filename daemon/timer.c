@@ -1,0 +1,107 @@
+/* timer.c - the timer thread. */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "thread.h"
+#include "timer.h"
+
+void timer_init(struct timer *t, const struct conf_timer *cfg, struct sampler **samplers,
+		unsigned n)
+{
+	memset(t, 0, sizeof(*t));
+	t->period_ns = (int64_t)cfg->period_us * NS_PER_US;
+	t->warmup_ns = (int64_t)cfg->warmup_ms * NS_PER_MS;
+	t->samplers = samplers;
+	t->nsamplers = n;
+	t->priority = cfg->priority;
+	atomic_init(&t->stop, false);
+	atomic_init(&t->st.min_ns, INT64_MAX);
+	atomic_init(&t->st.max_ns, 0);
+}
+
+/* Only this thread writes the statistics: plain load + store is enough. */
+static void record(struct timer_stats *st, int64_t lat)
+{
+	int64_t us = lat / NS_PER_US;
+	size_t bin = us < 0 ? 0 : us > TIMER_HIST_US ? TIMER_HIST_US : (size_t)us;
+
+	atomic_store_explicit(&st->hist[bin],
+			      atomic_load_explicit(&st->hist[bin], memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	if (lat < atomic_load_explicit(&st->min_ns, memory_order_relaxed))
+		atomic_store_explicit(&st->min_ns, lat, memory_order_relaxed);
+	if (lat > atomic_load_explicit(&st->max_ns, memory_order_relaxed))
+		atomic_store_explicit(&st->max_ns, lat, memory_order_relaxed);
+	atomic_store_explicit(&st->sum_ns,
+			      atomic_load_explicit(&st->sum_ns, memory_order_relaxed) + lat,
+			      memory_order_relaxed);
+	atomic_store_explicit(&st->ticks,
+			      atomic_load_explicit(&st->ticks, memory_order_relaxed) + 1,
+			      memory_order_release);
+}
+
+static void *timer_thread(void *arg)
+{
+	struct timer *t = arg;
+	int64_t now = mono_ns();
+	int64_t target = (now / t->period_ns + 1) * t->period_ns;
+	int64_t warm_end = now + t->warmup_ns;
+	uint64_t tick = 0;
+
+	while (!atomic_load_explicit(&t->stop, memory_order_relaxed)) {
+		struct timespec ts = ns_to_ts(target);
+		int64_t lat;
+
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		now = mono_ns();
+		lat = now - target;
+		if (now >= warm_end)
+			record(&t->st, lat);
+		if (lat >= t->period_ns) {
+			/* the targets we slept through are gone: count them, do not replay */
+			int64_t skip = lat / t->period_ns;
+
+			atomic_fetch_add_explicit(&t->st.missed, (uint64_t)skip, memory_order_relaxed);
+			target += skip * t->period_ns;
+		}
+		tick++;
+		atomic_fetch_add_explicit(&t->st.rounds, 1, memory_order_relaxed);
+		for (unsigned i = 0; i < t->nsamplers; i++)
+			sampler_trigger(t->samplers[i], tick);
+		target += t->period_ns;
+	}
+	return NULL;
+}
+
+int timer_start(struct timer *t, int *degraded)
+{
+	return thread_start(&t->thread, "plog-timer", t->priority, timer_thread, t, degraded);
+}
+
+void timer_stop(struct timer *t)
+{
+	atomic_store(&t->stop, true);
+	pthread_join(t->thread, NULL);
+}
+
+int64_t timer_pct_us(const struct timer_stats *st, double pct)
+{
+	uint64_t total = 0, seen = 0, want;
+
+	for (size_t i = 0; i <= TIMER_HIST_US; i++)
+		total += atomic_load_explicit(&st->hist[i], memory_order_relaxed);
+	if (total == 0)
+		return -1;
+	want = (uint64_t)(pct / 100.0 * (double)total + 0.5);
+	if (want == 0)
+		want = 1;
+	for (size_t i = 0; i <= TIMER_HIST_US; i++) {
+		seen += atomic_load_explicit(&st->hist[i], memory_order_relaxed);
+		if (seen >= want)
+			return (int64_t)i;
+	}
+	return TIMER_HIST_US;
+}
