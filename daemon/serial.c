@@ -127,9 +127,10 @@ static ssize_t port_read(struct serial_port *p)
 }
 
 /*
- * Bytes reached us so late that the gap before them cannot be judged: the
- * kernel held them (the read waited `late` ns for its worker), or this thread
- * woke `late` ns after the packet's gap deadline (the CPU was taken from it).
+ * Bytes reached us so late that the gap before them cannot be judged: they
+ * were seen `late` ns after the packet's gap deadline, because the kernel held
+ * them (the read waited for its worker) or this thread woke late (the CPU was
+ * taken from it).
  * Say so in an EV line, dated at the start of the packet in progress so that
  * the source's lines stay in time order; the packet boundary next to it may be
  * wrong. Rare, so formatting here is acceptable.
@@ -160,12 +161,14 @@ static void at_deadline(struct serial_port *p, int64_t deadline, int64_t now_mon
 {
 	int64_t first_mono = p->reasm.first_mono, first_real = p->reasm.first_real;
 	ssize_t n = port_read(p);
-	int64_t waited = mono_ns() - now_mono;
+	/* how far past the deadline these bytes were seen: this thread's own
+	 * wake-up latency plus any wait for the kernel's worker in the read */
+	int64_t late = mono_ns() - deadline;
 
 	if (n <= 0)
 		return;
-	if (waited > p->gap_ns / 4)
-		report_late(p, first_mono, first_real, waited, n);
+	if (late > p->gap_ns / 4)
+		report_late(p, first_mono, first_real, late, n);
 	reasm_feed(&p->reasm, p->rbuf, (size_t)n, deadline - 1,
 		   now_real - (now_mono - deadline + 1));
 }
