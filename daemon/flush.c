@@ -304,6 +304,15 @@ static void emit(struct flusher *f, struct source *s, const struct rec *r)
 		n = fmt_in(&f->fmt, line, r->t_real, s->name, (unsigned)r->a, (unsigned)r->b,
 			   s->value_bits ? s->value_bits / 4 : 2, (uint64_t)r->c);
 		break;
+	case REC_LINES: {
+		char fields[16];
+		size_t fl = fmt_hexval(fields, (unsigned)r->a, 1);
+
+		fields[fl++] = ' ';
+		fl += fmt_hexval(fields + fl, (unsigned)r->b, 1);
+		n = fmt_fields(&f->fmt, line, r->t_real, s->name, "LINES", fields, fl);
+		break;
+	}
 	case REC_OVERRUN: {
 		char num[24];
 		size_t nl = fmt_u64(num, (uint64_t)r->a);

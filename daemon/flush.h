@@ -18,7 +18,7 @@
 #include "fmt.h"
 #include "source.h"
 
-#define FLUSH_MAX_SOURCES (1 + 2 * CONF_MAX_PORTS)
+#define FLUSH_MAX_SOURCES (1 + 3 * CONF_MAX_PORTS)   /* main, serial, lines, parallel */
 
 struct flusher {
 	const struct conf *conf;

@@ -207,7 +207,7 @@ size_t fmt_ev(struct fmt *f, char *out, int64_t t_real, const char *src, const c
 	return fmt_fields(f, out, t_real, src, "EV", text, text_len);
 }
 
-static size_t put_hex(char *out, unsigned v, unsigned digits)
+size_t fmt_hexval(char *out, unsigned v, unsigned digits)
 {
 	out[0] = '0';
 	out[1] = 'x';
@@ -222,9 +222,9 @@ size_t fmt_in(struct fmt *f, char *out, int64_t t_real, const char *src, unsigne
 	size_t n = head(f, out, t_real, src, "IN");
 
 	out[n++] = ' ';
-	n += put_hex(out + n, value, digits);
+	n += fmt_hexval(out + n, value, digits);
 	out[n++] = ' ';
-	n += put_hex(out + n, changed, digits);
+	n += fmt_hexval(out + n, changed, digits);
 	out[n++] = ' ';
 	n += fmt_u64(out + n, tick);
 	out[n++] = '\n';

@@ -49,6 +49,8 @@ size_t fmt_fields(struct fmt *f, char *out, int64_t t_real, const char *src, con
 
 /* Building blocks, exposed for tests and for lines of later kinds. */
 size_t fmt_u64(char *out, uint64_t v);
+/* "0x" and `digits` lowercase hex digits of v. */
+size_t fmt_hexval(char *out, unsigned v, unsigned digits);
 size_t fmt_hex(char *out, const uint8_t *data, size_t len);
 size_t fmt_text(char *out, const uint8_t *data, size_t len);
 

@@ -91,11 +91,20 @@ static int daemonize(void)
 	return 0;
 }
 
+/* SIGUSR1 only interrupts a lines thread's TIOCMIWAIT (no SA_RESTART). */
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
 static int setup_signals(struct daemon *d)
 {
+	struct sigaction sa = { .sa_handler = on_usr1 };
 	sigset_t set;
 
 	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&sa.sa_mask);
+	(void)sigaction(SIGUSR1, &sa, NULL);    /* cannot fail for SIGUSR1 */
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
@@ -188,6 +197,8 @@ static int run(struct daemon *d, bool foreground)
 			return 1;
 		}
 		srcs[nsrc++] = &d->serial[i].src;
+		if (d->conf.serial[i].lines)
+			srcs[nsrc++] = &d->serial[i].lines_src;
 	}
 	rc = flush_init(&d->flusher, &d->conf, srcs, nsrc, err, sizeof(err));
 	if (rc < 0) {
@@ -338,14 +349,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "portlogd: %s\n", err);
 		return rc == -1 ? EXIT_CONFIG : 1;
 	}
-	for (unsigned i = 0; i < d.conf.nserial; i++)
-		if (d.conf.serial[i].lines) {
-			fprintf(stderr, "portlogd: %s:%d: [serial %s] lines: logging modem-line changes "
-				"of a serial port is not in this version; remove the key and sample "
-				"the lines with a [parallel NAME] section with driver = lines\n",
-				d.conf.path, d.conf.serial[i].line, d.conf.serial[i].name);
-			return EXIT_CONFIG;
-		}
 	if (check) {
 		conf_print(&d.conf, stdout);
 		return 0;

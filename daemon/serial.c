@@ -1,6 +1,11 @@
 /* serial.c - the serial reader thread. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +40,17 @@ int serial_init(struct serial_port *p, const struct conf_serial *cfg, uint32_t r
 	if (p->pkt == NULL)
 		return -ENOMEM;
 	memset(p->pkt, 0, cfg->max_packet);
+	atomic_init(&p->lines_fd, -1);
+	atomic_init(&p->lines_stop, false);
+	p->lines_wake = -1;
 	rc = source_init(&p->src, cfg->name, ring_records);
+	if (rc == 0 && cfg->lines) {
+		rc = source_init(&p->lines_src, cfg->name, ring_records);
+		p->lines_src.value_bits = 4;
+		p->lines_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (rc == 0 && p->lines_wake < 0)
+			rc = -errno;
+	}
 	if (rc < 0) {
 		free(p->pkt);
 		p->pkt = NULL;
@@ -45,8 +60,16 @@ int serial_init(struct serial_port *p, const struct conf_serial *cfg, uint32_t r
 
 void serial_fini(struct serial_port *p)
 {
+	int fd = atomic_exchange(&p->lines_fd, -1);
+
+	if (fd >= 0)
+		close(fd);
+	if (p->lines_wake >= 0)
+		close(p->lines_wake);
 	drv_serial_close(&p->drv);
 	source_fini(&p->src);
+	if (p->cfg->lines)
+		source_fini(&p->lines_src);
 	free(p->pkt);
 	p->pkt = NULL;
 }
@@ -75,6 +98,16 @@ int serial_open(struct serial_port *p)
 	}
 	p->last_err = 0;
 	p->opens++;
+	if (c->lines) {
+		/* the lines thread gets its own descriptor of the same open port */
+		int old, fd = fcntl(p->drv.fd, F_DUPFD_CLOEXEC, 0);
+		uint64_t one = 1;
+
+		old = atomic_exchange(&p->lines_fd, fd);
+		if (old >= 0)
+			close(old);     /* never taken: the port was lost again meanwhile */
+		(void)write(p->lines_wake, &one, sizeof(one));     /* an eventfd add cannot fail */
+	}
 	/* a pty has no wire: bytes that wait were not spread over character times */
 	reasm_init(&p->reasm, p->pkt, c->max_packet, p->gap_ns,
 		   note != NULL ? 0 : reasm_char_ns(c->baud, conf_frame_bits(c)),
@@ -242,15 +275,123 @@ static void *serial_thread(void *arg)
 	return NULL;
 }
 
+static void push_lines(struct serial_port *p, int value, int changed)
+{
+	struct rec r = { .kind = REC_LINES, .t_real = real_ns(), .t_mono = mono_ns(),
+			 .a = value, .b = changed };
+
+	(void)source_push(&p->lines_src, &r, NULL, 0);     /* a drop is counted */
+}
+
+static void lines_error(struct serial_port *p, int err, const char *op)
+{
+	char text[64];
+	size_t tl = 0;
+
+	fmt_kv(text, sizeof(text), &tl, "op", op);
+	(void)source_event(&p->lines_src, EV_ERROR, err, text);
+}
+
+/*
+ * Waits for edges on CTS, DSR, DCD and RI with TIOCMIWAIT and pushes a LINES
+ * record for each change; the first value after every (re)open is always
+ * pushed. The port's descriptor comes from serial_open (a dup); a hang-up ends
+ * the wait with an error and the thread waits for the next descriptor.
+ */
+static void *lines_thread(void *arg)
+{
+	struct serial_port *p = arg;
+	int fd = -1, prev = -1;
+
+	while (!atomic_load(&p->lines_stop)) {
+		int m;
+
+		if (fd < 0) {
+			struct pollfd pfd[2] = {
+				{ .fd = p->lines_wake, .events = POLLIN },
+				{ .fd = p->stop_fd, .events = POLLIN },
+			};
+			uint64_t v;
+
+			fd = atomic_exchange(&p->lines_fd, -1);
+			if (fd >= 0) {
+				prev = -1;
+				continue;
+			}
+			(void)poll(pfd, 2, -1);     /* EINTR: look again */
+			if (pfd[1].revents != 0)
+				break;
+			(void)read(p->lines_wake, &v, sizeof(v));  /* clears the wake-up */
+			continue;
+		}
+		if (prev < 0) {
+			if (ioctl(fd, TIOCMGET, &m) < 0) {
+				lines_error(p, errno, "TIOCMGET");
+				close(fd);
+				fd = -1;
+				continue;
+			}
+			prev = drv_lines_map(m);
+			push_lines(p, prev, prev);
+		}
+		if (ioctl(fd, TIOCMIWAIT, TIOCM_RNG | TIOCM_DSR | TIOCM_CD | TIOCM_CTS) < 0) {
+			if (errno == EINTR)
+				continue;           /* serial_join's SIGUSR1, or a stray signal */
+			lines_error(p, errno, "TIOCMIWAIT");
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		if (ioctl(fd, TIOCMGET, &m) < 0)
+			continue;               /* the next TIOCMIWAIT reports the failure */
+		m = drv_lines_map(m);
+		/* an edge that went back before TIOCMGET leaves m == prev: nothing to log */
+		if (m != prev)
+			push_lines(p, m, m ^ prev);
+		prev = m;
+	}
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
 int serial_start(struct serial_port *p, int *degraded)
 {
 	char name[16];
 
+	int rc;
+
 	snprintf(name, sizeof(name), "plog-%.10s", p->cfg->name);
-	return thread_start(&p->thread, name, p->cfg->priority, serial_thread, p, degraded);
+	rc = thread_start(&p->thread, name, p->cfg->priority, serial_thread, p, degraded);
+	if (rc == 0 && p->cfg->lines) {
+		snprintf(name, sizeof(name), "plogl-%.9s", p->cfg->name);
+		rc = thread_start(&p->lines_thread, name, p->cfg->priority, lines_thread, p,
+				  degraded);
+		p->lines_started = rc == 0;
+	}
+	return rc;
 }
 
 void serial_join(struct serial_port *p)
 {
 	pthread_join(p->thread, NULL);
+	if (!p->lines_started)
+		return;
+	atomic_store(&p->lines_stop, true);
+	/* TIOCMIWAIT only ends on an edge or a signal; a signal sent just before
+	 * the thread enters it is missed, so send it until the thread is gone */
+	for (;;) {
+		struct timespec ts;
+
+		(void)pthread_kill(p->lines_thread, SIGUSR1);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 10 * NS_PER_MS;
+		if (ts.tv_nsec >= NS_PER_S) {
+			ts.tv_sec++;
+			ts.tv_nsec -= NS_PER_S;
+		}
+		if (pthread_timedjoin_np(p->lines_thread, NULL, &ts) == 0)
+			break;
+	}
+	p->lines_started = false;
 }

@@ -27,6 +27,15 @@ struct serial_port {
 	unsigned opens;
 	_Atomic uint64_t wakeups;   /* progress, for status and the watchdog */
 	pthread_t thread;
+
+	/* lines = on: a second thread waits for modem-line edges (TIOCMIWAIT
+	 * blocks and cannot be polled), with its own ring */
+	struct source lines_src;
+	_Atomic int lines_fd;       /* a dup of the port's fd, handed over at each open */
+	int lines_wake;             /* eventfd: a new lines_fd is there */
+	_Atomic bool lines_stop;
+	bool lines_started;
+	pthread_t lines_thread;
 };
 
 /* Allocates and prefaults the port's ring and buffers. Returns 0 or -errno. */
@@ -39,7 +48,8 @@ void serial_fini(struct serial_port *p);
 int serial_open(struct serial_port *p);
 
 int serial_start(struct serial_port *p, int *degraded);
-/* After the stop fd has been signalled. */
+/* After the stop fd has been signalled. Interrupts a lines thread's TIOCMIWAIT
+ * with SIGUSR1, whose handler main installs without SA_RESTART. */
 void serial_join(struct serial_port *p);
 
 #endif

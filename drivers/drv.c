@@ -82,3 +82,9 @@ const struct drv_input_ops *drv_input_find(enum conf_par_driver driver)
 	}
 	return NULL;
 }
+
+int drv_lines_map(int tiocm)
+{
+	return (tiocm & TIOCM_CTS ? 1 : 0) | (tiocm & TIOCM_DSR ? 2 : 0)
+	       | (tiocm & TIOCM_CAR ? 4 : 0) | (tiocm & TIOCM_RNG ? 8 : 0);
+}

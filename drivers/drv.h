@@ -61,6 +61,10 @@ extern const struct drv_input_ops drv_input_ieee1284;   /* par_ieee1284.c */
 extern const struct drv_input_ops drv_input_lines;      /* par_lines.c */
 extern const struct drv_input_ops drv_input_sim;        /* par_sim.c */
 
+/* TIOCMGET bits to the 4-bit value of the modem input lines: CTS bit 0, DSR
+ * bit 1, DCD bit 2, RI bit 3 (par_lines.c and [serial] lines = on). */
+int drv_lines_map(int tiocm);
+
 /* The ops table of a configured driver. */
 const struct drv_input_ops *drv_input_find(enum conf_par_driver driver);
 

@@ -29,11 +29,6 @@ struct lines {
 	int fd;
 };
 
-static int lines_map(int m)
-{
-	return (m & TIOCM_CTS ? 1 : 0) | (m & TIOCM_DSR ? 2 : 0)
-	       | (m & TIOCM_CAR ? 4 : 0) | (m & TIOCM_RNG ? 8 : 0);
-}
 
 static int lines_read(void *state)
 {
@@ -42,7 +37,7 @@ static int lines_read(void *state)
 
 	if (ioctl(l->fd, TIOCMGET, &m) < 0)
 		return -errno;
-	return lines_map(m);
+	return drv_lines_map(m);
 }
 
 static int lines_open(const struct conf_parallel *cfg, void **state, char *err, size_t errlen)

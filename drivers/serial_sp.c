@@ -25,12 +25,15 @@ static int sp_errno(enum sp_return r)
 }
 
 /*
- * libserialport 0.1.1 (Debian 12) returns SP_OK from sp_set_flowcontrol(RTSCTS)
- * yet leaves CRTSCTS off on a 16550A here (measured with tcgetattr), so a port
- * would silently run without the handshake the config asks for. Read the
- * termios back and set the flow-control bits ourselves; fail if they do not stick.
+ * Two settings libserialport 0.1.1 (Debian 12) does not leave as we need them,
+ * measured with tcgetattr on a 16550A here:
+ * - it returns SP_OK from sp_set_flowcontrol(RTSCTS) yet leaves CRTSCTS off, so
+ *   the port would silently run without the handshake the config asks for;
+ * - it sets VMIN = 0, so an empty non-blocking read returns 0, which is how a
+ *   hang-up reads; the reader needs VMIN = 1, VTIME = 0 (empty: EAGAIN).
+ * Read the termios back, set them ourselves, fail if they do not stick.
  */
-static int enforce_flow(int fd, enum conf_flow flow)
+static int enforce_termios(int fd, enum conf_flow flow)
 {
 	tcflag_t want_c = flow == CONF_FLOW_RTSCTS ? CRTSCTS : 0;
 	tcflag_t want_i = flow == CONF_FLOW_XONXOFF ? (IXON | IXOFF) : 0;
@@ -38,13 +41,14 @@ static int enforce_flow(int fd, enum conf_flow flow)
 
 	if (tcgetattr(fd, &t) < 0)
 		return -errno;
-	if ((t.c_cflag & CRTSCTS) == want_c && (t.c_iflag & (IXON | IXOFF)) == want_i)
-		return 0;
 	t.c_cflag = (t.c_cflag & ~(tcflag_t)CRTSCTS) | want_c;
 	t.c_iflag = (t.c_iflag & ~(tcflag_t)(IXON | IXOFF)) | want_i;
+	t.c_cc[VMIN] = 1;
+	t.c_cc[VTIME] = 0;
 	if (tcsetattr(fd, TCSANOW, &t) < 0 || tcgetattr(fd, &t) < 0)
 		return -errno;
-	if ((t.c_cflag & CRTSCTS) != want_c || (t.c_iflag & (IXON | IXOFF)) != want_i)
+	if ((t.c_cflag & CRTSCTS) != want_c || (t.c_iflag & (IXON | IXOFF)) != want_i
+	    || t.c_cc[VMIN] != 1 || t.c_cc[VTIME] != 0)
 		return -ENOTSUP;
 	return 0;
 }
@@ -81,7 +85,7 @@ static int sp_open_port(const struct conf_serial *cfg, const char *path, void **
 	}
 	rc = drv_serial_lock(*fd);
 	if (rc == 0)
-		rc = enforce_flow(*fd, cfg->flow);
+		rc = enforce_termios(*fd, cfg->flow);
 	flags = fcntl(*fd, F_GETFL);
 	if (rc == 0 && (flags < 0 || fcntl(*fd, F_SETFL, flags | O_NONBLOCK) < 0))
 		rc = -errno;

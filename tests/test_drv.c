@@ -67,6 +67,9 @@ static void check_termios(int fd, speed_t speed, bool rtscts, bool pty)
 	assert_true(t.c_cflag & CREAD);
 	assert_int_equal(!!(t.c_cflag & CRTSCTS), rtscts);
 	assert_false(t.c_lflag & (ICANON | ECHO | ISIG));   /* raw: bytes pass untouched */
+	/* an empty read must say EAGAIN, not 0, which is how a hang-up reads */
+	assert_int_equal(t.c_cc[VMIN], 1);
+	assert_int_equal(t.c_cc[VTIME], 0);
 	assert_true(fcntl(fd, F_GETFL) & O_NONBLOCK);
 }
 
@@ -156,6 +159,11 @@ static void uart_gets_libserialport(void **state)
 	assert_ptr_equal(port.ops, &drv_serial_sp);
 	assert_string_equal(port.path, dev);
 	check_termios(port.fd, B19200, true, false);
+	{
+		char b;
+		assert_int_equal(read(port.fd, &b, 1), -1);
+		assert_int_equal(errno, EAGAIN);
+	}
 	drv_serial_close(&port);
 	c.flow = CONF_FLOW_XONXOFF;
 	assert_int_equal(drv_serial_open(&c, &port, NULL), 0);
