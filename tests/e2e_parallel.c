@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -86,11 +87,23 @@ static int64_t field(const char *line, const char *key)
 	return p != NULL ? strtoll(p + strlen(key), NULL, 10) : -1;
 }
 
+/* Did the daemon report missed ticks (timer or sampler OVERRUN) within 100 ms of [from, to]? */
+static bool overrun_near(const struct e2e_log *log, int64_t from, int64_t to)
+{
+	for (size_t i = 0; i < log->n; i++)
+		if (strcmp(log->line[i].kind, "OVERRUN") == 0
+		    && log->line[i].t >= from - 100000000 && log->line[i].t <= to + 100000000)
+			return true;
+	return false;
+}
+
 /*
  * A test process toggles the pins at known times, slower than the period: every
  * change must appear exactly once as an IN line with the right value, in order,
  * no later than one period plus the pwrite's own latency plus the sampler's
- * wake-up latency (the median is asserted; p99 and max printed).
+ * wake-up latency (the median is asserted; p99 and max printed). A value that
+ * lived a few periods can only be missed if no tick sampled it: then the daemon
+ * must have reported missed ticks (OVERRUN) right there.
  */
 static void pin_changes(void **state)
 {
@@ -100,7 +113,8 @@ static void pin_changes(void **state)
 	uint64_t rng = tu_seed("e2e_parallel");
 	uint8_t value[N + 1];
 	int64_t t_before[N + 1], t_after[N + 1], delay[N], slack[N];
-	size_t k = 0, nin = 0;
+	size_t k = 0, nin = 0, nd = 0, missed = 0;
+	unsigned prev_seen = 0;
 	int fd;
 
 	(void)state;
@@ -132,27 +146,41 @@ static void pin_changes(void **state)
 			continue;
 		if (sscanf(strstr(l->text, " IN ") + 4, "0x%x 0x%x", &v, &changed) != 2)
 			fail_msg("bad IN line: %s", l->text);
-		if (k > N || v != value[k])
-			fail_msg("IN line %zu has 0x%02x, change %zu was 0x%02x: %s", nin, v, k,
-				 k <= N ? value[k] : 0, l->text);
-		if (k > 0) {
-			assert_int_equal(changed, (unsigned)(value[k] ^ value[k - 1]));
-			delay[k - 1] = l->t - t_before[k];
-			slack[k - 1] = l->t - t_after[k] - PERIOD_US * 1000;
+		if (k <= N && v != value[k]) {
+			/* a skipped change: allowed only where the daemon says it missed ticks */
+			size_t j = k + 1;
+
+			while (j <= N && v != value[j])
+				j++;
+			if (j > N || k == 0 || !overrun_near(&log, t_before[k], t_before[j]))
+				fail_msg("IN line %zu has 0x%02x, change %zu was 0x%02x, and no missed "
+					 "tick was reported near it: %s", nin, v, k, value[k], l->text);
+			missed += j - k;
+			k = j;
 		}
+		if (k > N)
+			fail_msg("IN line %zu after the last change: %s", nin, l->text);
+		if (k > 0) {
+			/* against the last value seen, which a skipped change is not */
+			assert_int_equal(changed, v ^ prev_seen);
+			delay[nd] = l->t - t_before[k];
+			slack[nd++] = l->t - t_after[k] - PERIOD_US * 1000;
+		}
+		prev_seen = v;
 		k++;
 		nin++;
 	}
 	if (k != N + 1)
 		fail_msg("%zu IN lines, expected the first sample and %d changes", nin, N);
-	printf("# %d pin changes, each exactly once: delay from pwrite to IN time us: "
-	       "p50 %.1f p99 %.1f max %.1f; beyond one period after the pwrite returned: "
-	       "p50 %.1f p99 %.1f max %.1f\n", N,
-	       (double)e2e_pct(delay, N, 50) / 1e3, (double)e2e_pct(delay, N, 99) / 1e3,
-	       (double)e2e_pct(delay, N, 100) / 1e3, (double)e2e_pct(slack, N, 50) / 1e3,
-	       (double)e2e_pct(slack, N, 99) / 1e3, (double)e2e_pct(slack, N, 100) / 1e3);
+	printf("# %d pin changes: %zu seen exactly once, %zu missed next to reported missed "
+	       "ticks; delay from pwrite to IN time us: p50 %.1f p99 %.1f max %.1f; beyond one "
+	       "period after the pwrite returned: p50 %.1f p99 %.1f max %.1f\n", N, nd, missed,
+	       (double)e2e_pct(delay, nd, 50) / 1e3, (double)e2e_pct(delay, nd, 99) / 1e3,
+	       (double)e2e_pct(delay, nd, 100) / 1e3, (double)e2e_pct(slack, nd, 50) / 1e3,
+	       (double)e2e_pct(slack, nd, 99) / 1e3, (double)e2e_pct(slack, nd, 100) / 1e3);
+	assert_true(missed * 20 <= N);      /* a run this stalled proves little */
 	/* the median change is seen within a period of the write, plus 500 us of wake-up */
-	assert_true(e2e_pct(slack, N, 50) < 500000);
+	assert_true(e2e_pct(slack, nd, 50) < 500000);
 	e2e_free_log(&log);
 }
 
