@@ -60,7 +60,8 @@ bool source_push(struct source *s, const struct rec *head, const void *data, uin
 	r->seq = seq;
 	r->len = (uint16_t)len;
 	first = len < REC_HEAD_DATA ? len : REC_HEAD_DATA;
-	memcpy(r->data, data, first);
+	if (first > 0)
+		memcpy(r->data, data, first);   /* data may be NULL when len is 0 */
 	for (uint32_t off = first; off < len; off += REC_SIZE) {
 		uint32_t n = len - off < REC_SIZE ? len - off : REC_SIZE;
 		memcpy(ring_wslot(&s->ring, i++)->raw, (const uint8_t *)data + off, n);
