@@ -34,11 +34,13 @@ struct sim_packet {
 	unsigned nfrag;
 	uint32_t frag_off[SIM_MAX_FRAGS];   /* where each write started, from off */
 	int64_t frag_real[SIM_MAX_FRAGS];   /* CLOCK_REALTIME just before each write */
-	int64_t frag_pause[SIM_MAX_FRAGS];  /* actual pause before each write (0 for the first) */
+	int64_t frag_pause[SIM_MAX_FRAGS];  /* longest silence before each write's bytes could
+					       end: its return - the previous write's start
+					       (0 for the first) */
 	int64_t t_first_real;       /* CLOCK_REALTIME just before the first byte was written */
 	int64_t t_first_mono;       /* CLOCK_MONOTONIC just before the first write */
 	int64_t t_last_mono;        /* CLOCK_MONOTONIC after the last write returned */
-	int64_t max_intra_gap_ns;   /* longest actual pause between two of its writes */
+	int64_t max_intra_gap_ns;   /* longest silence its bytes could contain (an upper bound) */
 };
 
 struct sim_port {
