@@ -28,6 +28,7 @@ static const char *ev_name(int64_t code)
 	case EV_CLOSE: return "close";
 	case EV_ERROR: return "error";
 	case EV_LATE: return "late-delivery";
+	case EV_RT_MISSING: return "rt-missing";
 	default: return "unknown";
 	}
 }
@@ -480,7 +481,7 @@ static void *flush_thread(void *arg)
 int flush_start(struct flusher *f, int *degraded)
 {
 	return thread_start(&f->thread, "plog-flush", f->conf->logger.flusher_priority,
-			    flush_thread, f, degraded);
+			    f->conf->logger.flusher_cpu, flush_thread, f, degraded);
 }
 
 static void wake(struct flusher *f)
@@ -500,5 +501,5 @@ void flush_stop(struct flusher *f)
 {
 	atomic_store(&f->stop_req, true);
 	wake(f);
-	pthread_join(f->thread, NULL);
+	thread_join(&f->thread);
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "thread.h"
 #include "fmt.h"
 #include "source.h"
 
@@ -46,7 +47,7 @@ struct flusher {
 
 	/* counters: written by the flusher, read by main for status */
 	_Atomic uint64_t lines, bytes_written, write_errors;
-	pthread_t thread;
+	struct thread thread;
 };
 
 /*

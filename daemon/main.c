@@ -18,6 +18,7 @@
 #include "flush.h"
 #include "fmt.h"
 #include "log.h"
+#include "rt.h"
 #include "sampler.h"
 #include "serial.h"
 #include "source.h"
@@ -36,7 +37,7 @@ struct daemon {
 	struct timer timer;
 	struct stat_view view;
 	struct flusher flusher;
-	int dma_fd;
+	struct rt rt;
 	int stop_fd;
 	int sig_fd;
 };
@@ -132,23 +133,38 @@ static void event_start(struct daemon *d)
 	(void)source_event(&d->self, EV_START, 0, text);
 }
 
-/*
- * Like cyclictest, hold the CPUs out of deep idle states while we run: the PM QoS
- * request lasts as long as the file stays open (Documentation/power/pm_qos_interface).
- */
-static int hold_dma_latency(int us)
+/* One warning per missing real-time item: prose to the journal, fields to the log. */
+static void report_rt(struct daemon *d, enum rt_item item)
 {
-	int32_t v = us;
-	int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+	char kv[SOURCE_EV_MAX], prose[640];
 
-	if (fd < 0)
-		return -errno;
-	if (write(fd, &v, sizeof(v)) != sizeof(v)) {
-		int e = errno;
-		close(fd);
-		return -e;
+	if (!rt_describe(&d->rt, item, kv, sizeof(kv), prose, sizeof(prose)))
+		return;
+	log_warn("%s", prose);
+	(void)source_event(&d->self, EV_RT_MISSING, d->rt.err[item], kv);
+}
+
+/*
+ * Everything is allocated: lock it, hold the CPUs out of deep idle states (as
+ * cyclictest does), and find out whether SCHED_FIFO is allowed, before any
+ * thread starts. Returns false when rt = required and something is missing.
+ */
+static bool setup_rt(struct daemon *d)
+{
+	char summary[128];
+
+	rt_probe_fifo(&d->rt);
+	rt_lock_memory(&d->rt);
+	rt_hold_dma_latency(&d->rt, d->conf.timer.cpu_dma_latency);
+	for (int i = 0; i < RT_NITEMS; i++)
+		report_rt(d, (enum rt_item)i);
+	if (d->conf.logger.rt_required && rt_degraded(&d->rt)) {
+		rt_summary(&d->rt, summary, sizeof(summary));
+		log_err("%s:%d: [logger] rt = required, and %s; grant what the warnings above "
+			"name, or set rt = best-effort", d->conf.path, d->conf.logger.line, summary);
+		return false;
 	}
-	return fd;
+	return true;
 }
 
 static int run(struct daemon *d, bool foreground)
@@ -158,6 +174,11 @@ static int run(struct daemon *d, bool foreground)
 	int degraded = 0, rc, stop_sig = 0;
 	unsigned nsrc = 0, started = 0;
 
+	rt_init(&d->rt, &d->conf);
+	if (rt_check_cpus(&d->conf, err, sizeof(err)) < 0) {
+		log_err("%s", err);
+		return EXIT_CONFIG;
+	}
 	d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->stop_fd < 0 || setup_signals(d) < 0) {
 		log_err("cannot set up signals: %s", strerror(errno));
@@ -212,17 +233,10 @@ static int run(struct daemon *d, bool foreground)
 	};
 	d->flusher.hook = stat_hook;
 	d->flusher.hook_ctx = &d->view;
-	d->dma_fd = -1;
-	if (d->conf.timer.cpu_dma_latency >= 0) {
-		d->dma_fd = hold_dma_latency(d->conf.timer.cpu_dma_latency);
-		if (d->dma_fd < 0)
-			log_warn("cannot hold /dev/cpu_dma_latency at %d us: %s; deep CPU idle "
-				 "states will add wake-up latency. Run as root, or set [timer] "
-				 "cpu_dma_latency = off", d->conf.timer.cpu_dma_latency,
-				 strerror(-d->dma_fd));
-	}
 	timer_init(&d->timer, &d->conf.timer, d->sampler_ptrs, d->conf.nparallel);
 	event_start(d);
+	if (!setup_rt(d))
+		return 1;
 
 	/* flusher first, readers last */
 	rc = flush_start(&d->flusher, &degraded);
@@ -253,9 +267,11 @@ static int run(struct daemon *d, bool foreground)
 			break;
 		}
 	}
-	if (degraded)
-		log_warn("real-time scheduling (SCHED_FIFO) is not permitted; threads run "
-			 "with SCHED_OTHER. Run as root or grant CAP_SYS_NICE");
+	if (degraded && d->rt.err[RT_FIFO] == 0) {
+		/* the probe was allowed, a thread was not: a limit changed meanwhile */
+		d->rt.err[RT_FIFO] = EPERM;
+		report_rt(d, RT_FIFO);
+	}
 	if (started == d->conf.nserial) {
 		(void)sd_notifyf(0, "READY=1\nSTATUS=logging %u serial ports to %s\nMAINPID=%lu",
 				 d->conf.nserial, d->conf.logger.log_file, (unsigned long)getpid());
@@ -304,8 +320,7 @@ static int run(struct daemon *d, bool foreground)
 	free(d->serial);
 	free(d->samplers);
 	free(d->sampler_ptrs);
-	if (d->dma_fd >= 0)
-		close(d->dma_fd);
+	rt_fini(&d->rt);
 	source_fini(&d->self);
 	return started == d->conf.nserial ? 0 : 1;
 }

@@ -362,20 +362,20 @@ int serial_start(struct serial_port *p, int *degraded)
 	int rc;
 
 	snprintf(name, sizeof(name), "plog-%.10s", p->cfg->name);
-	rc = thread_start(&p->thread, name, p->cfg->priority, serial_thread, p, degraded);
+	rc = thread_start(&p->thread, name, p->cfg->priority, p->cfg->cpu, serial_thread, p,
+			  degraded);
 	if (rc == 0 && p->cfg->lines) {
 		snprintf(name, sizeof(name), "plogl-%.9s", p->cfg->name);
-		rc = thread_start(&p->lines_thread, name, p->cfg->priority, lines_thread, p,
-				  degraded);
-		p->lines_started = rc == 0;
+		rc = thread_start(&p->lines_thread, name, p->cfg->priority, p->cfg->cpu,
+				  lines_thread, p, degraded);
 	}
 	return rc;
 }
 
 void serial_join(struct serial_port *p)
 {
-	pthread_join(p->thread, NULL);
-	if (!p->lines_started)
+	thread_join(&p->thread);
+	if (!p->lines_thread.started)
 		return;
 	atomic_store(&p->lines_stop, true);
 	/* TIOCMIWAIT only ends on an edge or a signal; a signal sent just before
@@ -383,15 +383,15 @@ void serial_join(struct serial_port *p)
 	for (;;) {
 		struct timespec ts;
 
-		(void)pthread_kill(p->lines_thread, SIGUSR1);
+		(void)pthread_kill(p->lines_thread.id, SIGUSR1);
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 10 * NS_PER_MS;
 		if (ts.tv_nsec >= NS_PER_S) {
 			ts.tv_sec++;
 			ts.tv_nsec -= NS_PER_S;
 		}
-		if (pthread_timedjoin_np(p->lines_thread, NULL, &ts) == 0)
+		if (pthread_timedjoin_np(p->lines_thread.id, NULL, &ts) == 0)
 			break;
 	}
-	p->lines_started = false;
+	p->lines_thread.started = false;
 }

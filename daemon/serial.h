@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "thread.h"
 #include "drv.h"
 #include "reasm.h"
 #include "source.h"
@@ -26,7 +27,7 @@ struct serial_port {
 	int last_err;               /* errno of the last failed open, logged once */
 	unsigned opens;
 	_Atomic uint64_t wakeups;   /* progress, for status and the watchdog */
-	pthread_t thread;
+	struct thread thread;
 
 	/* lines = on: a second thread waits for modem-line edges (TIOCMIWAIT
 	 * blocks and cannot be polled), with its own ring */
@@ -34,8 +35,7 @@ struct serial_port {
 	_Atomic int lines_fd;       /* a dup of the port's fd, handed over at each open */
 	int lines_wake;             /* eventfd: a new lines_fd is there */
 	_Atomic bool lines_stop;
-	bool lines_started;
-	pthread_t lines_thread;
+	struct thread lines_thread;
 };
 
 /* Allocates and prefaults the port's ring and buffers. Returns 0 or -errno. */

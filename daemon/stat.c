@@ -1,10 +1,27 @@
 /* stat.c - self-monitoring lines, written by the flusher from the threads' counters. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "stat.h"
 
 #define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+/* Appends " PREFIXminflt=N PREFIXmajflt=N": the thread's page faults since it
+ * started its work ("-" when unknown). */
+static void faults(char *text, size_t len, const char *prefix, const struct thread *t)
+{
+	size_t n = strlen(text);
+	uint64_t minflt, majflt;
+
+	if (n >= len)
+		return;
+	if (thread_faults(t, &minflt, &majflt))
+		snprintf(text + n, len - n, " %sminflt=%" PRIu64 " %smajflt=%" PRIu64, prefix,
+			 minflt, prefix, majflt);
+	else
+		snprintf(text + n, len - n, " %sminflt=- %smajflt=-", prefix, prefix);
+}
 
 static void timer_stat(struct flusher *f, struct timer *t)
 {
@@ -25,6 +42,7 @@ static void timer_stat(struct flusher *f, struct timer *t)
 			 LD(st->sum_ns) / (int64_t)ticks / 1000, timer_pct_us(st, 50),
 			 timer_pct_us(st, 99), timer_pct_us(st, 99.9), LD(st->max_ns) / 1000);
 	}
+	faults(text, sizeof(text), "", &t->thread);
 	flush_line(f, "STAT", text);
 }
 
@@ -53,6 +71,7 @@ void stat_hook(void *ctx, struct flusher *f, bool stat_due, bool final)
 		snprintf(text, sizeof(text), "%s samples=%" PRIu64 " records=%" PRIu64
 			 " overruns=%" PRIu64 " drops=%" PRIu64, s->cfg->name, LD(s->samples),
 			 LD(s->src.records), LD(s->overruns), LD(s->src.dropped));
+		faults(text, sizeof(text), "", &s->thread);
 		flush_line(f, "STAT", text);
 	}
 	for (unsigned i = 0; i < v->nserial; i++) {
@@ -62,9 +81,13 @@ void stat_hook(void *ctx, struct flusher *f, bool stat_due, bool final)
 			 " drops=%" PRIu64 " drop_bytes=%" PRIu64 " wakeups=%" PRIu64,
 			 p->cfg->name, LD(p->src.records), LD(p->src.bytes), LD(p->src.dropped),
 			 LD(p->src.dropped_bytes), LD(p->wakeups));
+		faults(text, sizeof(text), "", &p->thread);
+		if (p->cfg->lines)
+			faults(text, sizeof(text), "lines_", &p->lines_thread);
 		flush_line(f, "STAT", text);
 	}
 	snprintf(text, sizeof(text), "flusher lines=%" PRIu64 " bytes=%" PRIu64
 		 " write_errors=%" PRIu64, LD(f->lines), LD(f->bytes_written), LD(f->write_errors));
+	faults(text, sizeof(text), "", &f->thread);
 	flush_line(f, "STAT", text);
 }
