@@ -29,6 +29,7 @@ static const char *ev_name(int64_t code)
 	case EV_ERROR: return "error";
 	case EV_LATE: return "late-delivery";
 	case EV_RT_MISSING: return "rt-missing";
+	case EV_UART_ERRORS: return "uart-errors";
 	default: return "unknown";
 	}
 }

@@ -15,6 +15,11 @@
 #define SERIAL_READ_MAX 4096
 #define SERIAL_RETRY_MS 500     /* reopen attempts while a port is gone */
 
+/* The UART error counters, in the order of their names in serial_err_name. */
+enum { SERIAL_ERR_FRAME, SERIAL_ERR_PARITY, SERIAL_ERR_OVERRUN, SERIAL_ERR_BRK,
+       SERIAL_ERR_BUF_OVERRUN, SERIAL_NERR };
+extern const char *const serial_err_name[SERIAL_NERR];
+
 struct serial_port {
 	const struct conf_serial *cfg;
 	struct source src;
@@ -27,6 +32,12 @@ struct serial_port {
 	int last_err;               /* errno of the last failed open, logged once */
 	unsigned opens;
 	_Atomic uint64_t wakeups;   /* progress, for status and the watchdog */
+
+	/* UART error counters (TIOCGICOUNT), where the port has them (not a pty):
+	 * the kernel's values at the last look, and what changed since start */
+	bool has_icount;
+	uint32_t icount_last[SERIAL_NERR];
+	_Atomic uint64_t errors[SERIAL_NERR];
 	struct thread thread;
 
 	/* lines = on: a second thread waits for modem-line edges (TIOCMIWAIT

@@ -81,6 +81,11 @@ void stat_hook(void *ctx, struct flusher *f, bool stat_due, bool final)
 			 " drops=%" PRIu64 " drop_bytes=%" PRIu64 " wakeups=%" PRIu64,
 			 p->cfg->name, LD(p->src.records), LD(p->src.bytes), LD(p->src.dropped),
 			 LD(p->src.dropped_bytes), LD(p->wakeups));
+		for (int e = 0; e < SERIAL_NERR; e++) {
+			size_t n = strlen(text);
+			snprintf(text + n, sizeof(text) - n, " %s=%" PRIu64, serial_err_name[e],
+				 LD(p->errors[e]));
+		}
 		faults(text, sizeof(text), "", &p->thread);
 		if (p->cfg->lines)
 			faults(text, sizeof(text), "lines_", &p->lines_thread);
