@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -53,6 +56,35 @@ void e2e_write_file(const char *path, const char *text)
 	}
 }
 
+static struct e2e_child child = { -1, -1, -1, -1 };
+
+void e2e_set_child(const struct e2e_child *c)
+{
+	child = *c;
+}
+
+/* In the forked child, before exec: the limits, then the user (the order matters:
+ * an unprivileged user may not raise a hard limit). Exits 126 on failure. */
+static void apply_child(void)
+{
+	struct rlimit rl;
+
+	if (child.rtprio >= 0) {
+		rl.rlim_cur = rl.rlim_max = (rlim_t)child.rtprio;
+		if (setrlimit(RLIMIT_RTPRIO, &rl) < 0)
+			_exit(126);
+	}
+	if (child.memlock >= 0) {
+		rl.rlim_cur = rl.rlim_max = (rlim_t)child.memlock;
+		if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+			_exit(126);
+	}
+	if (child.gid >= 0 && (setgroups(0, NULL) < 0 || setgid((gid_t)child.gid) < 0))
+		_exit(126);
+	if (child.uid >= 0 && setuid((uid_t)child.uid) < 0)
+		_exit(126);
+}
+
 int e2e_start(struct e2e_daemon *d, const char *dir, const char *conf)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -67,9 +99,13 @@ int e2e_start(struct e2e_daemon *d, const char *dir, const char *conf)
 	d->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (d->notify_fd < 0 || bind(d->notify_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return -errno;
+	/* a daemon started as another user must be able to send to it */
+	(void)chmod(d->notify_path, 0666);
 	d->pid = fork();
 	if (d->pid < 0)
 		return -errno;
+	if (d->pid > 0)
+		child = (struct e2e_child){ -1, -1, -1, -1 };
 	if (d->pid == 0) {
 		int fd = open(d->err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
@@ -79,6 +115,7 @@ int e2e_start(struct e2e_daemon *d, const char *dir, const char *conf)
 		if (fd >= 0)
 			dup2(fd, 2);
 		setenv("NOTIFY_SOCKET", d->notify_path, 1);
+		apply_child();
 		execl(daemon_bin(), "portlogd", "-f", "-c", conf, (char *)NULL);
 		_exit(127);
 	}
@@ -166,9 +203,12 @@ int e2e_run(const char *const *argv, char *err, size_t errlen)
 		dup2(pipefd[1], 1);
 		close(pipefd[0]);
 		unsetenv("NOTIFY_SOCKET");
+		apply_child();
 		execv(daemon_bin(), (char *const *)argv);
 		_exit(127);
 	}
+	if (pid > 0)
+		child = (struct e2e_child){ -1, -1, -1, -1 };
 	close(pipefd[1]);
 	for (;;) {
 		ssize_t n = read(pipefd[0], err + got, errlen - 1 - got);

@@ -18,6 +18,14 @@ struct e2e_daemon {
 void e2e_tmpdir(char *out, size_t len);
 void e2e_write_file(const char *path, const char *text);
 
+/* How the next e2e_start or e2e_run runs the daemon: as another user, with
+ * resource limits (-1: leave as is). Cleared by that call. */
+struct e2e_child {
+	int uid, gid;
+	long long rtprio, memlock;  /* RLIMIT_RTPRIO, RLIMIT_MEMLOCK (bytes) */
+};
+void e2e_set_child(const struct e2e_child *c);
+
 /* Starts `portlogd -f -c conf` with a NOTIFY_SOCKET we listen on. */
 int e2e_start(struct e2e_daemon *d, const char *dir, const char *conf);
 /* Waits for READY=1; returns 0, or -1 when the daemon exited or timeout_ms passed. */

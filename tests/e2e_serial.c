@@ -30,13 +30,6 @@
  */
 #define GAP_US 4000
 
-static unsigned env_uint(const char *name, unsigned def)
-{
-	const char *v = getenv(name);
-
-	return v != NULL && *v != '\0' ? (unsigned)strtoul(v, NULL, 10) : def;
-}
-
 static int64_t mono(void)
 {
 	struct timespec ts;
@@ -338,7 +331,7 @@ static void end(struct run *r)
 static void four_ports(void **state)
 {
 	enum { N = 4 };
-	unsigned packets = env_uint("PORTLOGD_E2E_PACKETS", 10000);
+	unsigned packets = tu_env_uint("PORTLOGD_E2E_PACKETS", 10000);
 	struct sim_port p[N];
 	struct run r;
 	struct sim_cfg cfg;
@@ -401,7 +394,7 @@ static void wait_done(struct sim_port *p, unsigned n, size_t count)
 static void sighup_rotation(void **state)
 {
 	enum { N = 2, ROT = 5 };
-	unsigned packets = env_uint("PORTLOGD_E2E_PACKETS", 10000) / 3;
+	unsigned packets = tu_env_uint("PORTLOGD_E2E_PACKETS", 10000) / 3;
 	struct sim_port p[N];
 	struct run r;
 	char old[320];
