@@ -1,4 +1,5 @@
 /* thread.c - thread creation with real-time attributes, a fallback, and fault accounting. */
+#include <alloca.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -17,14 +18,31 @@
  * Touch the stack a thread will use, so that its first deep call does not
  * fault a page in on the real-time path. With mlockall(MCL_FUTURE) the stack
  * is populated when it is mapped already; without it (no CAP_IPC_LOCK) this
- * still helps until memory pressure takes the pages back.
+ * still helps until memory pressure takes the pages back. The stack really
+ * there is asked for, not assumed: a sanitizer runtime starts the thread with
+ * less of it free.
  */
 static void prefault_stack(void)
 {
-	volatile unsigned char buf[THREAD_PREFAULT];
+	pthread_attr_t attr;
+	void *base;
+	size_t size, free_below, n;
+	volatile unsigned char *p;
 
-	for (size_t i = 0; i < sizeof(buf); i += 512)
-		buf[i] = 0;
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return;
+	if (pthread_attr_getstack(&attr, &base, &size) != 0)
+		size = 0;
+	pthread_attr_destroy(&attr);
+	free_below = (size_t)((uintptr_t)&attr - (uintptr_t)base);
+	if (size == 0 || free_below > size || free_below < THREAD_PREFAULT_MARGIN)
+		return;
+	n = free_below - THREAD_PREFAULT_MARGIN;
+	if (n > THREAD_PREFAULT)
+		n = THREAD_PREFAULT;
+	p = alloca(n);
+	for (size_t i = 0; i < n; i += 512)
+		p[i] = 0;
 }
 
 static void *trampoline(void *arg)

@@ -10,6 +10,7 @@
 
 #define THREAD_STACK (256 * 1024)
 #define THREAD_PREFAULT (128 * 1024)    /* of the stack, touched before the thread's work */
+#define THREAD_PREFAULT_MARGIN (32 * 1024)  /* left untouched for the frames above it */
 
 struct thread {
 	pthread_t id;
