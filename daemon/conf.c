@@ -182,43 +182,39 @@ static int parse_word(const struct ctx *x, const char *const *words)
 	return -1;
 }
 
-static int parse_priority(const struct ctx *x, int *out)
+/* `word` (stored as word_value), or a decimal number from min to max; `what`
+ * says what the value is and what is expected, for the error. */
+static int parse_word_or_number(const struct ctx *x, const char *word, int word_value,
+				unsigned min, unsigned max, const char *what, int *out)
 {
 	unsigned n;
 
-	if (strcmp(x->value, "other") == 0) {
-		*out = CONF_PRIO_OTHER;
+	if (strcmp(x->value, word) == 0) {
+		*out = word_value;
 		return 0;
 	}
 	if (!isdigit((unsigned char)x->value[0])) {
-		CTX_FAIL(x, "'%s' is not a priority; expected 1..99 (SCHED_FIFO) or 'other'",
-			 x->p->cur->title, x->key, x->value);
+		CTX_FAIL(x, "'%s' is not %s or '%s'", x->p->cur->title, x->key, x->value, what,
+			 word);
 		return -1;
 	}
-	if (parse_unsigned(x, 1, 99, &n) < 0)
+	if (parse_unsigned(x, min, max, &n) < 0)
 		return -1;
 	*out = (int)n;
 	return 0;
 }
 
+static int parse_priority(const struct ctx *x, int *out)
+{
+	return parse_word_or_number(x, "other", CONF_PRIO_OTHER, 1, 99,
+				    "a priority; expected 1..99 (SCHED_FIFO)", out);
+}
+
 /* "any", or the number of the CPU a thread is pinned to. */
 static int parse_cpu(const struct ctx *x, int *out)
 {
-	unsigned n;
-
-	if (strcmp(x->value, "any") == 0) {
-		*out = CONF_CPU_ANY;
-		return 0;
-	}
-	if (!isdigit((unsigned char)x->value[0])) {
-		CTX_FAIL(x, "'%s' is not a CPU; expected a CPU number (0 is the first) or 'any'",
-			 x->p->cur->title, x->key, x->value);
-		return -1;
-	}
-	if (parse_unsigned(x, 0, CONF_CPU_MAX, &n) < 0)
-		return -1;
-	*out = (int)n;
-	return 0;
+	return parse_word_or_number(x, "any", CONF_CPU_ANY, 0, CONF_CPU_MAX,
+				    "a CPU; expected a CPU number (0 is the first)", out);
 }
 
 static int parse_bool(const struct ctx *x, bool *out)
