@@ -142,22 +142,6 @@ static long status_kb(pid_t pid, const char *key)
 	return strtol(p + strlen(key), NULL, 10);
 }
 
-struct bg {
-	struct sim_port *p;
-	unsigned n;
-	struct sim_cfg cfg;
-	pthread_t t;
-	int rc;
-};
-
-static void *bg_run(void *arg)
-{
-	struct bg *b = arg;
-
-	b->rc = sim_run_all(b->p, b->n, &b->cfg, 50);
-	return NULL;
-}
-
 static struct sim_cfg traffic(unsigned packets)
 {
 	return (struct sim_cfg){
@@ -240,7 +224,8 @@ static void threads_as_configured(void **state)
 	struct e2e_daemon d;
 	struct e2e_log log = { 0 };
 	struct thr t[32];
-	struct bg b;
+	struct sim_cfg cfg = traffic(packets);
+	struct sim_bg b;
 	cpu_set_t set;
 	int first = -1, last = -1, status;
 	size_t n;
@@ -276,8 +261,7 @@ static void threads_as_configured(void **state)
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(sim_port_wait_open(&p[i], 5000), 0);
 
-	b = (struct bg){ .p = p, .n = 2, .cfg = traffic(packets) };
-	assert_int_equal(pthread_create(&b.t, NULL, bg_run, &b), 0);
+	assert_int_equal(sim_bg_start(&b, p, 2, &cfg, 50), 0);
 	n = threads_of(d.pid, t, 32);
 	expect_thr(t, n, "portlogd", SCHED_OTHER, 0, NULL);
 	expect_thr(t, n, "plog-timer", SCHED_FIFO, 90, cpu_a);
@@ -290,8 +274,7 @@ static void threads_as_configured(void **state)
 	if (!SANITIZER)
 		assert_true(status_kb(d.pid, "VmLck:") >= status_kb(d.pid, "VmRSS:") * 9 / 10);
 	printf("# pin changes written: %u\n", toggle_pins(sim, p, 2, packets));
-	pthread_join(b.t, NULL);
-	assert_int_equal(b.rc, 0);
+	assert_int_equal(sim_bg_join(&b), 0);
 
 	status = e2e_stop(&d, SIGTERM, 10000, NULL);
 	live.pid = 0;

@@ -352,22 +352,6 @@ static void four_ports(void **state)
 	end(&r);
 }
 
-struct bg {
-	struct sim_port *p;
-	unsigned n;
-	struct sim_cfg cfg;
-	pthread_t t;
-	int rc;
-};
-
-static void *bg_run(void *arg)
-{
-	struct bg *b = arg;
-
-	b->rc = sim_run_all(b->p, b->n, &b->cfg, 50);
-	return NULL;
-}
-
 static size_t min_done(struct sim_port *p, unsigned n)
 {
 	size_t m = SIZE_MAX;
@@ -398,12 +382,13 @@ static void sighup_rotation(void **state)
 	struct sim_port p[N];
 	struct run r;
 	char old[320];
-	struct bg b;
+	struct sim_cfg cfg;
+	struct sim_bg b;
 
 	(void)state;
 	begin(&r, p, N, "", (size_t)N * packets);
-	b = (struct bg){ .p = p, .n = N, .cfg = traffic(tu_seed("e2e_serial"), packets) };
-	assert_int_equal(pthread_create(&b.t, NULL, bg_run, &b), 0);
+	cfg = traffic(tu_seed("e2e_serial"), packets);
+	assert_int_equal(sim_bg_start(&b, p, N, &cfg, 50), 0);
 	for (unsigned k = 1; k <= ROT; k++) {
 		wait_done(p, N, (size_t)packets * k / (ROT + 1));
 		/* what logrotate does in create mode: rename, then tell the daemon */
@@ -411,8 +396,7 @@ static void sighup_rotation(void **state)
 		assert_int_equal(rename(r.path, old), 0);
 		assert_int_equal(kill(r.d.pid, SIGHUP), 0);
 	}
-	pthread_join(b.t, NULL);
-	assert_int_equal(b.rc, 0);
+	assert_int_equal(sim_bg_join(&b), 0);
 	(void)stop(&r);
 	for (unsigned k = 1; k <= ROT; k++) {
 		snprintf(old, sizeof(old), "%s.%u", r.path, k);
@@ -430,19 +414,20 @@ static void sigterm_during_traffic(void **state)
 	enum { N = 2 };
 	struct sim_port p[N];
 	struct run r;
-	struct bg b;
+	struct sim_cfg cfg;
+	struct sim_bg b;
 	int64_t cut, elapsed;
 
 	(void)state;
 	begin(&r, p, N, "", 1 << 20);
-	b = (struct bg){ .p = p, .n = N, .cfg = traffic(tu_seed("e2e_serial"), 0) };
-	assert_int_equal(pthread_create(&b.t, NULL, bg_run, &b), 0);
+	cfg = traffic(tu_seed("e2e_serial"), 0);
+	assert_int_equal(sim_bg_start(&b, p, N, &cfg, 50), 0);
 	wait_done(p, N, 300);
 	cut = mono();
 	elapsed = stop(&r);
 	for (unsigned i = 0; i < N; i++)
 		atomic_store(&p[i].stop, true);
-	pthread_join(b.t, NULL);
+	(void)sim_bg_join(&b);     /* stopped halfway on purpose: its result says so */
 	printf("# SIGTERM: exit %.1f ms after the signal\n", (double)elapsed / 1e6);
 	assert_int_equal(e2e_read_log(&r.log, r.path), 0);
 	for (unsigned i = 0; i < N; i++) {

@@ -305,3 +305,24 @@ int sim_run_all(struct sim_port *ports, unsigned n, const struct sim_cfg *cfg, i
 	free(r);
 	return rc;
 }
+
+static void *bg_thread(void *arg)
+{
+	struct sim_bg *b = arg;
+
+	b->rc = sim_run_all(b->ports, b->n, &b->cfg, b->rt_priority);
+	return NULL;
+}
+
+int sim_bg_start(struct sim_bg *b, struct sim_port *ports, unsigned n, const struct sim_cfg *cfg,
+		 int rt_priority)
+{
+	*b = (struct sim_bg){ .ports = ports, .n = n, .cfg = *cfg, .rt_priority = rt_priority };
+	return -pthread_create(&b->thread, NULL, bg_thread, b);
+}
+
+int sim_bg_join(struct sim_bg *b)
+{
+	pthread_join(b->thread, NULL);
+	return b->rc;
+}

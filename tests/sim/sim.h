@@ -9,6 +9,7 @@
 #ifndef PORTLOGD_SIM_H
 #define PORTLOGD_SIM_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -74,6 +75,20 @@ int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg);
 /* Runs sim_port_run on n ports in parallel threads; returns the first error. */
 int sim_run_all(struct sim_port *ports, unsigned n, const struct sim_cfg *cfg,
 		int rt_priority);
+
+/* sim_run_all in a background thread, for tests that act while traffic flows. */
+struct sim_bg {
+	struct sim_port *ports;
+	unsigned n;
+	struct sim_cfg cfg;
+	int rt_priority;
+	pthread_t thread;
+	int rc;
+};
+int sim_bg_start(struct sim_bg *b, struct sim_port *ports, unsigned n, const struct sim_cfg *cfg,
+		 int rt_priority);
+/* Waits for the traffic to end; returns sim_run_all's result. */
+int sim_bg_join(struct sim_bg *b);
 
 /* Is packet i "clean": its pauses inside were well below the gap threshold and
  * the pauses around it well above, as actually measured (not as planned)? */
