@@ -247,6 +247,7 @@ static void drop_line(struct flusher *f, struct source *s, int64_t t_real,
 	s->drop_reported = total;
 	s->drop_bytes_reported = total_bytes;
 	s->next_seq += (uint32_t)n;
+	s->accounted += n;
 	echo(f, line, len);
 }
 
@@ -326,6 +327,7 @@ static void emit(struct flusher *f, struct source *s, const struct rec *r)
 		return;     /* kinds of later producers; nothing pushes them yet */
 	}
 	f->out_len += n;
+	s->accounted++;
 	atomic_fetch_add_explicit(&f->lines, 1, memory_order_relaxed);
 }
 

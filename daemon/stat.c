@@ -1,5 +1,6 @@
 /* stat.c - self-monitoring lines, written by the flusher from the threads' counters. */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -7,27 +8,40 @@
 
 #define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 
+static void appendf(char *text, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* printf at the end of what text holds (truncating safely). */
+static void appendf(char *text, size_t len, const char *fmt, ...)
+{
+	size_t n = strlen(text);
+	va_list ap;
+
+	if (n + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
 /* Appends " PREFIXminflt=N PREFIXmajflt=N": the thread's page faults since it
  * started its work ("-" when unknown). */
 static void faults(char *text, size_t len, const char *prefix, const struct thread *t)
 {
-	size_t n = strlen(text);
 	uint64_t minflt, majflt;
 
-	if (n >= len)
-		return;
 	if (thread_faults(t, &minflt, &majflt))
-		snprintf(text + n, len - n, " %sminflt=%" PRIu64 " %smajflt=%" PRIu64, prefix,
-			 minflt, prefix, majflt);
+		appendf(text, len, " %sminflt=%" PRIu64 " %smajflt=%" PRIu64, prefix, minflt,
+			prefix, majflt);
 	else
-		snprintf(text + n, len - n, " %sminflt=- %smajflt=-", prefix, prefix);
+		appendf(text, len, " %sminflt=- %smajflt=-", prefix, prefix);
 }
 
 static void timer_stat(struct flusher *f, struct timer *t)
 {
 	const struct timer_stats *st = &t->st;
 	uint64_t ticks = atomic_load_explicit(&st->ticks, memory_order_acquire);
-	char text[400];
+	char text[768];
 
 	if (ticks == 0) {
 		snprintf(text, sizeof(text), "timer period_us=%" PRId64 " triggers=%" PRIu64
@@ -49,7 +63,7 @@ static void timer_stat(struct flusher *f, struct timer *t)
 void stat_hook(void *ctx, struct flusher *f, bool stat_due, bool final)
 {
 	struct stat_view *v = ctx;
-	char text[400];
+	char text[768];
 
 	if (v->timer != NULL) {
 		uint64_t missed = LD(v->timer->st.missed);
@@ -69,8 +83,9 @@ void stat_hook(void *ctx, struct flusher *f, bool stat_due, bool final)
 		struct sampler *s = &v->samplers[i];
 
 		snprintf(text, sizeof(text), "%s samples=%" PRIu64 " records=%" PRIu64
-			 " overruns=%" PRIu64 " drops=%" PRIu64, s->cfg->name, LD(s->samples),
-			 LD(s->src.records), LD(s->overruns), LD(s->src.dropped));
+			 " overruns=%" PRIu64 " drops=%" PRIu64 " accounted=%" PRIu64, s->cfg->name,
+			 LD(s->samples), LD(s->src.records), LD(s->overruns), LD(s->src.dropped),
+			 s->src.accounted);
 		faults(text, sizeof(text), "", &s->thread);
 		flush_line(f, "STAT", text);
 	}
@@ -81,11 +96,14 @@ void stat_hook(void *ctx, struct flusher *f, bool stat_due, bool final)
 			 " drops=%" PRIu64 " drop_bytes=%" PRIu64 " wakeups=%" PRIu64,
 			 p->cfg->name, LD(p->src.records), LD(p->src.bytes), LD(p->src.dropped),
 			 LD(p->src.dropped_bytes), LD(p->wakeups));
-		for (int e = 0; e < SERIAL_NERR; e++) {
-			size_t n = strlen(text);
-			snprintf(text + n, sizeof(text) - n, " %s=%" PRIu64, serial_err_name[e],
-				 LD(p->errors[e]));
-		}
+		appendf(text, sizeof(text), " accounted=%" PRIu64, p->src.accounted);
+		if (p->cfg->lines)
+			appendf(text, sizeof(text), " lines_records=%" PRIu64 " lines_drops=%" PRIu64
+				" lines_accounted=%" PRIu64, LD(p->lines_src.records),
+				LD(p->lines_src.dropped), p->lines_src.accounted);
+		for (int e = 0; e < SERIAL_NERR; e++)
+			appendf(text, sizeof(text), " %s=%" PRIu64, serial_err_name[e],
+				LD(p->errors[e]));
 		faults(text, sizeof(text), "", &p->thread);
 		if (p->cfg->lines)
 			faults(text, sizeof(text), "lines_", &p->lines_thread);

@@ -1,5 +1,7 @@
 /* e2e.c - the end-to-end harness: spawn, sd_notify listener, stop, log parser. */
 #include <errno.h>
+#include <setjmp.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -16,6 +18,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "e2e.h"
 
@@ -361,4 +365,98 @@ int64_t e2e_pct(int64_t *v, size_t n, double pct)
 	qsort(v, n, sizeof(*v), cmp64);
 	i = (size_t)(pct / 100.0 * (double)(n - 1) + 0.5);
 	return v[i < n ? i : n - 1];
+}
+
+struct acct {
+	char src[32];
+	unsigned long long lines, dropped;
+};
+
+static struct acct *acct_find(struct acct *a, size_t *n, size_t max, const char *src)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(a[i].src, src) == 0)
+			return &a[i];
+	if (*n == max)
+		return NULL;
+	memset(&a[*n], 0, sizeof(a[*n]));
+	snprintf(a[*n].src, sizeof(a[*n].src), "%s", src);
+	return &a[(*n)++];
+}
+
+/* The value of " key=" in text, or 0 when absent. */
+static unsigned long long kv(const char *text, const char *key)
+{
+	char k[40];
+	const char *p;
+
+	snprintf(k, sizeof(k), " %s=", key);
+	p = strstr(text, k);
+	return p != NULL ? strtoull(p + strlen(k), NULL, 10) : 0;
+}
+
+int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen)
+{
+	struct acct a[128];
+	size_t na = 0;
+	bool stopped = false;
+	int checked = 0;
+
+	for (size_t i = 0; i < log->n; i++) {
+		const struct e2e_line *l = &log->line[i];
+		struct acct *s;
+
+		if (strcmp(l->src, "portlogd") != 0) {
+			if ((s = acct_find(a, &na, 128, l->src)) == NULL)
+				continue;
+			if (strcmp(l->kind, "DROP") == 0)
+				s->dropped += strtoull(strstr(l->text, " DROP ") + 6, NULL, 10);
+			else
+				s->lines++;
+			continue;
+		}
+		if (strcmp(l->kind, "EV") == 0 && strstr(l->text, " portlogd EV start ") != NULL) {
+			na = 0;
+			stopped = false;
+		} else if (strcmp(l->kind, "EV") == 0 && strstr(l->text, " portlogd EV stop ") != NULL) {
+			stopped = true;
+		} else if (strcmp(l->kind, "STAT") == 0 && strstr(l->text, " accounted=") != NULL) {
+			char name[32];
+			unsigned long long acc, produced;
+
+			if (sscanf(strstr(l->text, " STAT ") + 6, "%31s", name) != 1)
+				continue;
+			s = acct_find(a, &na, 128, name);
+			if (s == NULL)
+				continue;
+			acc = kv(l->text, "accounted") + kv(l->text, "lines_accounted");
+			if (acc != s->lines + s->dropped) {
+				snprintf(why, whylen, "%s: %llu lines and %llu dropped above log line %zu, "
+					 "but it says accounted=%llu: %s", name, s->lines, s->dropped,
+					 i + 1, acc, l->text);
+				return -1;
+			}
+			produced = kv(l->text, "records") + kv(l->text, "drops")
+				   + kv(l->text, "lines_records") + kv(l->text, "lines_drops");
+			if (stopped && acc != produced) {
+				snprintf(why, whylen, "%s: at stop %llu records produced, %llu accounted "
+					 "for: %s", name, produced, acc, l->text);
+				return -1;
+			}
+			checked++;
+		}
+	}
+	return checked;
+}
+
+void e2e_expect_accounted(const struct e2e_log *log)
+{
+	char why[1024];
+	int n = e2e_check_accounting(log, why, sizeof(why));
+
+	if (n < 0)
+		fail_msg("accounting: %s", why);
+	if (n == 0)
+		fail_msg("accounting: no STAT line with accounted= to check against");
+	printf("# accounting: every record is a line or in a DROP count, at %d STAT lines\n", n);
 }

@@ -62,6 +62,19 @@ void e2e_free_log(struct e2e_log *log);
 uint8_t *e2e_concat(const struct e2e_log *log, const char *src, size_t *len,
 		    size_t **starts, size_t **line_idx, size_t *nlines);
 
+/*
+ * The log proves by itself that nothing vanished: for every source, its lines
+ * (DROP lines aside) plus the counts in its DROP lines, up to each STAT line
+ * that names it, equal that line's accounted= (plus lines_accounted=); in the
+ * STAT lines after "EV stop", accounted equals records + drops (plus the lines
+ * thread's). Counting restarts at each "EV start". Returns how many STAT lines
+ * were checked, or -1 with the first mismatch in why.
+ */
+int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen);
+/* The same as a cmocka assertion: fails the test on a mismatch or when no STAT
+ * line could be checked; prints how many were. */
+void e2e_expect_accounted(const struct e2e_log *log);
+
 /* Percentile (0..100) of n int64 values (sorts them). */
 int64_t e2e_pct(int64_t *v, size_t n, double pct);
 

@@ -280,6 +280,7 @@ static void threads_as_configured(void **state)
 	live.pid = 0;
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_int_equal(e2e_read_log(&log, logp), 0);
+	e2e_expect_accounted(&log);
 	{
 		static const char *const names[] = { "timer", "pins", "a", "b", "flusher" };
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -373,6 +374,7 @@ static void unprivileged_user(void **state)
 	live.pid = 0;
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_int_equal(e2e_read_log(&log, logp), 0);
+	e2e_expect_accounted(&log);
 	/* it logged all the same: every byte */
 	got = e2e_concat(&log, "a", &len, &starts, &idx, &nl);
 	assert_int_equal(len, p.data_len);

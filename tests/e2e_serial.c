@@ -328,6 +328,53 @@ static void end(struct run *r)
 	free(r->st.err);
 }
 
+/* The accounting check itself: a consistent log passes; one line missing, or a
+ * DROP count that is off, fails with the source named. */
+static void accounting_check_can_fail(void **state)
+{
+	static const char *const lines[] = {
+		"1.000000000 portlogd EV start version=0 pid=1 config=/c serial=1 parallel=0\n",
+		"1.100000000 a EV open device=/dev/pts/1 driver=termios note=pty\n",
+		"1.200000000 a RX 1 41 \"A\"\n",
+		"1.300000000 a DROP 2 10\n",
+		"1.400000000 a RX 1 42 \"B\"\n",
+		"1.500000000 portlogd STAT a records=3 bytes=2 drops=2 accounted=5\n",
+		"1.600000000 a EV close reason=stop\n",
+		"1.700000000 portlogd EV stop reason=SIGTERM\n",
+		"1.800000000 portlogd STAT a records=4 bytes=2 drops=2 accounted=6\n",
+	};
+	enum { N = sizeof(lines) / sizeof(lines[0]) };
+	char dir[256], path[300], why[512], text[2048];
+	struct e2e_log log;
+
+	(void)state;
+	e2e_tmpdir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/log", dir);
+	for (int variant = 0; variant < 3; variant++) {
+		size_t o = 0;
+		for (size_t i = 0; i < N; i++) {
+			if (variant == 1 && i == 4)
+				continue;       /* a line lost */
+			o += (size_t)snprintf(text + o, sizeof(text) - o, "%s",
+					      variant == 2 && i == 3 ? "1.300000000 a DROP 1 10\n"
+					      : lines[i]);
+		}
+		e2e_write_file(path, text);
+		memset(&log, 0, sizeof(log));
+		assert_int_equal(e2e_read_log(&log, path), 0);
+		if (variant == 0) {
+			assert_int_equal(e2e_check_accounting(&log, why, sizeof(why)), 2);
+		} else {
+			assert_int_equal(e2e_check_accounting(&log, why, sizeof(why)), -1);
+			printf("# caught: %.120s\n", why);
+			assert_non_null(strstr(why, "a: "));
+		}
+		e2e_free_log(&log);
+	}
+	unlink(path);
+	rmdir(dir);
+}
+
 static void four_ports(void **state)
 {
 	enum { N = 4 };
@@ -342,6 +389,7 @@ static void four_ports(void **state)
 	assert_int_equal(sim_run_all(p, N, &cfg, 50), 0);
 	(void)stop(&r);
 	assert_int_equal(e2e_read_log(&r.log, r.path), 0);
+	e2e_expect_accounted(&r.log);
 	for (unsigned i = 0; i < N; i++)
 		check_port(&r.log, &p[i], p[i].npkt, true, &r.st);
 	report("4 ports", &r.st);
@@ -403,6 +451,7 @@ static void sighup_rotation(void **state)
 		assert_int_equal(e2e_read_log(&r.log, old), 0);
 	}
 	assert_int_equal(e2e_read_log(&r.log, r.path), 0);
+	e2e_expect_accounted(&r.log);     /* across the rotated files, in order */
 	for (unsigned i = 0; i < N; i++)
 		check_port(&r.log, &p[i], p[i].npkt, true, &r.st);
 	report("SIGHUP x5", &r.st);
@@ -430,6 +479,7 @@ static void sigterm_during_traffic(void **state)
 	(void)sim_bg_join(&b);     /* stopped halfway on purpose: its result says so */
 	printf("# SIGTERM: exit %.1f ms after the signal\n", (double)elapsed / 1e6);
 	assert_int_equal(e2e_read_log(&r.log, r.path), 0);
+	e2e_expect_accounted(&r.log);
 	for (unsigned i = 0; i < N; i++) {
 		/* every packet finished before the signal must be there */
 		size_t sent = 0;
@@ -553,6 +603,7 @@ static void modem_lines_on_uart(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(accounting_check_can_fail),
 		cmocka_unit_test(config_mistakes),
 		cmocka_unit_test_teardown(four_ports, teardown),
 		cmocka_unit_test_teardown(sighup_rotation, teardown),
