@@ -16,6 +16,8 @@
 
 #define OUT_MIN (1024 * 1024)
 #define CHECK_SLICE_MS 10       /* how often the thread looks for half-full rings */
+#define RETRY_MIN_MS 10         /* back-off between write attempts while they fail */
+#define RETRY_MAX_MS 500        /* so writing resumes within about half a second */
 #define EV_TEXT_MAX 640
 _Static_assert(EV_TEXT_MAX >= SOURCE_EV_MAX, "event texts must fit the flusher's buffer");
 
@@ -94,14 +96,118 @@ found:
 
 static int open_log(struct flusher *f)
 {
+	struct stat st;
 	/* O_RDWR, not O_WRONLY: repair_tail() reads the end back with pread */
 	int fd = open(f->conf->logger.log_file,
 		      O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
 
 	if (fd < 0)
 		return -errno;
-	repair_tail(f, fd);
+	/* a FIFO or a device as the log: nothing to repair, nothing to sync */
+	f->regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	if (f->regular)
+		repair_tail(f, fd);
 	return fd;
+}
+
+/*
+ * The log file was removed from under us (rm, or its directory): lines
+ * written to it now would vanish with the last reference. Make a new one,
+ * and the directory too if it went (mode 0750, as systemd's LogsDirectory).
+ * Returns 0 when the log is in place, or -errno.
+ */
+static int replace_removed_log(struct flusher *f)
+{
+	char dir[CONF_PATH_MAX], *slash;
+	struct stat st;
+	int fd;
+
+	if (!f->regular || fstat(f->fd, &st) < 0 || st.st_nlink > 0)
+		return 0;
+	fd = open_log(f);
+	if (fd == -ENOENT) {
+		snprintf(dir, sizeof(dir), "%s", f->conf->logger.log_file);
+		slash = strrchr(dir, '/');
+		if (slash != NULL && slash != dir) {
+			*slash = '\0';
+			if (mkdir(dir, 0750) == 0)
+				fd = open_log(f);
+		}
+	}
+	if (fd < 0)
+		return fd;
+	close(f->fd);
+	f->fd = fd;
+	/* first in the new file, as after SIGHUP: before the lines still pending */
+	{
+		size_t pending = f->out_len;
+
+		say(f, "reopen reason=removed");
+		if (f->out_len > pending && pending > 0) {
+			size_t n = f->out_len - pending;
+			char line[EV_TEXT_MAX + FMT_TIME_MAX + 64];
+
+			if (n <= sizeof(line)) {
+				memcpy(line, f->out + pending, n);
+				memmove(f->out + n, f->out, pending);
+				memcpy(f->out, line, n);
+			}
+		}
+	}
+	return 0;
+}
+
+static uint64_t total_dropped(const struct flusher *f)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < f->nsrc; i++)
+		n += atomic_load_explicit(&f->src[i]->dropped, memory_order_relaxed);
+	return n;
+}
+
+/* Writing failed with e: log once per errno, and wait longer before the next try. */
+static void write_failed(struct flusher *f, int e, int64_t now)
+{
+	atomic_fetch_add_explicit(&f->write_errors, 1, memory_order_relaxed);
+	if (f->write_errno == 0) {
+		f->fail_since_mono = now;
+		f->fail_tries = 0;
+		f->fail_dropped0 = total_dropped(f);
+		f->backoff_ns = RETRY_MIN_MS * NS_PER_MS;
+	} else if ((f->backoff_ns *= 2) > RETRY_MAX_MS * NS_PER_MS) {
+		f->backoff_ns = RETRY_MAX_MS * NS_PER_MS;
+	}
+	if (f->write_errno != e)
+		log_err("cannot write %s: %s; keeping %zu bytes of lines and retrying (records "
+			"that do not fit meanwhile are counted in DROP lines)",
+			f->conf->logger.log_file, strerror(e), f->out_len);
+	f->write_errno = e;
+	f->fail_tries++;
+	f->retry_at_mono = now + f->backoff_ns;
+}
+
+/* Writing works again after an outage: say what it cost, in the log and the journal. */
+static void write_recovered(struct flusher *f, int64_t now)
+{
+	char text[160];
+	uint64_t dropped = total_dropped(f) - f->fail_dropped0;
+	const char *en = strerrorname_np(f->write_errno);
+
+	snprintf(text, sizeof(text), "write-recovered errno=%s down_ms=%lld failures=%llu dropped=%llu",
+		 en != NULL ? en : "?", (long long)((now - f->fail_since_mono) / NS_PER_MS),
+		 (unsigned long long)f->fail_tries, (unsigned long long)dropped);
+	say(f, text);
+	log_info("writing %s works again after %lld ms; %llu records were dropped meanwhile "
+		 "(see the DROP lines)", f->conf->logger.log_file,
+		 (long long)((now - f->fail_since_mono) / NS_PER_MS), (unsigned long long)dropped);
+	f->write_errno = 0;
+}
+
+/* May we try to write now? Not while backing off after a failure. */
+static bool write_allowed(const struct flusher *f, int64_t now)
+{
+	return f->write_errno == 0 || now >= f->retry_at_mono;
 }
 
 int flush_init(struct flusher *f, const struct conf *c, struct source **src, unsigned nsrc,
@@ -171,10 +277,14 @@ void flush_fini(struct flusher *f)
 
 int flush_write(struct flusher *f)
 {
+	int64_t now = mono_ns();
 	size_t off = 0;
-	int e = 0;
+	int e;
 
-	while (off < f->out_len) {
+	if (!write_allowed(f, now))
+		return -f->write_errno;
+	e = -replace_removed_log(f);
+	while (e == 0 && off < f->out_len) {
 		ssize_t n = write(f->fd, f->out + off, f->out_len - off);
 
 		if (n < 0) {
@@ -192,16 +302,11 @@ int flush_write(struct flusher *f)
 		atomic_fetch_add_explicit(&f->bytes_written, off, memory_order_relaxed);
 	}
 	if (e != 0) {
-		atomic_fetch_add_explicit(&f->write_errors, 1, memory_order_relaxed);
-		if (f->write_errno != e)
-			log_err("cannot write %s: %s; keeping %zu bytes and retrying",
-				f->conf->logger.log_file, strerror(e), f->out_len);
-		f->write_errno = e;
+		write_failed(f, e, now);
 		return -e;
 	}
 	if (f->write_errno != 0)
-		log_info("writing %s works again", f->conf->logger.log_file);
-	f->write_errno = 0;
+		write_recovered(f, now);
 	return 0;
 }
 
@@ -376,7 +481,8 @@ static void maybe_sync(struct flusher *f, int64_t now, bool force)
 {
 	int64_t interval = (int64_t)f->conf->logger.sync_interval_ms * NS_PER_MS;
 
-	if (!f->unsynced || f->write_errno != 0 || (!force && now - f->last_sync_mono < interval))
+	if (!f->regular || !f->unsynced || f->write_errno != 0
+	    || (!force && now - f->last_sync_mono < interval))
 		return;
 	if (fdatasync(f->fd) < 0)
 		log_warn("fdatasync %s: %s, ignoring", f->conf->logger.log_file, strerror(errno));
@@ -461,7 +567,9 @@ static void *flush_thread(void *arg)
 		maybe_sync(f, mono_ns(), false);
 	}
 
-	/* Stop: every producer has ended; drain all, account, write, sync. */
+	/* Stop: every producer has ended; drain all, account, write, sync. One more
+	 * try to write even while backing off: there is no later. */
+	f->retry_at_mono = 0;
 	while (flush_drain(f, true) > 0)
 		(void)flush_write(f);
 	for (unsigned i = 0; i < f->nsrc; i++) {

@@ -38,7 +38,12 @@ struct flusher {
 
 	int64_t last_sync_mono;
 	bool unsynced;
+	bool regular;           /* the log is a regular file (not a FIFO or a device) */
 	int write_errno;        /* last write error, 0 when writing works */
+	/* while writing fails: since when, how many tries, the next try (back-off),
+	 * and the records dropped by then, to report what the outage cost */
+	int64_t fail_since_mono, retry_at_mono, backoff_ns;
+	uint64_t fail_tries, fail_dropped0;
 	bool echo;              /* also send EV and DROP lines to the diagnostic log */
 
 	/* called after every drain: self-monitoring lines (STAT, the timer's OVERRUN) */
