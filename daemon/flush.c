@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -219,6 +220,7 @@ int flush_init(struct flusher *f, const struct conf *c, struct source **src, uns
 	f->conf = c;
 	f->fd = -1;
 	f->cmd_fd = -1;
+	f->clock_fd = -1;
 	if (nsrc > FLUSH_MAX_SOURCES) {
 		snprintf(err, errlen, "too many sources (%u)", nsrc);
 		return -EINVAL;
@@ -237,6 +239,8 @@ int flush_init(struct flusher *f, const struct conf *c, struct source **src, uns
 	f->out = malloc(f->out_cap);
 	f->pkt = malloc(f->pkt_cap);
 	f->cmd_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	/* without it, clock steps go unreported (said once when arming fails) */
+	f->clock_fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (f->out == NULL || f->pkt == NULL || f->cmd_fd < 0) {
 		snprintf(err, errlen, "cannot set up the flusher: %s", strerror(errno));
 		flush_fini(f);
@@ -268,9 +272,11 @@ void flush_fini(struct flusher *f)
 		close(f->fd);
 	if (f->cmd_fd >= 0)
 		close(f->cmd_fd);
+	if (f->clock_fd >= 0)
+		close(f->clock_fd);
 	free(f->out);
 	free(f->pkt);
-	f->fd = f->cmd_fd = -1;
+	f->fd = f->cmd_fd = f->clock_fd = -1;
 	f->out = NULL;
 	f->pkt = NULL;
 }
@@ -516,6 +522,58 @@ static void reopen(struct flusher *f)
 	say(f, text);
 }
 
+/*
+ * Arms clock_fd to report a step of CLOCK_REALTIME (clock_settime, date -s, an
+ * NTP step; not a slew): a timerfd with TFD_TIMER_CANCEL_ON_SET reads ECANCELED
+ * when the clock is set. Its expiry is far away; only the cancellation counts.
+ */
+static void arm_clock_watch(struct flusher *f)
+{
+	struct itimerspec far = { .it_value = { .tv_sec = real_ns() / NS_PER_S + 10 * 365 * 86400 } };
+
+	if (f->clock_fd >= 0
+	    && timerfd_settime(f->clock_fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &far,
+			       NULL) < 0) {
+		log_warn("cannot watch CLOCK_REALTIME for steps: %s; a step will not be reported",
+			 strerror(errno));
+		close(f->clock_fd);
+		f->clock_fd = -1;
+	}
+}
+
+/* CLOCK_REALTIME - CLOCK_MONOTONIC, read so that a preemption cannot skew it. */
+static int64_t clock_offset(void)
+{
+	for (int i = 0;; i++) {
+		int64_t m0 = mono_ns(), r = real_ns(), m1 = mono_ns();
+
+		if (m1 - m0 < 100 * NS_PER_US || i == 3)
+			return r - (m0 + (m1 - m0) / 2);
+	}
+}
+
+/*
+ * The wall clock was set. Timestamps (CLOCK_REALTIME) jump by delta from here;
+ * packet gaps, the merge order and the timer run on CLOCK_MONOTONIC and do not.
+ */
+static void check_clock_step(struct flusher *f, bool fired)
+{
+	int64_t off = clock_offset();
+	uint64_t v;
+
+	if (fired && read(f->clock_fd, &v, sizeof(v)) < 0 && errno == ECANCELED) {
+		char text[96];
+
+		snprintf(text, sizeof(text), "clock-step delta_us=%+lld",
+			 (long long)((off - f->clock_off) / NS_PER_US));
+		say(f, text);
+		log_warn("the system clock was set: log times jump by %+.6f s here; packet gaps "
+			 "and sampling are not affected", (double)(off - f->clock_off) / NS_PER_S);
+		arm_clock_watch(f);
+	}
+	f->clock_off = off;
+}
+
 static bool any_half_full(struct flusher *f)
 {
 	for (unsigned i = 0; i < f->nsrc; i++)
@@ -535,8 +593,13 @@ static void *flush_thread(void *arg)
 
 	if (slice > interval)
 		slice = interval;
+	arm_clock_watch(f);
+	f->clock_off = clock_offset();
 	for (;;) {
-		struct pollfd pfd = { .fd = f->cmd_fd, .events = POLLIN };
+		struct pollfd pfd[2] = {
+			{ .fd = f->cmd_fd, .events = POLLIN },
+			{ .fd = f->clock_fd, .events = POLLIN },
+		};
 		int64_t now = mono_ns(), wait = next - now;
 		struct timespec ts;
 		uint64_t v;
@@ -546,8 +609,9 @@ static void *flush_thread(void *arg)
 		if (wait < 0)
 			wait = 0;
 		ts = ns_to_ts(wait);
-		if (ppoll(&pfd, 1, &ts, NULL) > 0)
+		if (ppoll(pfd, 2, &ts, NULL) > 0 && pfd[0].revents != 0)
 			(void)read(f->cmd_fd, &v, sizeof(v));   /* just clears the wake-up */
+		check_clock_step(f, pfd[1].revents != 0);
 		if (atomic_load(&f->stop_req))
 			break;
 		if (atomic_load(&f->reopen_req))

@@ -28,6 +28,8 @@ struct flusher {
 
 	int fd;                 /* the log file, O_APPEND */
 	int cmd_fd;             /* eventfd: main wakes us for reopen and stop */
+	int clock_fd;           /* timerfd that fires when CLOCK_REALTIME is set */
+	int64_t clock_off;      /* CLOCK_REALTIME - CLOCK_MONOTONIC at the last look */
 	_Atomic bool reopen_req, stop_req;
 
 	char *out;              /* formatted lines not yet written */
