@@ -841,6 +841,35 @@ void checksys_clocksource(const struct checksys *cs, struct checksys_result *r)
 
 /* ---- per port ---- */
 
+/* "/dev/serial/by-id/../../ttyUSB0" -> "/dev/ttyUSB0", in place: drops "." and
+ * empty components and each ".." with the one before it (never above "/"). */
+static void normalize(char *path)
+{
+	char *out = path, *p = path;
+
+	while (*p != '\0') {
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (n == 0 || (n == 1 && p[0] == '.')) {
+			/* nothing to keep */
+		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (out > path && *--out != '/')
+				;
+		} else {
+			*out++ = '/';
+			memmove(out, p, n);
+			out += n;
+		}
+		p += n;
+	}
+	if (out == path)
+		*out++ = '/';
+	*out = '\0';
+}
+
 /* Follows symbolic links of the last component inside the root: an absolute
  * target is taken from the root, a relative one from the link's directory.
  * out gets the resolved path below the root ("/dev/ttyUSB0"). */
@@ -849,6 +878,7 @@ static int resolve(const struct checksys *cs, const char *dev, char *out, size_t
 	char cur[PATH_MAX], full[PATH_MAX], target[PATH_MAX];
 
 	snprintf(cur, sizeof(cur), "%s", dev);
+	snprintf(out, len, "%s", dev);
 	for (int hop = 0; hop < 40; hop++) {
 		ssize_t n;
 		char *slash;
@@ -856,6 +886,8 @@ static int resolve(const struct checksys *cs, const char *dev, char *out, size_t
 		path_at(cs, full, sizeof(full), "%s", cur);
 		n = readlink(full, target, sizeof(target) - 1);
 		if (n < 0) {
+			if (cur[0] == '/')
+				normalize(cur);
 			snprintf(out, len, "%s", cur);
 			return errno == EINVAL || errno == ENOENT ? 0 : -errno;
 		}
