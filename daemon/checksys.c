@@ -757,53 +757,78 @@ static long long soft_limit(const struct checksys *cs, const char *key)
 	return isdigit((unsigned char)*v) ? strtoll(v, NULL, 10) : -2;
 }
 
-void checksys_rlimit_rtprio(const struct checksys *cs, struct checksys_result *r)
+/* A privilege the daemon asks for: a capability, or a soft limit high enough. */
+struct privilege {
+	const char *check, *cap, *rlimit, *key; /* key: its line in /proc/self/limits */
+	int cap_bit;
+	char ulimit;                            /* the ulimit option that shows it */
+	long long need;                         /* the limit that suffices; -1: unlimited */
+	const char *allows;                     /* "SCHED_FIFO at 97" */
+	const char *shortfall;                  /* after "RLIMIT_X = N" when too low */
+	const char *lost;                       /* what best-effort runs without */
+	const char *unit_fix, *limits_fix;      /* "LimitRTPRIO=97", "rtprio 97" */
+};
+
+static void check_privilege(const struct checksys *cs, const struct privilege *p,
+			    struct checksys_result *r)
 {
 	enum checksys_level bad = cs->conf->logger.rt_required ? CHECKSYS_FAIL : CHECKSYS_WARN;
-	long long lim = soft_limit(cs, "Max realtime priority");
-	int lo, hi, cap = has_cap(cs, CAP_SYS_NICE_BIT);
+	long long lim = soft_limit(cs, p->key);
+	int cap = has_cap(cs, p->cap_bit);
+	char shown[32];
+
+	if (lim == -1)
+		snprintf(shown, sizeof(shown), "unlimited");
+	else
+		snprintf(shown, sizeof(shown), "%lld", lim);
+	if (cap == 1)
+		set(r, CHECKSYS_OK, p->check, "%s: %s allowed", p->cap, p->allows);
+	else if (lim == -1 || (p->need >= 0 && lim >= p->need))
+		set(r, CHECKSYS_OK, p->check, "%s = %s: %s allowed", p->rlimit, shown, p->allows);
+	else if (lim == -2 || cap < 0)
+		set(r, CHECKSYS_WARN, p->check, "cannot read %s or CapEff from /proc/self; fix: "
+		    "check ulimit -%c and the unit's %.*s=", p->rlimit, p->ulimit,
+		    (int)strcspn(p->unit_fix, "="), p->unit_fix);
+	else
+		set(r, bad, p->check, "no %s and %s = %s%s: %s; fix: AmbientCapabilities=%s or %s "
+		    "in the unit, or 'USER - %s' in /etc/security/limits.d/portlogd.conf", p->cap,
+		    p->rlimit, shown, p->shortfall,
+		    bad == CHECKSYS_FAIL ? "rt = required stops the start" : p->lost, p->cap,
+		    p->unit_fix, p->limits_fix);
+}
+
+void checksys_rlimit_rtprio(const struct checksys *cs, struct checksys_result *r)
+{
+	char allows[32], shortfall[64], unit_fix[32], limits_fix[32];
+	int lo, hi;
 
 	prio_range(cs, &lo, &hi);
-	if (hi == 0)
+	if (hi == 0) {
 		set(r, CHECKSYS_OK, "rlimit-rtprio", "every thread is SCHED_OTHER (priority = "
 		    "other): no privilege needed");
-	else if (cap == 1)
-		set(r, CHECKSYS_OK, "rlimit-rtprio", "CAP_SYS_NICE: SCHED_FIFO at %d allowed", hi);
-	else if (lim == -1 || lim >= hi)
-		set(r, CHECKSYS_OK, "rlimit-rtprio", "RLIMIT_RTPRIO = %lld: SCHED_FIFO at %d "
-		    "allowed", lim, hi);
-	else if (lim == -2 || cap < 0)
-		set(r, CHECKSYS_WARN, "rlimit-rtprio", "cannot read RLIMIT_RTPRIO or CapEff from "
-		    "/proc/self; fix: check ulimit -r and the unit's LimitRTPRIO=");
-	else
-		set(r, bad, "rlimit-rtprio", "no CAP_SYS_NICE and RLIMIT_RTPRIO = %lld, below %d, "
-		    "the highest configured priority: %s; fix: AmbientCapabilities=CAP_SYS_NICE "
-		    "or LimitRTPRIO=%d in the unit, or 'USER - rtprio %d' in "
-		    "/etc/security/limits.d/portlogd.conf", lim, hi,
-		    bad == CHECKSYS_FAIL ? "rt = required stops the start"
-		    : "every thread would run SCHED_OTHER", hi, hi);
+		return;
+	}
+	snprintf(allows, sizeof(allows), "SCHED_FIFO at %d", hi);
+	snprintf(shortfall, sizeof(shortfall), ", below %d, the highest configured priority", hi);
+	snprintf(unit_fix, sizeof(unit_fix), "LimitRTPRIO=%d", hi);
+	snprintf(limits_fix, sizeof(limits_fix), "rtprio %d", hi);
+	check_privilege(cs, &(struct privilege){
+		.check = "rlimit-rtprio", .cap = "CAP_SYS_NICE", .rlimit = "RLIMIT_RTPRIO",
+		.key = "Max realtime priority", .cap_bit = CAP_SYS_NICE_BIT, .ulimit = 'r',
+		.need = hi, .allows = allows, .shortfall = shortfall,
+		.lost = "every thread would run SCHED_OTHER", .unit_fix = unit_fix,
+		.limits_fix = limits_fix }, r);
 }
 
 void checksys_rlimit_memlock(const struct checksys *cs, struct checksys_result *r)
 {
-	enum checksys_level bad = cs->conf->logger.rt_required ? CHECKSYS_FAIL : CHECKSYS_WARN;
-	long long lim = soft_limit(cs, "Max locked memory");
-	int cap = has_cap(cs, CAP_IPC_LOCK_BIT);
-
-	if (cap == 1)
-		set(r, CHECKSYS_OK, "rlimit-memlock", "CAP_IPC_LOCK: mlockall allowed");
-	else if (lim == -1)
-		set(r, CHECKSYS_OK, "rlimit-memlock", "RLIMIT_MEMLOCK = unlimited: mlockall allowed");
-	else if (lim == -2 || cap < 0)
-		set(r, CHECKSYS_WARN, "rlimit-memlock", "cannot read RLIMIT_MEMLOCK or CapEff from "
-		    "/proc/self; fix: check ulimit -l and the unit's LimitMEMLOCK=");
-	else
-		set(r, bad, "rlimit-memlock", "no CAP_IPC_LOCK and RLIMIT_MEMLOCK = %lld bytes, "
-		    "too little to lock the rings: %s; fix: AmbientCapabilities=CAP_IPC_LOCK or "
-		    "LimitMEMLOCK=infinity in the unit, or 'USER - memlock unlimited' in "
-		    "/etc/security/limits.d/portlogd.conf", lim,
-		    bad == CHECKSYS_FAIL ? "rt = required stops the start"
-		    : "memory stays unlocked and a page fault can stall a real-time thread");
+	check_privilege(cs, &(struct privilege){
+		.check = "rlimit-memlock", .cap = "CAP_IPC_LOCK", .rlimit = "RLIMIT_MEMLOCK",
+		.key = "Max locked memory", .cap_bit = CAP_IPC_LOCK_BIT, .ulimit = 'l',
+		.need = -1, .allows = "mlockall",
+		.shortfall = " bytes, too little to lock the rings",
+		.lost = "memory stays unlocked and a page fault can stall a real-time thread",
+		.unit_fix = "LimitMEMLOCK=infinity", .limits_fix = "memlock unlimited" }, r);
 }
 
 void checksys_clocksource(const struct checksys *cs, struct checksys_result *r)

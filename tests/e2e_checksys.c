@@ -135,6 +135,19 @@ static int check_system(const char *root)
 	return e2e_run(argv, out, sizeof(out));
 }
 
+/* Writes the config, runs --check-system, checks the form and the check names. */
+static int run_checked(struct report *r, const char *const *ports, unsigned nports,
+		       const char *config)
+{
+	int rc;
+
+	e2e_write_file(conf, config);
+	rc = check_system(NULL);
+	parse_report(out, r);
+	expect_names(r, ports, nports);
+	return rc;
+}
+
 /* A pty and a device that does not exist: the missing one fails, exit 1. */
 static void test_missing_device(void **state)
 {
@@ -146,11 +159,8 @@ static void test_missing_device(void **state)
 	(void)state;
 	snprintf(text, sizeof(text), "[serial pty]\ndevice = %s\n[serial gone]\n"
 		 "device = %s/ttyUSB9\n", pty, dir);
-	e2e_write_file(conf, text);
-	rc = check_system(NULL);
+	rc = run_checked(&r, ports, 3, text);
 	printf("%s", out);      /* the real machine's report, for the record */
-	parse_report(out, &r);
-	expect_names(&r, ports, 3);
 	assert_false(r.fail[NSYSTEM]);
 	assert_false(r.fail[NSYSTEM + 1]);
 	assert_true(r.fail[NSYSTEM + 2]);
@@ -171,10 +181,7 @@ static void test_present_devices(void **state)
 	(void)state;
 	snprintf(text, sizeof(text), "[serial pty]\ndevice = %s\n[parallel lpt]\ndriver = sim\n"
 		 "device = %s/lpt.sim\n", pty, dir);
-	e2e_write_file(conf, text);
-	rc = check_system(NULL);
-	parse_report(out, &r);
-	expect_names(&r, ports, 3);
+	rc = run_checked(&r, ports, 3, text);
 	for (unsigned i = NSYSTEM; i < r.lines; i++)
 		assert_false(r.fail[i]);
 	assert_int_equal(rc, r.count[2] == 0 ? 0 : 1);
