@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "checksys.h"
+#include "rec.h"
 
 #define CAP_SYS_NICE_BIT 23
 #define CAP_IPC_LOCK_BIT 14
@@ -822,11 +823,20 @@ void checksys_rlimit_rtprio(const struct checksys *cs, struct checksys_result *r
 
 void checksys_rlimit_memlock(const struct checksys *cs, struct checksys_result *r)
 {
+	const struct conf *c = cs->conf;
+	unsigned long long rings = 256;         /* the daemon's own ring */
+	char shortfall[96];
+
+	/* mlockall(MCL_FUTURE) counts every mapping, the rings are only the largest */
+	for (unsigned i = 0; i < c->nserial; i++)
+		rings += (c->serial[i].lines ? 2ull : 1ull) * c->logger.ring_records;
+	rings += (unsigned long long)c->nparallel * c->logger.ring_records;
+	snprintf(shortfall, sizeof(shortfall), " bytes, not unlimited (the rings alone take "
+		 "%llu MiB)", (rings * REC_SIZE + (1 << 20) - 1) >> 20);
 	check_privilege(cs, &(struct privilege){
 		.check = "rlimit-memlock", .cap = "CAP_IPC_LOCK", .rlimit = "RLIMIT_MEMLOCK",
 		.key = "Max locked memory", .cap_bit = CAP_IPC_LOCK_BIT, .ulimit = 'l',
-		.need = -1, .allows = "mlockall",
-		.shortfall = " bytes, too little to lock the rings",
+		.need = -1, .allows = "mlockall", .shortfall = shortfall,
 		.lost = "memory stays unlocked and a page fault can stall a real-time thread",
 		.unit_fix = "LimitMEMLOCK=infinity", .limits_fix = "memlock unlimited" }, r);
 }

@@ -377,7 +377,7 @@ static const struct row rows[] = {
 	{ "RLIMIT_MEMLOCK 8 MiB, best-effort", checksys_rlimit_memlock, NULL,
 	  { { "/proc/self/status", STATUS(CAP_SYS_NICE) }, { "/proc/self/limits", LIMITS("0", "8388608") } },
 	  NULL, CHECKSYS_WARN, "rlimit-memlock", "no CAP_IPC_LOCK and RLIMIT_MEMLOCK = 8388608 "
-	  "bytes", "; fix: AmbientCapabilities=CAP_IPC_LOCK or LimitMEMLOCK=infinity", NULL },
+	  "bytes, not unlimited (the rings alone take 9 MiB)", "; fix: AmbientCapabilities=CAP_IPC_LOCK or LimitMEMLOCK=infinity", NULL },
 	{ "RLIMIT_MEMLOCK 8 MiB, required", checksys_rlimit_memlock, RT_REQ,
 	  { { "/proc/self/status", STATUS(CAP_NONE) }, { "/proc/self/limits", LIMITS("0", "8388608") } },
 	  NULL, CHECKSYS_FAIL, "rlimit-memlock", "rt = required stops the start", "; fix: ",
