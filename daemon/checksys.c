@@ -862,8 +862,10 @@ void checksys_clocksource(const struct checksys *cs, struct checksys_result *r)
 			return;
 		}
 	if (strcmp(cur, "kvm-clock") == 0) {
+		/* pvclock: vDSO-readable when the host marks it stable, which it normally does */
 		set(r, CHECKSYS_OK, "clocksource", "kvm-clock: a virtual machine's paravirtual "
-		    "clock, read in user space from the TSC like tsc; the stable choice in a VM");
+		    "clock, normally read in user space from the TSC like tsc; the stable choice "
+		    "in a VM");
 		return;
 	}
 	if (read_at(cs, avail, sizeof(avail), "%s/available_clocksource", dir) < 0)
