@@ -1018,20 +1018,19 @@ bool checksys_serial_low_latency(const struct checksys *cs, const struct conf_se
 		    access(dir, F_OK) == 0 ? " (USB serial, see ftdi-latency)" : "");
 		return true;
 	}
+	/* no WARN: any user who may open the port may set this flag, and portlogd does */
 	if (strtoul(flags, NULL, 16) & ASYNC_LOW_LATENCY_FLAG)
 		set(r, CHECKSYS_OK, name, "%s: ASYNC_LOW_LATENCY set (flags %s)", rel, flags);
 	else
-		set(r, CHECKSYS_WARN, name, "%s: ASYNC_LOW_LATENCY not set (flags %s): the driver "
-		    "may hold received bytes before it hands them on; fix: setserial %s "
-		    "low_latency (keep it with a udev rule: KERNEL==\"%s\", RUN+=\"/bin/setserial "
-		    "/dev/%%k low_latency\")", rel, flags, rel, base);
+		set(r, CHECKSYS_OK, name, "%s: ASYNC_LOW_LATENCY not set yet (flags %s); portlogd "
+		    "sets it when it opens the port (EV open low_latency=on)", rel, flags);
 	return true;
 }
 
 bool checksys_serial_ftdi(const struct checksys *cs, const struct conf_serial *s,
 			  struct checksys_result *r)
 {
-	char name[CHECKSYS_NAME_MAX], rel[PATH_MAX], val[32];
+	char name[CHECKSYS_NAME_MAX], rel[PATH_MAX], path[PATH_MAX], val[32];
 	const char *base;
 	struct stat st;
 
@@ -1042,14 +1041,19 @@ bool checksys_serial_ftdi(const struct checksys *cs, const struct conf_serial *s
 		    base) < 0)
 		return false;   /* not an FTDI adapter */
 	port_name(name, sizeof(name), s->name, ":ftdi-latency");
+	path_at(cs, path, sizeof(path), "/sys/bus/usb-serial/devices/%s/latency_timer", base);
 	if (strcmp(val, "1") == 0)
 		set(r, CHECKSYS_OK, name, "%s: FTDI latency_timer = 1 ms", base);
+	else if (access(path, W_OK) == 0)
+		set(r, CHECKSYS_OK, name, "%s: FTDI latency_timer = %s ms; portlogd sets it to 1 ms "
+		    "when it opens the port", base, val);
 	else
-		set(r, CHECKSYS_WARN, name, "%s: FTDI latency_timer = %s ms: the adapter holds "
-		    "received bytes that long before it sends them over USB; fix: echo 1 > "
-		    "/sys/bus/usb-serial/devices/%s/latency_timer, kept by the udev rule "
-		    "ACTION==\"add\", SUBSYSTEM==\"usb-serial\", DRIVERS==\"ftdi_sio\", "
-		    "ATTR{latency_timer}=\"1\"", base, val, base);
+		set(r, CHECKSYS_WARN, name, "%s: FTDI latency_timer = %s ms and uid %u cannot write "
+		    "it, so portlogd cannot lower it: the adapter holds received bytes that long "
+		    "before it sends them over USB; fix: the udev rule ACTION==\"add\", "
+		    "SUBSYSTEM==\"usb-serial\", DRIVERS==\"ftdi_sio\", ATTR{latency_timer}=\"1\" "
+		    "(or echo 1 > /sys/bus/usb-serial/devices/%s/latency_timer as root, until the "
+		    "next plug-in)", base, val, (unsigned)getuid(), base);
 	return true;
 }
 

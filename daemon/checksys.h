@@ -8,7 +8,9 @@
  *
  * Levels: FAIL only for what stops the daemon from doing what the config asks
  * (a device it cannot open, a privilege that rt = required demands); WARN for
- * what only costs latency. Every WARN and FAIL text ends in "; fix: ...".
+ * what only costs latency and the daemon cannot mend itself (it sets a port's
+ * ASYNC_LOW_LATENCY and an FTDI latency timer it may write at open). Every
+ * WARN and FAIL text ends in "; fix: ...".
  */
 #ifndef PORTLOGD_CHECKSYS_H
 #define PORTLOGD_CHECKSYS_H
