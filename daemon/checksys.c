@@ -347,6 +347,11 @@ void checksys_rt_throttle(const struct checksys *cs, struct checksys_result *r)
 	}
 	if (read_at(cs, period, sizeof(period), "/proc/sys/kernel/sched_rt_period_us") < 0)
 		snprintf(period, sizeof(period), "?");
+	else if (strtol(runtime, NULL, 10) >= strtol(period, NULL, 10)) {
+		set(r, CHECKSYS_OK, "rt-throttle", "sched_rt_runtime_us = %s, the whole "
+		    "sched_rt_period_us: real-time threads are never throttled", runtime);
+		return;
+	}
 	set(r, CHECKSYS_WARN, "rt-throttle", "sched_rt_runtime_us = %s of sched_rt_period_us = "
 	    "%s: real-time threads that use that much of a period are stopped for the rest of "
 	    "it; fix: echo -1 > /proc/sys/kernel/sched_rt_runtime_us (sysctl "
@@ -397,14 +402,34 @@ struct idle_state {
 	long cpu;
 };
 
+/* The us portlogd will hold /dev/cpu_dma_latency at, or -1: off in the config,
+ * or the device is missing or not writable (cpu-dma-latency says which). */
+static int dma_held(const struct checksys *cs)
+{
+	char path[PATH_MAX];
+
+	if (cs->conf->timer.cpu_dma_latency < 0)
+		return -1;
+	path_at(cs, path, sizeof(path), "/dev/cpu_dma_latency");
+	return access(path, W_OK) == 0 ? cs->conf->timer.cpu_dma_latency : -1;
+}
+
 void checksys_cpuidle(const struct checksys *cs, struct checksys_result *r)
 {
-	const int dma = cs->conf->timer.cpu_dma_latency;     /* -1: off */
+	const int dma = dma_held(cs);
 	struct idle_state costly = { .latency = -1 }, held = { .latency = -1 };
 	struct cpus online, bad = { 0 };
-	char buf[64], list[256];
+	char buf[64], list[256], fix[96];
 	int seen = 0;
 
+	if (cs->conf->timer.cpu_dma_latency < 0)
+		snprintf(fix, sizeof(fix), "set [timer] cpu_dma_latency = 0");
+	else if (dma < 0)
+		snprintf(fix, sizeof(fix), "let portlogd hold /dev/cpu_dma_latency (see "
+			 "cpu-dma-latency)");
+	else
+		snprintf(fix, sizeof(fix), "lower [timer] cpu_dma_latency to %d",
+			 CHECKSYS_DEEP_IDLE_US);
 	cpus_online(cs, &online);
 	for (long c = 0; c < NCPUS; c++) {
 		if (!cpus_has(&online, c))
@@ -440,8 +465,8 @@ void checksys_cpuidle(const struct checksys *cs, struct checksys_result *r)
 		    "(cpu%ld: %s, %ld us to wake)%s; fix: %s, or disable them: cpupower idle-set "
 		    "-D %d, or boot with intel_idle.max_cstate=1 processor.max_cstate=1", list,
 		    CHECKSYS_DEEP_IDLE_US, costly.cpu, costly.name, costly.latency,
-		    dma < 0 ? " and [timer] cpu_dma_latency = off" : "",
-		    dma < 0 ? "set [timer] cpu_dma_latency = 0" : "lower [timer] cpu_dma_latency",
+		    cs->conf->timer.cpu_dma_latency < 0 ? " and [timer] cpu_dma_latency = off"
+		    : dma < 0 ? " and portlogd cannot hold /dev/cpu_dma_latency" : "", fix,
 		    CHECKSYS_DEEP_IDLE_US);
 	} else if (held.latency >= 0) {
 		set(r, CHECKSYS_OK, "cpuidle", "deep idle states (cpu%ld: %s, %ld us) are kept off "

@@ -244,6 +244,11 @@ static const struct row rows[] = {
 	  "rt-throttle", "sched_rt_runtime_us = 950000 of sched_rt_period_us = 1000000",
 	  "; fix: echo -1 > /proc/sys/kernel/sched_rt_runtime_us (sysctl "
 	  "kernel.sched_rt_runtime_us=-1", NULL },
+	{ "runtime = period", checksys_rt_throttle, NULL,
+	  { { "/proc/sys/kernel/sched_rt_runtime_us", "1000000\n" },
+	    { "/proc/sys/kernel/sched_rt_period_us", "1000000\n" } }, NULL, CHECKSYS_OK,
+	  "rt-throttle", "the whole sched_rt_period_us: real-time threads are never throttled",
+	  NULL, NULL },
 	{ "no sched_rt_runtime_us", checksys_rt_throttle, NULL, {{0}}, NULL, CHECKSYS_WARN,
 	  "rt-throttle", "cannot read", "; fix: ", NULL },
 	/* cpufreq */
@@ -277,11 +282,14 @@ static const struct row rows[] = {
 	{ "C6 disabled", checksys_cpuidle, "[timer]\ncpu_dma_latency = off\n" GPS,
 	  { C6_ON, { IDLE0 "1/disable", "1\n" } }, NULL, CHECKSYS_OK, "cpuidle",
 	  "no enabled idle state", NULL, NULL },
-	{ "C6 held off by cpu_dma_latency = 0", checksys_cpuidle, NULL, { C6_ON }, NULL,
-	  CHECKSYS_OK, "cpuidle", "(cpu0: C6, 133 us) are kept off while portlogd holds "
+	{ "C6 held off by cpu_dma_latency = 0", checksys_cpuidle, NULL,
+	  { C6_ON, { "/dev/cpu_dma_latency", "" } }, NULL, CHECKSYS_OK, "cpuidle", "(cpu0: C6, 133 us) are kept off while portlogd holds "
 	  "/dev/cpu_dma_latency at 0 us", NULL, NULL },
+	{ "C6, cpu_dma_latency = 0 cannot be held", checksys_cpuidle, NULL, { C6_ON }, NULL,
+	  CHECKSYS_WARN, "cpuidle", "(cpu0: C6, 133 us to wake) and portlogd cannot hold "
+	  "/dev/cpu_dma_latency", "; fix: let portlogd hold /dev/cpu_dma_latency", NULL },
 	{ "C6 under cpu_dma_latency = 200", checksys_cpuidle, "[timer]\ncpu_dma_latency = 200\n"
-	  GPS, { C6_ON }, NULL, CHECKSYS_WARN, "cpuidle", "(cpu0: C6, 133 us to wake)",
+	  GPS, { C6_ON, { "/dev/cpu_dma_latency", "" } }, NULL, CHECKSYS_WARN, "cpuidle", "(cpu0: C6, 133 us to wake)",
 	  "; fix: lower [timer] cpu_dma_latency", NULL },
 	/* cpu-dma-latency (not writable: test_unprivileged) */
 	{ "cpu_dma_latency writable", checksys_cpu_dma_latency, NULL,
