@@ -602,12 +602,17 @@ void checksys_isolation(const struct checksys *cs, struct checksys_result *r)
 		if (ml >= sizeof(missing) || fl >= sizeof(fix))
 			break;
 	}
-	if (fl == 0)
+	if (cpus_has(&pinned, 0))      /* tick_nohz_init() drops the boot CPU from nohz_full */
+		set(r, CHECKSYS_WARN, "isolation", "real-time threads pinned to CPUs %s: CPU 0 is "
+		    "the boot CPU, which keeps the timer tick and housekeeping and cannot be "
+		    "nohz_full; fix: pin them to other CPUs and isolate those", list);
+	else if (fl == 0)
 		set(r, CHECKSYS_OK, "isolation", "real-time threads pinned to CPUs %s, which are in "
 		    "isolcpus, nohz_full and rcu_nocbs", list);
 	else
-		set(r, CHECKSYS_WARN, "isolation", "real-time threads pinned to CPUs %s; %s; fix: boot with %s "
-		    "(GRUB_CMDLINE_LINUX in /etc/default/grub, then update-grub)", list, missing, fix);
+		set(r, CHECKSYS_WARN, "isolation", "real-time threads pinned to CPUs %s; %s; fix: "
+		    "boot with %s (GRUB_CMDLINE_LINUX in /etc/default/grub, then update-grub)", list,
+		    missing, fix);
 }
 
 /* Calls fn for each process directory ROOT/proc/PID; stops when fn returns true. */
