@@ -92,14 +92,18 @@ static int read_at(const struct checksys *cs, char *buf, size_t len, const char 
 static const char *field_of(const char *text, const char *key)
 {
 	size_t kl = strlen(key);
+	const char *l = text;
 
-	for (const char *l = text; l != NULL && *l != '\0'; l = strchr(l, '\n'), l = l ? l + 1 : l)
+	while (l != NULL && *l != '\0') {
 		if (strncmp(l, key, kl) == 0) {
 			l += kl;
 			while (*l == ':' || *l == ' ' || *l == '\t')
 				l++;
 			return l;
 		}
+		l = strchr(l, '\n');
+		l = l != NULL ? l + 1 : NULL;
+	}
 	return NULL;
 }
 
@@ -690,7 +694,7 @@ static void scan_stat(struct rt_scan *sc, const char *stat)
 	if (open == NULL || close == NULL)
 		return;
 	/* fields after "(comm)": 3 state ... 9 flags ... 40 rt_priority 41 policy */
-	for (p = close + 2; *p != '\0' && field <= 41; field++) {
+	for (p = close[1] != '\0' ? close + 2 : close + 1; *p != '\0' && field <= 41; field++) {
 		if (field == 9)
 			flags = strtoul(p, NULL, 10);
 		else if (field == 40)

@@ -172,6 +172,8 @@ static void tasks_thread(void)
 static void tasks_deadline(void)
 {
 	fx_stat(300, 0, "dlworker", 0x400000, 0, 6);
+	fx_write("/proc/301/stat", "301 (cut short)");        /* a stat line that ends early */
+	fx_write("/proc/302/stat", "302 (few) S 1 2 3\n");
 }
 
 struct fx_file {
