@@ -14,6 +14,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "checksys.h"
 #include "conf.h"
 #include "flush.h"
 #include "fmt.h"
@@ -47,13 +48,18 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: portlogd [-c FILE] [-f]\n"
 		"       portlogd [-c FILE] --check-config\n"
+		"       portlogd [-c FILE] --check-system [--root DIR]\n"
 		"Records every byte on serial ports and every change on input pins, with its\ntime, to a text log.\n\n"
 		"  -c, --config FILE   config file (default " DEFAULT_CONFIG ")\n"
 		"  -f, --foreground    stay in the foreground, diagnostics to stderr\n"
 		"      --check-config  validate the config, print the effective settings, exit\n"
+		"      --check-system  report whether this machine and user are ready for real\n"
+		"                      time: one OK/WARN/FAIL line per check, with the fix\n"
+		"      --root DIR      --check-system reads DIR/proc, DIR/sys, DIR/dev (default /)\n"
 		"  -V, --version       print the version and exit\n"
 		"  -h, --help          print this help and exit\n\n"
-		"Exit status: 0 clean stop, 78 config error, 1 other start-up error.\n"
+		"Exit status: 0 clean stop, 78 config error, 1 other start-up error;\n"
+		"--check-system: 0 no FAIL, 1 a FAIL, 78 config error.\n"
 		"See portlogd(8) and portlogd.conf(5).\n");
 }
 
@@ -325,27 +331,50 @@ static int run(struct daemon *d, bool foreground)
 	return started == d->conf.nserial ? 0 : 1;
 }
 
+/* --check-system; without a config (the default one does not exist) the system
+ * checks run with the defaults and the port checks are skipped. */
+static int check_system_run(struct conf *c, const char *root, const char *config, bool have_conf)
+{
+	struct checksys cs = { .root = root ? root : "/", .conf = c, .have_conf = have_conf };
+	struct stat st;
+
+	if (root != NULL && (stat(root, &st) < 0 || !S_ISDIR(st.st_mode))) {
+		fprintf(stderr, "portlogd: --root %s: not a directory; give the directory that "
+			"holds proc/, sys/ and dev/\n", root);
+		return 1;
+	}
+	if (!have_conf) {
+		conf_defaults(c);
+		snprintf(c->path, sizeof(c->path), "%s", config);
+	}
+	return checksys_run(&cs, stdout);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "check-config", no_argument, NULL, 'C' },
+		{ "check-system", no_argument, NULL, 'S' },
+		{ "root", required_argument, NULL, 'R' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct daemon d;         /* large; not on the stack */
-	const char *config = DEFAULT_CONFIG;
+	const char *config = DEFAULT_CONFIG, *root = NULL;
 	char path[PATH_MAX], err[CONF_ERR_MAX];
-	bool foreground = false, check = false;
+	bool foreground = false, check = false, check_system = false, config_given = false;
 	int opt, rc;
 
 	while ((opt = getopt_long(argc, argv, "c:fVh", opts, NULL)) != -1) {
 		switch (opt) {
-		case 'c': config = optarg; break;
+		case 'c': config = optarg; config_given = true; break;
 		case 'f': foreground = true; break;
 		case 'C': check = true; break;
+		case 'S': check_system = true; break;
+		case 'R': root = optarg; break;
 		case 'V': printf("portlogd %s\n", PORTLOGD_VERSION); return 0;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
@@ -356,6 +385,12 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 1;
 	}
+	if (root != NULL && !check_system) {
+		fprintf(stderr, "portlogd: --root DIR only goes with --check-system\n");
+		return 1;
+	}
+	if (check_system && !config_given && access(config, F_OK) < 0 && errno == ENOENT)
+		return check_system_run(&d.conf, root, config, false);
 	/* absolute, so messages stay clear and a daemon's chdir("/") does not matter */
 	if (realpath(config, path) != NULL)
 		config = path;
@@ -368,6 +403,8 @@ int main(int argc, char **argv)
 		conf_print(&d.conf, stdout);
 		return 0;
 	}
+	if (check_system)
+		return check_system_run(&d.conf, root, config, true);
 	if (foreground || under_systemd()) {
 		log_init(foreground ? LOG_SINK_STDERR : LOG_SINK_JOURNAL);
 	} else {
