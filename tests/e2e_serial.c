@@ -763,8 +763,6 @@ int main(void)
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	/* one test alone, as the "long" ctest entries run them */
-	if (getenv("PORTLOGD_E2E_ONLY") != NULL)
-		cmocka_set_test_filter(getenv("PORTLOGD_E2E_ONLY"));
+	e2e_filter_from_env();     /* one test alone, as the "long" ctest entries run them */
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
