@@ -181,10 +181,6 @@ static int run(struct daemon *d, bool foreground)
 	unsigned nsrc = 0, started = 0;
 
 	rt_init(&d->rt, &d->conf);
-	if (rt_check_cpus(&d->conf, err, sizeof(err)) < 0) {
-		log_err("%s", err);
-		return EXIT_CONFIG;
-	}
 	d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->stop_fd < 0 || setup_signals(d) < 0) {
 		log_err("cannot set up signals: %s", strerror(errno));
@@ -395,6 +391,10 @@ int main(int argc, char **argv)
 	if (realpath(config, path) != NULL)
 		config = path;
 	rc = conf_load(&d.conf, config, err, sizeof(err));
+	/* a cpu = this machine does not offer is a config error too (check-system
+	 * reports it as one of its checks instead) */
+	if (rc == 0 && !check_system && rt_check_cpus(&d.conf, err, sizeof(err)) < 0)
+		rc = -1;
 	if (rc < 0) {
 		fprintf(stderr, "portlogd: %s\n", err);
 		return rc == -1 ? EXIT_CONFIG : 1;

@@ -567,6 +567,9 @@ static void config_mistakes(void **state)
 		{ "missing device", "[serial a]\nbaud = 9600\n", 1, "device" },
 		{ "duplicate section", "[serial a]\ndevice = /dev/ttyS0\n[serial a]\n", 3,
 		  "[serial a]" },
+		/* valid syntax, but no machine here has it: the section's line */
+		{ "cpu not here", "[serial a]\ndevice = /dev/ttyS0\ncpu = 1023\n", 1,
+		  "[serial a] cpu: this process may not run on CPU 1023" },
 	};
 	char dir[256], conf[300], logf[320], err[4096], want[400], text[1024];
 
