@@ -222,12 +222,25 @@ static const uint8_t *payload(struct flusher *f, struct ring *ring, const struct
 	return f->pkt;
 }
 
-static void echo(struct flusher *f, const char *line, size_t len)
+/* To stderr or to the journal, there with PORTLOGD_SOURCE=the source's name. */
+static void echo(struct flusher *f, const char *source, int priority, const char *line,
+		 size_t len)
 {
 	const char *p = memchr(line, ' ', len);     /* skip the time */
 
 	if (f->echo && p != NULL)
-		log_msg(LOG_NOTICE, "%.*s", (int)(len - (size_t)(p + 1 - line) - 1), p + 1);
+		log_source(priority, source, "%.*s", (int)(len - (size_t)(p + 1 - line) - 1), p + 1);
+}
+
+/* An event that means data may be missing is a warning; a late delivery only
+ * casts doubt on one boundary. */
+static int ev_priority(int64_t code)
+{
+	switch (code) {
+	case EV_CLOSE: case EV_ERROR: return LOG_WARNING;
+	case EV_LATE: return LOG_INFO;
+	default: return LOG_NOTICE;
+	}
 }
 
 static void drop_line(struct flusher *f, struct source *s, int64_t t_real,
@@ -245,7 +258,7 @@ static void drop_line(struct flusher *f, struct source *s, int64_t t_real,
 	s->drop_reported = total;
 	s->drop_bytes_reported = total_bytes;
 	s->next_seq += (uint32_t)n;
-	echo(f, line, len);
+	echo(f, s->name, LOG_WARNING, line, len);
 }
 
 /* Formats one record into the buffer (room checked by the caller). */
@@ -297,7 +310,7 @@ static void emit(struct flusher *f, struct source *s, const struct rec *r)
 			fmt_kv(text, sizeof(text), &tl, "errno", en);
 		}
 		n = fmt_ev(&f->fmt, line, r->t_real, s->name, text, tl);
-		echo(f, line, n);
+		echo(f, s->name, ev_priority(r->a), line, n);
 		break;
 	}
 	case REC_IN:

@@ -38,7 +38,8 @@ struct flusher {
 	int64_t last_sync_mono;
 	bool unsynced;
 	int write_errno;        /* last write error, 0 when writing works */
-	bool echo;              /* also send EV and DROP lines to the diagnostic log */
+	bool echo;              /* also send EV and DROP lines to the diagnostic log
+				 * (stderr with -f, else the journal) */
 
 	/* called after every drain: self-monitoring lines (STAT, the timer's OVERRUN) */
 	void (*hook)(void *ctx, struct flusher *f, bool stat_due, bool final);
