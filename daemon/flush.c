@@ -111,6 +111,7 @@ int flush_init(struct flusher *f, const struct conf *c, struct source **src, uns
 	f->conf = c;
 	f->fd = -1;
 	f->cmd_fd = -1;
+	f->reopened_fd = -1;
 	if (nsrc > FLUSH_MAX_SOURCES) {
 		snprintf(err, errlen, "too many sources (%u)", nsrc);
 		return -EINVAL;
@@ -129,7 +130,8 @@ int flush_init(struct flusher *f, const struct conf *c, struct source **src, uns
 	f->out = malloc(f->out_cap);
 	f->pkt = malloc(f->pkt_cap);
 	f->cmd_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (f->out == NULL || f->pkt == NULL || f->cmd_fd < 0) {
+	f->reopened_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (f->out == NULL || f->pkt == NULL || f->cmd_fd < 0 || f->reopened_fd < 0) {
 		snprintf(err, errlen, "cannot set up the flusher: %s", strerror(errno));
 		flush_fini(f);
 		return -ENOMEM;
@@ -141,6 +143,7 @@ int flush_init(struct flusher *f, const struct conf *c, struct source **src, uns
 	atomic_init(&f->lines, 0);
 	atomic_init(&f->bytes_written, 0);
 	atomic_init(&f->write_errors, 0);
+	health_beat_init(&f->beat);
 	f->fd = open_log(f);
 	if (f->fd < 0) {
 		int e = -f->fd;
@@ -160,9 +163,11 @@ void flush_fini(struct flusher *f)
 		close(f->fd);
 	if (f->cmd_fd >= 0)
 		close(f->cmd_fd);
+	if (f->reopened_fd >= 0)
+		close(f->reopened_fd);
 	free(f->out);
 	free(f->pkt);
-	f->fd = f->cmd_fd = -1;
+	f->fd = f->cmd_fd = f->reopened_fd = -1;
 	f->out = NULL;
 	f->pkt = NULL;
 }
@@ -393,6 +398,13 @@ static void maybe_sync(struct flusher *f, int64_t now, bool force)
 	f->last_sync_mono = now;
 }
 
+static void signal_fd(int fd)
+{
+	uint64_t one = 1;
+
+	(void)write(fd, &one, sizeof(one));     /* an eventfd add cannot fail short of a bug */
+}
+
 static void reopen(struct flusher *f)
 {
 	char text[CONF_PATH_MAX + 32];
@@ -408,6 +420,7 @@ static void reopen(struct flusher *f)
 		log_err("cannot reopen %s: %s; still writing to the old file",
 			f->conf->logger.log_file, strerror(-fd));
 		atomic_store(&f->reopen_req, false);
+		signal_fd(f->reopened_fd);
 		return;
 	}
 	close(f->fd);
@@ -417,6 +430,7 @@ static void reopen(struct flusher *f)
 	tl = 6;
 	fmt_kv(text, sizeof(text), &tl, "file", f->conf->logger.log_file);
 	say(f, text);
+	signal_fd(f->reopened_fd);
 }
 
 static bool any_half_full(struct flusher *f)
@@ -449,8 +463,12 @@ static void *flush_thread(void *arg)
 		if (wait < 0)
 			wait = 0;
 		ts = ns_to_ts(wait);
+		health_park(&f->beat);
 		if (ppoll(&pfd, 1, &ts, NULL) > 0)
 			(void)read(f->cmd_fd, &v, sizeof(v));   /* just clears the wake-up */
+		health_unpark(&f->beat);
+		if (health_stall_wanted(&f->beat))
+			health_stall(&f->stop_req, -1);
 		if (atomic_load(&f->stop_req))
 			break;
 		if (atomic_load(&f->reopen_req))
@@ -496,22 +514,15 @@ int flush_start(struct flusher *f, int *degraded)
 			    flush_thread, f, degraded);
 }
 
-static void wake(struct flusher *f)
-{
-	uint64_t one = 1;
-
-	(void)write(f->cmd_fd, &one, sizeof(one));  /* cannot fail short of a bug */
-}
-
 void flush_reopen(struct flusher *f)
 {
 	atomic_store(&f->reopen_req, true);
-	wake(f);
+	signal_fd(f->cmd_fd);
 }
 
 void flush_stop(struct flusher *f)
 {
 	atomic_store(&f->stop_req, true);
-	wake(f);
+	signal_fd(f->cmd_fd);
 	pthread_join(f->thread, NULL);
 }

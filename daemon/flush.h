@@ -16,6 +16,7 @@
 
 #include "conf.h"
 #include "fmt.h"
+#include "health.h"
 #include "source.h"
 
 #define FLUSH_MAX_SOURCES (1 + 3 * CONF_MAX_PORTS)   /* main, serial, lines, parallel */
@@ -27,6 +28,7 @@ struct flusher {
 
 	int fd;                 /* the log file, O_APPEND */
 	int cmd_fd;             /* eventfd: main wakes us for reopen and stop */
+	int reopened_fd;        /* eventfd: we tell main a reopen is done (or failed) */
 	_Atomic bool reopen_req, stop_req;
 
 	char *out;              /* formatted lines not yet written */
@@ -47,6 +49,7 @@ struct flusher {
 
 	/* counters: written by the flusher, read by main for status */
 	_Atomic uint64_t lines, bytes_written, write_errors;
+	struct health_beat beat;    /* for the watchdog */
 	pthread_t thread;
 };
 
@@ -60,7 +63,8 @@ int flush_init(struct flusher *f, const struct conf *c, struct source **src, uns
 void flush_fini(struct flusher *f);
 
 int flush_start(struct flusher *f, int *degraded);
-/* From main: reopen the log file (SIGHUP) at the next opportunity. */
+/* From main: reopen the log file (SIGHUP) at the next opportunity; reopened_fd
+ * becomes readable when that is done or has failed (and been logged). */
 void flush_reopen(struct flusher *f);
 /* From main, after every producer has stopped: drain everything, sync, and end. */
 void flush_stop(struct flusher *f);

@@ -7,17 +7,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <systemd/sd-daemon.h>
-
 #include "conf.h"
 #include "flush.h"
 #include "fmt.h"
 #include "log.h"
+#include "notify.h"
 #include "sampler.h"
 #include "serial.h"
 #include "source.h"
@@ -36,6 +36,7 @@ struct daemon {
 	struct timer timer;
 	struct stat_view view;
 	struct flusher flusher;
+	struct notify notify;
 	int dma_fd;
 	int stop_fd;
 	int sig_fd;
@@ -151,7 +152,50 @@ static int hold_dma_latency(int us)
 	return fd;
 }
 
-static int run(struct daemon *d, bool foreground)
+/*
+ * Runs until a stop signal and returns it. Signals arrive through the signalfd;
+ * the notify timer (only under systemd) paces STATUS= and WATCHDOG=1; the
+ * flusher says when a SIGHUP's reopen is done, which ends RELOADING=1.
+ */
+static int serve(struct daemon *d)
+{
+	for (;;) {
+		struct pollfd pfd[3] = {
+			{ .fd = d->sig_fd, .events = POLLIN },
+			{ .fd = d->notify.timer_fd, .events = POLLIN },    /* -1: ignored */
+			{ .fd = d->flusher.reopened_fd, .events = POLLIN },
+		};
+		struct signalfd_siginfo si;
+		uint64_t v;
+		ssize_t n;
+
+		if (poll(pfd, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			log_err("poll: %s; stopping", strerror(errno));
+			return SIGTERM;
+		}
+		if (pfd[1].revents != 0)
+			notify_tick(&d->notify);
+		if (pfd[2].revents != 0 && read(d->flusher.reopened_fd, &v, sizeof(v)) > 0)
+			notify_reloaded(&d->notify);
+		if (pfd[0].revents == 0)
+			continue;
+		n = read(d->sig_fd, &si, sizeof(si));
+		if (n != sizeof(si)) {
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			log_err("signalfd: %s; stopping", strerror(errno));
+			return SIGTERM;
+		}
+		if (si.ssi_signo != SIGHUP)
+			return (int)si.ssi_signo;
+		notify_reloading(&d->notify);
+		flush_reopen(&d->flusher);
+	}
+}
+
+static int run(struct daemon *d)
 {
 	struct source *srcs[FLUSH_MAX_SOURCES];
 	char err[512];
@@ -205,13 +249,14 @@ static int run(struct daemon *d, bool foreground)
 		log_err("%s", err);
 		return 1;
 	}
-	d->flusher.echo = foreground;
+	d->flusher.echo = true;     /* to stderr with -f, else to the journal */
 	d->view = (struct stat_view){
 		.timer = d->conf.nparallel > 0 ? &d->timer : NULL, .samplers = d->samplers,
 		.nsamplers = d->conf.nparallel, .serial = d->serial, .nserial = d->conf.nserial,
 	};
 	d->flusher.hook = stat_hook;
 	d->flusher.hook_ctx = &d->view;
+	notify_init(&d->notify, &d->view, &d->flusher);
 	d->dma_fd = -1;
 	if (d->conf.timer.cpu_dma_latency >= 0) {
 		d->dma_fd = hold_dma_latency(d->conf.timer.cpu_dma_latency);
@@ -257,28 +302,15 @@ static int run(struct daemon *d, bool foreground)
 		log_warn("real-time scheduling (SCHED_FIFO) is not permitted; threads run "
 			 "with SCHED_OTHER. Run as root or grant CAP_SYS_NICE");
 	if (started == d->conf.nserial) {
-		(void)sd_notifyf(0, "READY=1\nSTATUS=logging %u serial ports to %s\nMAINPID=%lu",
-				 d->conf.nserial, d->conf.logger.log_file, (unsigned long)getpid());
-		while (stop_sig == 0) {
-			struct signalfd_siginfo si;
-			ssize_t n = read(d->sig_fd, &si, sizeof(si));
-
-			if (n != sizeof(si)) {
-				if (n < 0 && errno == EINTR)
-					continue;
-				log_err("signalfd: %s; stopping", strerror(errno));
-				stop_sig = SIGTERM;
-				break;
-			}
-			if (si.ssi_signo == SIGHUP)
-				flush_reopen(&d->flusher);
-			else
-				stop_sig = (int)si.ssi_signo;
-		}
+		rc = notify_ready(&d->notify);
+		if (rc < 0)
+			log_warn("cannot arm the status and watchdog timer: %s; no STATUS "
+				 "updates or WATCHDOG=1 pings", strerror(-rc));
+		stop_sig = serve(d);
 	}
 
 	/* Stop in reverse: readers end their packets, then the flusher drains all. */
-	(void)sd_notify(0, "STOPPING=1");
+	notify_stopping(&d->notify);
 	uint64_t one = 1;
 	(void)write(d->stop_fd, &one, sizeof(one));     /* an eventfd write cannot fail here */
 	for (unsigned i = 0; i < started; i++)
@@ -306,6 +338,7 @@ static int run(struct daemon *d, bool foreground)
 	free(d->sampler_ptrs);
 	if (d->dma_fd >= 0)
 		close(d->dma_fd);
+	notify_fini(&d->notify);
 	source_fini(&d->self);
 	return started == d->conf.nserial ? 0 : 1;
 }
@@ -363,5 +396,5 @@ int main(int argc, char **argv)
 		}
 		log_init(LOG_SINK_JOURNAL);
 	}
-	return run(&d, foreground);
+	return run(&d);
 }

@@ -16,6 +16,7 @@
 
 #include "conf.h"
 #include "drv.h"
+#include "health.h"
 #include "source.h"
 
 struct sampler {
@@ -34,6 +35,7 @@ struct sampler {
 
 	/* written by the sampler, read by anyone */
 	_Atomic uint64_t samples;
+	struct health_beat beat;    /* for the watchdog */
 
 	/* sampler-private */
 	int last;                   /* -1 before the first sample */

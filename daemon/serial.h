@@ -8,6 +8,7 @@
 
 #include "conf.h"
 #include "drv.h"
+#include "health.h"
 #include "reasm.h"
 #include "source.h"
 
@@ -25,7 +26,9 @@ struct serial_port {
 	int stop_fd;                /* eventfd shared by all readers; readable = stop */
 	int last_err;               /* errno of the last failed open, logged once */
 	unsigned opens;
-	_Atomic uint64_t wakeups;   /* progress, for status and the watchdog */
+	_Atomic uint64_t wakeups;   /* progress, for status */
+	_Atomic bool up;            /* the port is open, for status */
+	struct health_beat beat, lines_beat;    /* for the watchdog */
 	pthread_t thread;
 
 	/* lines = on: a second thread waits for modem-line edges (TIOCMIWAIT

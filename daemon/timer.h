@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "health.h"
 #include "sampler.h"
 
 #define TIMER_HIST_US 10000     /* bins of 1 us; the last one holds everything above */
@@ -35,6 +36,7 @@ struct timer {
 	int priority;
 	struct timer_stats st;
 	_Atomic bool stop;
+	struct health_beat beat;    /* for the watchdog */
 	pthread_t thread;
 };
 

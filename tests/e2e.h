@@ -20,8 +20,21 @@ void e2e_write_file(const char *path, const char *text);
 
 /* Starts `portlogd -f -c conf` with a NOTIFY_SOCKET we listen on. */
 int e2e_start(struct e2e_daemon *d, const char *dir, const char *conf);
+/* The same with more environment: "KEY=VALUE" sets, "KEY=" unsets (NULL-terminated).
+ * With WATCHDOG_USEC set, WATCHDOG_PID is set to the daemon's pid, as systemd does. */
+int e2e_start_env(struct e2e_daemon *d, const char *dir, const char *conf,
+		  const char *const *env);
 /* Waits for READY=1; returns 0, or -1 when the daemon exited or timeout_ms passed. */
 int e2e_wait_ready(struct e2e_daemon *d, int timeout_ms);
+/*
+ * Receives the daemon's next sd_notify datagram into buf (NUL-terminated).
+ * Returns its length, 0 when timeout_ms passed, or -1 when the daemon has
+ * exited and sent nothing more (it is not reaped: e2e_stop still gets its status).
+ */
+int e2e_notify_recv(struct e2e_daemon *d, char *buf, size_t len, int timeout_ms);
+/* Whether an sd_notify message holds the assignment "KEY=VALUE" (e.g. "READY=1"),
+ * or with value NULL any value of KEY; returns the value or NULL. */
+const char *e2e_notify_has(const char *msg, const char *key, const char *value);
 /* Sends sig and waits up to timeout_ms for the exit; returns the wait status or -1,
  * and the time from the signal to the exit in *elapsed_ns. */
 int e2e_stop(struct e2e_daemon *d, int sig, int timeout_ms, int64_t *elapsed_ns);
