@@ -1,0 +1,54 @@
+#!/bin/sh
+# tests/install.sh BUILD - cmake --install into a scratch root (DESTDIR): the expected
+# files; the installed unit passes systemd-analyze verify (with its ExecStart pointed
+# at the installed binary) and scores <= 2.0 in systemd-analyze security --offline.
+set -eu
+build=$1
+command -v systemd-analyze >/dev/null || { echo "SKIP: no systemd-analyze"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+root=$tmp/root
+DESTDIR=$root cmake --install "$build" >"$tmp/install.log"
+prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
+unitdir=$(sed -n 's/^PORTLOGD_UNITDIR:PATH=//p' "$build/CMakeCache.txt")
+fail=0
+for f in "$prefix/sbin/portlogd" "$unitdir/portlogd.service" \
+	/usr/lib/sysusers.d/portlogd.conf /usr/lib/tmpfiles.d/portlogd.conf \
+	/lib/udev/rules.d/60-portlogd.rules "$prefix/share/man/man8/portlogd.8" \
+	"$prefix/share/man/man5/portlogd.conf.5"; do
+	[ -f "$root$f" ] || { echo "not installed: $f"; fail=1; }
+done
+etc=$([ "$prefix" = /usr ] && echo /etc || echo "$prefix/etc")
+for f in "$etc/portlogd/portlogd.conf" "$etc/logrotate.d/portlogd"; do
+	[ -f "$root$f" ] || { echo "not installed: $f"; fail=1; }
+done
+[ -x "$root$prefix/sbin/portlogd" ] || { echo "portlogd is not executable"; fail=1; }
+
+# an edited config survives a second install
+echo "# edited" >>"$root$etc/portlogd/portlogd.conf"
+DESTDIR=$root cmake --install "$build" >"$tmp/install2.log"
+grep -q "^# edited" "$root$etc/portlogd/portlogd.conf" ||
+	{ echo "a second install overwrote the edited config"; fail=1; }
+
+# the installed unit names the installed binary and config
+unit=$root$unitdir/portlogd.service
+grep -q "^ExecStart=$prefix/sbin/portlogd -c $etc/portlogd/portlogd.conf\$" "$unit" ||
+	{ echo "ExecStart does not name $prefix/sbin/portlogd and $etc/portlogd/portlogd.conf"; fail=1; }
+
+# verify wants ExecStart's binary and the man pages of Documentation= to exist:
+# point it at the scratch root (systemd 252's --root= also wants a whole system there)
+mkdir "$tmp/verify"
+sed "s|$prefix/sbin/portlogd|$root$prefix/sbin/portlogd|g" "$unit" >"$tmp/verify/portlogd.service"
+out=$(MANPATH=$root$prefix/share/man systemd-analyze verify "$tmp/verify/portlogd.service" 2>&1) ||
+	{ echo "systemd-analyze verify failed:"; echo "$out"; fail=1; }
+# it only warns about unknown keys and bad values: any output is a failure
+[ -z "$out" ] || { echo "systemd-analyze verify says:"; echo "$out"; fail=1; }
+
+sec=$(systemd-analyze security --offline=true --no-pager "$unit" 2>&1 | tail -1)
+echo "$sec"
+score=$(echo "$sec" | sed -n 's/.*Overall exposure level for portlogd.service: \([0-9.]*\).*/\1/p')
+[ -n "$score" ] || { echo "no exposure score"; fail=1; }
+[ -n "$score" ] && awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }' ||
+	{ echo "exposure $score is above 2.0"; fail=1; }
+[ $fail -eq 0 ] && echo "install: files, verify and exposure $score ok"
+exit $fail
