@@ -13,21 +13,25 @@ cpack --config "$build/CPackConfig.cmake" -B "$tmp/out" >"$tmp/cpack.log" 2>&1 |
 	{ cat "$tmp/cpack.log"; exit 1; }
 deb=$(ls "$tmp"/out/portlogd_*.deb)
 echo "built $(basename "$deb") ($(wc -c <"$deb") bytes)"
+# /usr unless the build was configured with another prefix
+prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
+etc=$([ "$prefix" = /usr ] && echo /etc || echo "$prefix/etc")
 fail=0
 dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$tmp/files"
-for f in /usr/sbin/portlogd /lib/systemd/system/portlogd.service \
+for f in "$prefix/sbin/portlogd" /lib/systemd/system/portlogd.service \
 	/usr/lib/sysusers.d/portlogd.conf /usr/lib/tmpfiles.d/portlogd.conf \
-	/lib/udev/rules.d/60-portlogd.rules /etc/logrotate.d/portlogd /etc/portlogd/portlogd.conf \
-	/usr/share/man/man8/portlogd.8 /usr/share/man/man5/portlogd.conf.5; do
+	/lib/udev/rules.d/60-portlogd.rules "$etc/logrotate.d/portlogd" "$etc/portlogd/portlogd.conf" \
+	"$prefix/share/man/man8/portlogd.8" "$prefix/share/man/man5/portlogd.conf.5"; do
 	grep -qx "$f" "$tmp/files" || { echo "not in the .deb: $f"; fail=1; }
 done
-dpkg-deb -c "$deb" | grep ' ./usr/sbin/portlogd$' | grep -q '^-rwxr-xr-x' ||
-	{ echo "/usr/sbin/portlogd is not mode 0755"; fail=1; }
+dpkg-deb -c "$deb" | grep " .$prefix/sbin/portlogd\$" | grep -q '^-rwxr-xr-x' ||
+	{ echo "$prefix/sbin/portlogd is not mode 0755"; fail=1; }
 dpkg-deb -e "$deb" "$tmp/control"
 for s in postinst prerm postrm conffiles; do
 	[ -f "$tmp/control/$s" ] || { echo "no $s"; fail=1; }
 done
-printf '/etc/portlogd/portlogd.conf\n/etc/logrotate.d/portlogd\n' | cmp -s - "$tmp/control/conffiles" ||
+printf '%s/portlogd/portlogd.conf\n%s/logrotate.d/portlogd\n' "$etc" "$etc" |
+	cmp -s - "$tmp/control/conffiles" ||
 	{ echo "conffiles:"; cat "$tmp/control/conffiles"; fail=1; }
 grep -q 'systemd-sysusers portlogd.conf' "$tmp/control/postinst" &&
 	grep -q 'systemd-tmpfiles --create portlogd.conf' "$tmp/control/postinst" &&
@@ -42,14 +46,14 @@ for lib in libserialport0 libieee1284-3 libsystemd0 libinih1; do
 done
 
 dpkg -x "$deb" "$tmp/root"
-bin=$tmp/root/usr/sbin/portlogd
+bin=$tmp/root$prefix/sbin/portlogd
 v=$("$bin" --version)
 [ "$v" = "portlogd $(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")" ] ||
 	{ echo "--version says '$v'"; fail=1; }
-"$bin" --check-config -c "$tmp/root/etc/portlogd/portlogd.conf" >"$tmp/check" ||
+"$bin" --check-config -c "$tmp/root$etc/portlogd/portlogd.conf" >"$tmp/check" ||
 	{ echo "--check-config fails on the shipped config"; fail=1; }
 grep -q '^\[serial gps\]$' "$tmp/check" || { echo "--check-config printed:"; cat "$tmp/check"; fail=1; }
-cmp -s "$tmp/root/etc/portlogd/portlogd.conf" "$src/config/portlogd.conf" ||
+cmp -s "$tmp/root$etc/portlogd/portlogd.conf" "$src/config/portlogd.conf" ||
 	{ echo "the shipped config is not config/portlogd.conf"; fail=1; }
 [ $fail -eq 0 ] && echo "deb: contents, scripts, Depends and the unpacked binary ok"
 exit $fail
