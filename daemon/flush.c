@@ -237,12 +237,17 @@ static void echo(struct flusher *f, const char *source, int priority, const char
 		log_source(priority, source, "%.*s", (int)(len - (size_t)(p + 1 - line) - 1), p + 1);
 }
 
-/* An event that means data may be missing is a warning; a late delivery only
- * casts doubt on one boundary. */
-static int ev_priority(int64_t code)
+/* An event that means data may be missing is a warning (a close at stop is
+ * not); a late delivery only casts doubt on one boundary. */
+static int ev_priority(const struct rec *r, const uint8_t *data, size_t len)
 {
-	switch (code) {
-	case EV_CLOSE: case EV_ERROR: return LOG_WARNING;
+	static const char stop[] = "reason=stop";
+
+	switch (r->a) {
+	case EV_CLOSE:
+		return len >= sizeof(stop) - 1 && memcmp(data, stop, sizeof(stop) - 1) == 0
+		       ? LOG_NOTICE : LOG_WARNING;
+	case EV_ERROR: return LOG_WARNING;
 	case EV_LATE: return LOG_INFO;
 	default: return LOG_NOTICE;
 	}
@@ -315,7 +320,7 @@ static void emit(struct flusher *f, struct source *s, const struct rec *r)
 			fmt_kv(text, sizeof(text), &tl, "errno", en);
 		}
 		n = fmt_ev(&f->fmt, line, r->t_real, s->name, text, tl);
-		echo(f, s->name, ev_priority(r->a), line, n);
+		echo(f, s->name, ev_priority(r, data, len), line, n);
 		break;
 	}
 	case REC_IN:

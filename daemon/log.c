@@ -2,6 +2,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+/* CODE_FILE= and friends would always name this file: leave them out */
+#define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 
 #include "log.h"

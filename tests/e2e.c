@@ -85,6 +85,12 @@ static void child_env(const char *const *env)
 int e2e_start_env(struct e2e_daemon *d, const char *dir, const char *conf,
 		  const char *const *env)
 {
+	return e2e_start_opts(d, dir, conf, env, true);
+}
+
+int e2e_start_opts(struct e2e_daemon *d, const char *dir, const char *conf,
+		   const char *const *env, bool foreground)
+{
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
 	memset(d, 0, sizeof(*d));
@@ -110,7 +116,10 @@ int e2e_start_env(struct e2e_daemon *d, const char *dir, const char *conf,
 			dup2(fd, 2);
 		setenv("NOTIFY_SOCKET", d->notify_path, 1);
 		child_env(env);
-		execl(daemon_bin(), "portlogd", "-f", "-c", conf, (char *)NULL);
+		if (foreground)
+			execl(daemon_bin(), "portlogd", "-f", "-c", conf, (char *)NULL);
+		else
+			execl(daemon_bin(), "portlogd", "-c", conf, (char *)NULL);
 		_exit(127);
 	}
 	return 0;
@@ -186,8 +195,16 @@ int e2e_wait_ready(struct e2e_daemon *d, int timeout_ms)
 		}
 		if (n == 0 && left <= 0)
 			return -1;
-		if (n > 0 && e2e_notify_has(buf, "READY", "1") != NULL)
+		if (n > 0 && e2e_notify_has(buf, "READY", "1") != NULL) {
+			/* Nobody reads the socket from here on: close it, so that the
+			 * daemon's later notifications fail at once. Left open, its queue
+			 * (net.unix.max_dgram_qlen, 10 here) fills with STATUS= updates and
+			 * sd_notify blocks the daemon's main thread, signals and all. */
+			close(d->notify_fd);
+			unlink(d->notify_path);
+			d->notify_fd = -1;
 			return 0;
+		}
 	}
 }
 
@@ -215,7 +232,9 @@ int e2e_stop(struct e2e_daemon *d, int sig, int timeout_ms, int64_t *elapsed_ns)
 	if (elapsed_ns != NULL)
 		*elapsed_ns = mono() - start;
 	d->pid = 0;
-	close(d->notify_fd);
+	if (d->notify_fd >= 0)
+		close(d->notify_fd);
+	d->notify_fd = -1;
 	unlink(d->notify_path);
 	return status;
 }

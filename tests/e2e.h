@@ -24,7 +24,12 @@ int e2e_start(struct e2e_daemon *d, const char *dir, const char *conf);
  * With WATCHDOG_USEC set, WATCHDOG_PID is set to the daemon's pid, as systemd does. */
 int e2e_start_env(struct e2e_daemon *d, const char *dir, const char *conf,
 		  const char *const *env);
-/* Waits for READY=1; returns 0, or -1 when the daemon exited or timeout_ms passed. */
+/* The same, with or without -f (without, under NOTIFY_SOCKET it logs to the journal). */
+int e2e_start_opts(struct e2e_daemon *d, const char *dir, const char *conf,
+		   const char *const *env, bool foreground);
+/* Waits for READY=1, then stops listening (closes the socket: see e2e.c);
+ * returns 0, or -1 when the daemon exited or timeout_ms passed. Tests that
+ * follow the notifications further use e2e_notify_recv instead. */
 int e2e_wait_ready(struct e2e_daemon *d, int timeout_ms);
 /*
  * Receives the daemon's next sd_notify datagram into buf (NUL-terminated).

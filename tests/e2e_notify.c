@@ -11,6 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -303,6 +309,76 @@ static void no_notify_socket(void **state)
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* The journal's native protocol, datagrams of KEY=value lines: the one with
+ * MESSAGE=<prefix>..., or a failure after WAIT_MS. */
+static void journal_wait(int fd, const char *prefix, char *buf, size_t len)
+{
+	for (int waited = 0; waited < WAIT_MS; waited += 100) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		const char *m;
+		ssize_t n;
+
+		if (poll(&pfd, 1, 100) != 1)
+			continue;
+		n = recv(fd, buf, len - 1, 0);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		m = e2e_notify_has(buf, "MESSAGE", NULL);
+		if (m != NULL && strncmp(m, prefix, strlen(prefix)) == 0)
+			return;
+	}
+	fail_msg("no journal entry with MESSAGE=%s...", prefix);
+}
+
+/*
+ * Under systemd without -f, port events go to the journal with PORTLOGD_SOURCE=
+ * and a priority. sd_journal_send writes to /run/systemd/journal/socket: in a
+ * mount namespace of this test process (the last test, it keeps it) a tmpfs on
+ * /run lets a socket of ours take that place; the host's journal sees nothing.
+ */
+static void journal_fields(void **state)
+{
+	static const char *const env[] = { NULL };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = "/run/systemd/journal/socket" };
+	char dir[256], conf[300], msg[4096], entry[4096];
+	struct stat st;
+	int fd;
+
+	(void)state;
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0
+	    || mount("tmpfs", "/run", "tmpfs", 0, "mode=0755") < 0) {
+		printf("# journal_fields: no mount namespace here (%s)\n", strerror(errno));
+		skip();
+	}
+	assert_int_equal(mkdir("/run/systemd", 0755), 0);
+	assert_int_equal(mkdir("/run/systemd/journal", 0755), 0);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+
+	setup(dir, sizeof(dir), conf, sizeof(conf));
+	assert_int_equal(e2e_start_opts(&live, dir, conf, env, false), 0);
+	next_msg(msg, sizeof(msg), "READY=1");
+	assert_non_null(e2e_notify_has(msg, "READY", "1"));
+	journal_wait(fd, "a EV open device=/dev/pts/", entry, sizeof(entry));
+	assert_non_null(e2e_notify_has(entry, "PRIORITY", "5"));
+	assert_non_null(e2e_notify_has(entry, "PORTLOGD_SOURCE", "a"));
+	assert_non_null(e2e_notify_has(entry, "SYSLOG_IDENTIFIER", "portlogd"));
+	/* the source location would always be log.c: left out */
+	assert_null(e2e_notify_has(entry, "CODE_FILE", NULL));
+	expect_stop();
+	journal_wait(fd, "a EV close reason=stop", entry, sizeof(entry));
+	assert_non_null(e2e_notify_has(entry, "PRIORITY", "5"));
+	assert_non_null(e2e_notify_has(entry, "PORTLOGD_SOURCE", "a"));
+	journal_wait(fd, "portlogd EV stop reason=SIGTERM", entry, sizeof(entry));
+	assert_non_null(e2e_notify_has(entry, "PORTLOGD_SOURCE", "portlogd"));
+	/* and none of it went to stderr */
+	assert_int_equal(stat(live.err_path, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -311,6 +387,7 @@ int main(void)
 		cmocka_unit_test_teardown(stall_serial, teardown),
 		cmocka_unit_test_teardown(stall_timer, teardown),
 		cmocka_unit_test_teardown(no_notify_socket, teardown),
+		cmocka_unit_test_teardown(journal_fields, teardown),   /* last: a mount namespace */
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
