@@ -125,6 +125,21 @@ int e2e_start_opts(struct e2e_daemon *d, const char *dir, const char *conf,
 	return 0;
 }
 
+int e2e_open_pty(char *slave, size_t len)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+	if (m < 0)
+		return -errno;
+	if (grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, slave, len) != 0) {
+		int e = errno;
+
+		close(m);
+		return -e;
+	}
+	return m;
+}
+
 void e2e_kill(struct e2e_daemon *d)
 {
 	if (d->pid > 0) {

@@ -44,6 +44,9 @@ const char *e2e_notify_has(const char *msg, const char *key, const char *value);
  * and the time from the signal to the exit in *elapsed_ns. */
 int e2e_stop(struct e2e_daemon *d, int sig, int timeout_ms, int64_t *elapsed_ns);
 
+/* A pty pair: returns the master (O_CLOEXEC) and the slave's path, or -errno. */
+int e2e_open_pty(char *slave, size_t len);
+
 /* Kills a daemon that is still running (after a failed test). */
 void e2e_kill(struct e2e_daemon *d);
 

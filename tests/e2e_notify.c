@@ -52,23 +52,14 @@ static int64_t clock_of(clockid_t id)
 static int64_t real_now(void) { return clock_of(CLOCK_REALTIME); }
 static int64_t mono_now(void) { return clock_of(CLOCK_MONOTONIC); }
 
-/* A pty for [serial a]; returns the slave's path. */
-static void open_pty(char *slave, size_t len)
-{
-	pty_master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-	assert_true(pty_master >= 0);
-	assert_int_equal(grantpt(pty_master), 0);
-	assert_int_equal(unlockpt(pty_master), 0);
-	assert_int_equal(ptsname_r(pty_master, slave, len), 0);
-}
-
 /* A serial port on a pty and a sim parallel port, so every kind of thread runs. */
 static void setup(char *dir, size_t dlen, char *conf, size_t clen)
 {
 	char text[1024], slave[64];
 
 	e2e_tmpdir(dir, dlen);
-	open_pty(slave, sizeof(slave));
+	pty_master = e2e_open_pty(slave, sizeof(slave));    /* for [serial a] */
+	assert_true(pty_master >= 0);
 	snprintf(conf, clen, "%s/portlogd.conf", dir);
 	snprintf(text, sizeof(text),
 		 "[logger]\nlog_file = %s/portlogd.log\nflush_interval_ms = 20\nstat_interval_s = 0\n"

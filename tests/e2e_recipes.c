@@ -68,17 +68,6 @@ static void putf(struct buf *b, const char *fmt, ...)
 	put(b, tmp, (size_t)n);
 }
 
-static int open_pty(char *slave, size_t len)
-{
-	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-
-	assert_true(m >= 0);
-	assert_int_equal(grantpt(m), 0);
-	assert_int_equal(unlockpt(m), 0);
-	assert_int_equal(ptsname_r(m, slave, len), 0);
-	return m;
-}
-
 static void send_all(int fd, const char *s)
 {
 	assert_int_equal(write(fd, s, strlen(s)), (ssize_t)strlen(s));
@@ -121,8 +110,9 @@ static void make_log(const char *dir, char *path, size_t plen)
 	char conf[300], text[1024], gps_dev[64], plc_dev[64], msg[4096];
 	struct buf burst = { 0 };
 
-	gps = open_pty(gps_dev, sizeof(gps_dev));
-	plc = open_pty(plc_dev, sizeof(plc_dev));
+	gps = e2e_open_pty(gps_dev, sizeof(gps_dev));
+	plc = e2e_open_pty(plc_dev, sizeof(plc_dev));
+	assert_true(gps >= 0 && plc >= 0);
 	snprintf(path, plen, "%s/portlogd.log", dir);
 	snprintf(conf, sizeof(conf), "%s/portlogd.conf", dir);
 	snprintf(text, sizeof(text),
