@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/install.sh BUILD - cmake --install into a scratch root (DESTDIR): the expected
-# files; the installed unit passes systemd-analyze verify (with its ExecStart pointed
-# at the installed binary) and scores <= 2.0 in systemd-analyze security --offline.
+# files; sysusers and tmpfiles make the user and log directory there; the installed unit
+# passes systemd-analyze verify (with its ExecStart pointed at the installed binary) and
+# scores <= 2.0 in systemd-analyze security --offline.
 set -eu
 build=$1
 command -v systemd-analyze >/dev/null || { echo "SKIP: no systemd-analyze"; exit 77; }
@@ -29,6 +30,22 @@ echo "# edited" >>"$root$etc/portlogd/portlogd.conf"
 DESTDIR=$root cmake --install "$build" >"$tmp/install2.log"
 grep -q "^# edited" "$root$etc/portlogd/portlogd.conf" ||
 	{ echo "a second install overwrote the edited config"; fail=1; }
+
+# what postinst runs, in the scratch root: the user, in dialout and lp, and the log directory
+cp /etc/passwd /etc/group "$root/etc/"
+systemd-sysusers --root="$root" portlogd.conf 2>"$tmp/sysusers.log" ||
+	{ echo "systemd-sysusers failed:"; cat "$tmp/sysusers.log"; fail=1; }
+uid=$(awk -F: '$1 == "portlogd" { print $3 }' "$root/etc/passwd")
+gid=$(awk -F: '$1 == "portlogd" { print $3 }' "$root/etc/group")
+[ -n "$uid" ] && [ -n "$gid" ] || { echo "sysusers made no user or group portlogd"; fail=1; }
+for g in dialout lp; do
+	awk -F: -v g=$g '$1 == g && ("," $4 ",") ~ /,portlogd,/ { ok = 1 } END { exit !ok }' \
+		"$root/etc/group" || { echo "portlogd is not in group $g"; fail=1; }
+done
+systemd-tmpfiles --root="$root" --create portlogd.conf ||
+	{ echo "systemd-tmpfiles --create failed"; fail=1; }
+[ "$(stat -c '%a %u:%g' "$root/var/log/portlogd")" = "750 $uid:$gid" ] ||
+	{ echo "/var/log/portlogd: $(stat -c '%a %u:%g' "$root/var/log/portlogd"), not 750 portlogd"; fail=1; }
 
 # the installed unit names the installed binary and config
 unit=$root$unitdir/portlogd.service
