@@ -75,8 +75,11 @@ void conf_defaults(struct conf *c)
 	c->logger.stat_interval_s = 60;
 	c->logger.ring_records = 65536;
 	c->logger.flusher_priority = CONF_PRIO_OTHER;
+	c->logger.flusher_cpu = CONF_CPU_ANY;
+	c->logger.rt_required = false;
 	c->timer.period_us = 1000;
 	c->timer.priority = 99;
+	c->timer.cpu = CONF_CPU_ANY;
 	c->timer.warmup_ms = 1000;
 	c->timer.cpu_dma_latency = 0;
 }
@@ -93,6 +96,7 @@ static void serial_defaults(struct conf_serial *s)
 	s->max_packet = 4096;
 	s->lines = false;
 	s->priority = 97;
+	s->cpu = CONF_CPU_ANY;
 }
 
 static void parallel_defaults(struct conf_parallel *pp)
@@ -101,6 +105,7 @@ static void parallel_defaults(struct conf_parallel *pp)
 	pp->read = CONF_READ_STATUS;
 	pp->mask = 0xff;
 	pp->priority = 98;
+	pp->cpu = CONF_CPU_ANY;
 }
 
 /* ---- typed value parsers: return 0 or -1 after fail() ---- */
@@ -177,23 +182,39 @@ static int parse_word(const struct ctx *x, const char *const *words)
 	return -1;
 }
 
-static int parse_priority(const struct ctx *x, int *out)
+/* `word` (stored as word_value), or a decimal number from min to max; `what`
+ * says what the value is and what is expected, for the error. */
+static int parse_word_or_number(const struct ctx *x, const char *word, int word_value,
+				unsigned min, unsigned max, const char *what, int *out)
 {
 	unsigned n;
 
-	if (strcmp(x->value, "other") == 0) {
-		*out = CONF_PRIO_OTHER;
+	if (strcmp(x->value, word) == 0) {
+		*out = word_value;
 		return 0;
 	}
 	if (!isdigit((unsigned char)x->value[0])) {
-		CTX_FAIL(x, "'%s' is not a priority; expected 1..99 (SCHED_FIFO) or 'other'",
-			 x->p->cur->title, x->key, x->value);
+		CTX_FAIL(x, "'%s' is not %s or '%s'", x->p->cur->title, x->key, x->value, what,
+			 word);
 		return -1;
 	}
-	if (parse_unsigned(x, 1, 99, &n) < 0)
+	if (parse_unsigned(x, min, max, &n) < 0)
 		return -1;
 	*out = (int)n;
 	return 0;
+}
+
+static int parse_priority(const struct ctx *x, int *out)
+{
+	return parse_word_or_number(x, "other", CONF_PRIO_OTHER, 1, 99,
+				    "a priority; expected 1..99 (SCHED_FIFO)", out);
+}
+
+/* "any", or the number of the CPU a thread is pinned to. */
+static int parse_cpu(const struct ctx *x, int *out)
+{
+	return parse_word_or_number(x, "any", CONF_CPU_ANY, 0, CONF_CPU_MAX,
+				    "a CPU; expected a CPU number (0 is the first)", out);
 }
 
 static int parse_bool(const struct ctx *x, bool *out)
@@ -278,32 +299,35 @@ static int parse_delimiter(const struct ctx *x, int *out)
 
 /* ---- keys of each section ---- */
 
-enum { K_LOG_FILE, K_TIMESTAMP, K_PAYLOAD, K_FLUSH, K_SYNC, K_STAT, K_RING, K_FPRIO };
+enum { K_LOG_FILE, K_TIMESTAMP, K_PAYLOAD, K_FLUSH, K_SYNC, K_STAT, K_RING, K_FPRIO,
+       K_FCPU, K_RT };
 static const char *const logger_keys[] = {
 	"log_file", "timestamp", "payload", "flush_interval_ms", "sync_interval_ms",
-	"stat_interval_s", "ring_records", "flusher_priority", NULL,
+	"stat_interval_s", "ring_records", "flusher_priority", "flusher_cpu", "rt", NULL,
 };
 
-enum { K_PERIOD, K_TPRIO, K_WARMUP, K_DMA };
+enum { K_PERIOD, K_TPRIO, K_WARMUP, K_DMA, K_TCPU };
 static const char *const timer_keys[] = {
-	"period_us", "priority", "warmup_ms", "cpu_dma_latency", NULL,
+	"period_us", "priority", "warmup_ms", "cpu_dma_latency", "cpu", NULL,
 };
 
-enum { K_DEVICE, K_BAUD, K_FORMAT, K_FLOW, K_GAP, K_DELIM, K_MAXPKT, K_LINES, K_SPRIO };
+enum { K_DEVICE, K_BAUD, K_FORMAT, K_FLOW, K_GAP, K_DELIM, K_MAXPKT, K_LINES, K_SPRIO,
+       K_SCPU };
 static const char *const serial_keys[] = {
 	"device", "baud", "format", "flow", "gap_us", "delimiter", "max_packet", "lines",
-	"priority", NULL,
+	"priority", "cpu", NULL,
 };
 
-enum { K_DRIVER, K_PDEVICE, K_READ, K_MASK, K_PPRIO };
+enum { K_DRIVER, K_PDEVICE, K_READ, K_MASK, K_PPRIO, K_PCPU };
 static const char *const parallel_keys[] = {
-	"driver", "device", "read", "mask", "priority", NULL,
+	"driver", "device", "read", "mask", "priority", "cpu", NULL,
 };
 
 static int set_logger(const struct ctx *x, int key)
 {
 	static const char *const ts[] = { "iso", "epoch", NULL };
 	static const char *const payload[] = { "hex", "text", "both", NULL };
+	static const char *const rt[] = { "best-effort", "required", NULL };
 	struct conf_logger *l = &x->p->c->logger;
 	unsigned n;
 	int i;
@@ -339,6 +363,13 @@ static int set_logger(const struct ctx *x, int key)
 		return 0;
 	case K_FPRIO:
 		return parse_priority(x, &l->flusher_priority);
+	case K_FCPU:
+		return parse_cpu(x, &l->flusher_cpu);
+	case K_RT:
+		if ((i = parse_word(x, rt)) < 0)
+			return -1;
+		l->rt_required = i == 1;
+		return 0;
 	}
 	return -1;
 }
@@ -363,6 +394,8 @@ static int set_timer(const struct ctx *x, int key)
 			return -1;
 		t->cpu_dma_latency = (int)n;
 		return 0;
+	case K_TCPU:
+		return parse_cpu(x, &t->cpu);
 	}
 	return parse_priority(x, &t->priority);
 }
@@ -398,6 +431,8 @@ static int set_serial(const struct ctx *x, int key, struct conf_serial *s)
 		return parse_bool(x, &s->lines);
 	case K_SPRIO:
 		return parse_priority(x, &s->priority);
+	case K_SCPU:
+		return parse_cpu(x, &s->cpu);
 	}
 	return -1;
 }
@@ -429,6 +464,8 @@ static int set_parallel(const struct ctx *x, int key, struct conf_parallel *pp)
 		return 0;
 	case K_PPRIO:
 		return parse_priority(x, &pp->priority);
+	case K_PCPU:
+		return parse_cpu(x, &pp->cpu);
 	}
 	return -1;
 }
@@ -585,8 +622,10 @@ static void open_section(struct parse *p, const char *start)
 	}
 	if (strcmp(type, "logger") == 0) {
 		s->kind = SECT_LOGGER;
+		p->c->logger.line = p->line;
 	} else if (strcmp(type, "timer") == 0) {
 		s->kind = SECT_TIMER;
+		p->c->timer.line = p->line;
 	} else if (strcmp(type, "serial") == 0) {
 		if (p->c->nserial == CONF_MAX_PORTS) {
 			fail(p, p->line, "[%s]: more than %d serial ports", s->title, CONF_MAX_PORTS);
@@ -777,12 +816,17 @@ int64_t conf_gap_ns(const struct conf_serial *s)
 	return reasm_auto_gap_ns(s->baud, conf_frame_bits(s));
 }
 
-static void print_prio(FILE *out, int prio)
+/* A thread's scheduling keys; `prefix` names them in [logger] ("flusher_"). */
+static void print_sched(FILE *out, const char *prefix, int prio, int cpu)
 {
 	if (prio == CONF_PRIO_OTHER)
-		fprintf(out, "priority = other\n");
+		fprintf(out, "%spriority = other\n", prefix);
 	else
-		fprintf(out, "priority = %d\n", prio);
+		fprintf(out, "%spriority = %d\n", prefix, prio);
+	if (cpu == CONF_CPU_ANY)
+		fprintf(out, "%scpu = any\n", prefix);
+	else
+		fprintf(out, "%scpu = %d\n", prefix, cpu);
 }
 
 void conf_print(const struct conf *c, FILE *out)
@@ -799,10 +843,10 @@ void conf_print(const struct conf *c, FILE *out)
 	fprintf(out, "flush_interval_ms = %u\nsync_interval_ms = %u\nstat_interval_s = %u\n"
 		"ring_records = %u\n", l->flush_interval_ms, l->sync_interval_ms,
 		l->stat_interval_s, l->ring_records);
-	fprintf(out, "flusher_");
-	print_prio(out, l->flusher_priority);
+	print_sched(out, "flusher_", l->flusher_priority, l->flusher_cpu);
+	fprintf(out, "rt = %s\n", l->rt_required ? "required" : "best-effort");
 	fprintf(out, "\n[timer]\nperiod_us = %u\n", c->timer.period_us);
-	print_prio(out, c->timer.priority);
+	print_sched(out, "", c->timer.priority, c->timer.cpu);
 	fprintf(out, "warmup_ms = %u\n", c->timer.warmup_ms);
 	if (c->timer.cpu_dma_latency < 0)
 		fprintf(out, "cpu_dma_latency = off\n");
@@ -822,12 +866,12 @@ void conf_print(const struct conf *c, FILE *out)
 		else
 			fprintf(out, "delimiter = 0x%02x\n", (unsigned)s->delimiter);
 		fprintf(out, "max_packet = %u\nlines = %s\n", s->max_packet, s->lines ? "on" : "off");
-		print_prio(out, s->priority);
+		print_sched(out, "", s->priority, s->cpu);
 	}
 	for (unsigned i = 0; i < c->nparallel; i++) {
 		const struct conf_parallel *pp = &c->parallel[i];
 		fprintf(out, "\n[parallel %s]\ndriver = %s\ndevice = %s\nread = %s\nmask = 0x%02x\n",
 			pp->name, drivers[pp->driver], pp->device, reads[pp->read], pp->mask);
-		print_prio(out, pp->priority);
+		print_sched(out, "", pp->priority, pp->cpu);
 	}
 }

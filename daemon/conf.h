@@ -11,6 +11,8 @@
 #define CONF_PATH_MAX 256
 #define CONF_ERR_MAX 512
 #define CONF_PRIO_OTHER 0           /* priority = other: SCHED_OTHER */
+#define CONF_CPU_ANY (-1)           /* cpu = any: not pinned */
+#define CONF_CPU_MAX 1023           /* CPU_SETSIZE - 1 */
 
 enum conf_ts { CONF_TS_ISO, CONF_TS_EPOCH };
 enum conf_payload { CONF_PAYLOAD_HEX = 1, CONF_PAYLOAD_TEXT = 2, CONF_PAYLOAD_BOTH = 3 };
@@ -27,13 +29,18 @@ struct conf_logger {
 	unsigned stat_interval_s;
 	unsigned ring_records;
 	int flusher_priority;           /* CONF_PRIO_OTHER or 1..99 */
+	int flusher_cpu;                /* CONF_CPU_ANY or a CPU number */
+	bool rt_required;               /* rt = required: a missing RT privilege is fatal */
+	int line;                       /* of the section header; 0 if absent */
 };
 
 struct conf_timer {
 	unsigned period_us;
 	int priority;
+	int cpu;                        /* CONF_CPU_ANY or a CPU number */
 	unsigned warmup_ms;             /* latency statistics start after this */
 	int cpu_dma_latency;            /* us to hold /dev/cpu_dma_latency at; -1 = off */
+	int line;
 };
 
 struct conf_serial {
@@ -49,6 +56,7 @@ struct conf_serial {
 	unsigned max_packet;
 	bool lines;
 	int priority;
+	int cpu;
 	int line;                       /* line of the section header */
 };
 
@@ -59,6 +67,7 @@ struct conf_parallel {
 	enum conf_par_read read;
 	unsigned mask;
 	int priority;
+	int cpu;
 	int line;
 };
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -16,6 +17,8 @@
 
 #define OUT_MIN (1024 * 1024)
 #define CHECK_SLICE_MS 10       /* how often the thread looks for half-full rings */
+#define RETRY_MIN_MS 10         /* back-off between write attempts while they fail */
+#define RETRY_MAX_MS 500        /* so writing resumes within about half a second */
 #define EV_TEXT_MAX 640
 _Static_assert(EV_TEXT_MAX >= SOURCE_EV_MAX, "event texts must fit the flusher's buffer");
 
@@ -28,6 +31,8 @@ static const char *ev_name(int64_t code)
 	case EV_CLOSE: return "close";
 	case EV_ERROR: return "error";
 	case EV_LATE: return "late-delivery";
+	case EV_RT_MISSING: return "rt-missing";
+	case EV_UART_ERRORS: return "uart-errors";
 	default: return "unknown";
 	}
 }
@@ -92,14 +97,118 @@ found:
 
 static int open_log(struct flusher *f)
 {
+	struct stat st;
 	/* O_RDWR, not O_WRONLY: repair_tail() reads the end back with pread */
 	int fd = open(f->conf->logger.log_file,
 		      O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
 
 	if (fd < 0)
 		return -errno;
-	repair_tail(f, fd);
+	/* a FIFO or a device as the log: nothing to repair, nothing to sync */
+	f->regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	if (f->regular)
+		repair_tail(f, fd);
 	return fd;
+}
+
+/*
+ * The log file was removed from under us (rm, or its directory): lines
+ * written to it now would vanish with the last reference. Make a new one,
+ * and the directory too if it went (mode 0750, as systemd's LogsDirectory).
+ * Returns 0 when the log is in place, or -errno.
+ */
+static int replace_removed_log(struct flusher *f)
+{
+	char dir[CONF_PATH_MAX], *slash;
+	struct stat st;
+	int fd;
+
+	if (!f->regular || fstat(f->fd, &st) < 0 || st.st_nlink > 0)
+		return 0;
+	fd = open_log(f);
+	if (fd == -ENOENT) {
+		snprintf(dir, sizeof(dir), "%s", f->conf->logger.log_file);
+		slash = strrchr(dir, '/');
+		if (slash != NULL && slash != dir) {
+			*slash = '\0';
+			if (mkdir(dir, 0750) == 0)
+				fd = open_log(f);
+		}
+	}
+	if (fd < 0)
+		return fd;
+	close(f->fd);
+	f->fd = fd;
+	/* first in the new file, as after SIGHUP: before the lines still pending */
+	{
+		size_t pending = f->out_len;
+
+		say(f, "reopen reason=removed");
+		if (f->out_len > pending && pending > 0) {
+			size_t n = f->out_len - pending;
+			char line[EV_TEXT_MAX + FMT_TIME_MAX + 64];
+
+			if (n <= sizeof(line)) {
+				memcpy(line, f->out + pending, n);
+				memmove(f->out + n, f->out, pending);
+				memcpy(f->out, line, n);
+			}
+		}
+	}
+	return 0;
+}
+
+static uint64_t total_dropped(const struct flusher *f)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < f->nsrc; i++)
+		n += atomic_load_explicit(&f->src[i]->dropped, memory_order_relaxed);
+	return n;
+}
+
+/* Writing failed with e: log once per errno, and wait longer before the next try. */
+static void write_failed(struct flusher *f, int e, int64_t now)
+{
+	atomic_fetch_add_explicit(&f->write_errors, 1, memory_order_relaxed);
+	if (f->write_errno == 0) {
+		f->fail_since_mono = now;
+		f->fail_tries = 0;
+		f->fail_dropped0 = total_dropped(f);
+		f->backoff_ns = RETRY_MIN_MS * NS_PER_MS;
+	} else if ((f->backoff_ns *= 2) > RETRY_MAX_MS * NS_PER_MS) {
+		f->backoff_ns = RETRY_MAX_MS * NS_PER_MS;
+	}
+	if (f->write_errno != e)
+		log_err("cannot write %s: %s; keeping %zu bytes of lines and retrying (records "
+			"that do not fit meanwhile are counted in DROP lines)",
+			f->conf->logger.log_file, strerror(e), f->out_len);
+	f->write_errno = e;
+	f->fail_tries++;
+	f->retry_at_mono = now + f->backoff_ns;
+}
+
+/* Writing works again after an outage: say what it cost, in the log and the journal. */
+static void write_recovered(struct flusher *f, int64_t now)
+{
+	char text[160];
+	uint64_t dropped = total_dropped(f) - f->fail_dropped0;
+	const char *en = strerrorname_np(f->write_errno);
+
+	snprintf(text, sizeof(text), "write-recovered errno=%s down_ms=%lld failures=%llu dropped=%llu",
+		 en != NULL ? en : "?", (long long)((now - f->fail_since_mono) / NS_PER_MS),
+		 (unsigned long long)f->fail_tries, (unsigned long long)dropped);
+	say(f, text);
+	log_info("writing %s works again after %lld ms; %llu records were dropped meanwhile "
+		 "(see the DROP lines)", f->conf->logger.log_file,
+		 (long long)((now - f->fail_since_mono) / NS_PER_MS), (unsigned long long)dropped);
+	f->write_errno = 0;
+}
+
+/* May we try to write now? Not while backing off after a failure. */
+static bool write_allowed(const struct flusher *f, int64_t now)
+{
+	return f->write_errno == 0 || now >= f->retry_at_mono;
 }
 
 int flush_init(struct flusher *f, const struct conf *c, struct source **src, unsigned nsrc,
@@ -112,6 +221,7 @@ int flush_init(struct flusher *f, const struct conf *c, struct source **src, uns
 	f->fd = -1;
 	f->cmd_fd = -1;
 	f->reopened_fd = -1;
+	f->clock_fd = -1;
 	if (nsrc > FLUSH_MAX_SOURCES) {
 		snprintf(err, errlen, "too many sources (%u)", nsrc);
 		return -EINVAL;
@@ -131,6 +241,8 @@ int flush_init(struct flusher *f, const struct conf *c, struct source **src, uns
 	f->pkt = malloc(f->pkt_cap);
 	f->cmd_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	f->reopened_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	/* without it, clock steps go unreported (said once when arming fails) */
+	f->clock_fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (f->out == NULL || f->pkt == NULL || f->cmd_fd < 0 || f->reopened_fd < 0) {
 		snprintf(err, errlen, "cannot set up the flusher: %s", strerror(errno));
 		flush_fini(f);
@@ -165,19 +277,25 @@ void flush_fini(struct flusher *f)
 		close(f->cmd_fd);
 	if (f->reopened_fd >= 0)
 		close(f->reopened_fd);
+	if (f->clock_fd >= 0)
+		close(f->clock_fd);
 	free(f->out);
 	free(f->pkt);
-	f->fd = f->cmd_fd = f->reopened_fd = -1;
+	f->fd = f->cmd_fd = f->reopened_fd = f->clock_fd = -1;
 	f->out = NULL;
 	f->pkt = NULL;
 }
 
 int flush_write(struct flusher *f)
 {
+	int64_t now = mono_ns();
 	size_t off = 0;
-	int e = 0;
+	int e;
 
-	while (off < f->out_len) {
+	if (!write_allowed(f, now))
+		return -f->write_errno;
+	e = -replace_removed_log(f);
+	while (e == 0 && off < f->out_len) {
 		ssize_t n = write(f->fd, f->out + off, f->out_len - off);
 
 		if (n < 0) {
@@ -195,16 +313,11 @@ int flush_write(struct flusher *f)
 		atomic_fetch_add_explicit(&f->bytes_written, off, memory_order_relaxed);
 	}
 	if (e != 0) {
-		atomic_fetch_add_explicit(&f->write_errors, 1, memory_order_relaxed);
-		if (f->write_errno != e)
-			log_err("cannot write %s: %s; keeping %zu bytes and retrying",
-				f->conf->logger.log_file, strerror(e), f->out_len);
-		f->write_errno = e;
+		write_failed(f, e, now);
 		return -e;
 	}
 	if (f->write_errno != 0)
-		log_info("writing %s works again", f->conf->logger.log_file);
-	f->write_errno = 0;
+		write_recovered(f, now);
 	return 0;
 }
 
@@ -268,6 +381,7 @@ static void drop_line(struct flusher *f, struct source *s, int64_t t_real,
 	s->drop_reported = total;
 	s->drop_bytes_reported = total_bytes;
 	s->next_seq += (uint32_t)n;
+	s->accounted += n;
 	echo(f, s->name, LOG_WARNING, line, len);
 }
 
@@ -347,6 +461,7 @@ static void emit(struct flusher *f, struct source *s, const struct rec *r)
 		return;     /* kinds of later producers; nothing pushes them yet */
 	}
 	f->out_len += n;
+	s->accounted++;
 	atomic_fetch_add_explicit(&f->lines, 1, memory_order_relaxed);
 }
 
@@ -395,7 +510,8 @@ static void maybe_sync(struct flusher *f, int64_t now, bool force)
 {
 	int64_t interval = (int64_t)f->conf->logger.sync_interval_ms * NS_PER_MS;
 
-	if (!f->unsynced || f->write_errno != 0 || (!force && now - f->last_sync_mono < interval))
+	if (!f->regular || !f->unsynced || f->write_errno != 0
+	    || (!force && now - f->last_sync_mono < interval))
 		return;
 	if (fdatasync(f->fd) < 0)
 		log_warn("fdatasync %s: %s, ignoring", f->conf->logger.log_file, strerror(errno));
@@ -438,6 +554,58 @@ static void reopen(struct flusher *f)
 	signal_fd(f->reopened_fd);
 }
 
+/*
+ * Arms clock_fd to report a step of CLOCK_REALTIME (clock_settime, date -s, an
+ * NTP step; not a slew): a timerfd with TFD_TIMER_CANCEL_ON_SET reads ECANCELED
+ * when the clock is set. Its expiry is far away; only the cancellation counts.
+ */
+static void arm_clock_watch(struct flusher *f)
+{
+	struct itimerspec far = { .it_value = { .tv_sec = real_ns() / NS_PER_S + 10 * 365 * 86400 } };
+
+	if (f->clock_fd >= 0
+	    && timerfd_settime(f->clock_fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &far,
+			       NULL) < 0) {
+		log_warn("cannot watch CLOCK_REALTIME for steps: %s; a step will not be reported",
+			 strerror(errno));
+		close(f->clock_fd);
+		f->clock_fd = -1;
+	}
+}
+
+/* CLOCK_REALTIME - CLOCK_MONOTONIC, read so that a preemption cannot skew it. */
+static int64_t clock_offset(void)
+{
+	for (int i = 0;; i++) {
+		int64_t m0 = mono_ns(), r = real_ns(), m1 = mono_ns();
+
+		if (m1 - m0 < 100 * NS_PER_US || i == 3)
+			return r - (m0 + (m1 - m0) / 2);
+	}
+}
+
+/*
+ * The wall clock was set. Timestamps (CLOCK_REALTIME) jump by delta from here;
+ * packet gaps, the merge order and the timer run on CLOCK_MONOTONIC and do not.
+ */
+static void check_clock_step(struct flusher *f, bool fired)
+{
+	int64_t off = clock_offset();
+	uint64_t v;
+
+	if (fired && read(f->clock_fd, &v, sizeof(v)) < 0 && errno == ECANCELED) {
+		char text[96];
+
+		snprintf(text, sizeof(text), "clock-step delta_us=%+lld",
+			 (long long)((off - f->clock_off) / NS_PER_US));
+		say(f, text);
+		log_warn("the system clock was set: log times jump by %+.6f s here; packet gaps "
+			 "and sampling are not affected", (double)(off - f->clock_off) / NS_PER_S);
+		arm_clock_watch(f);
+	}
+	f->clock_off = off;
+}
+
 static bool any_half_full(struct flusher *f)
 {
 	for (unsigned i = 0; i < f->nsrc; i++)
@@ -457,8 +625,13 @@ static void *flush_thread(void *arg)
 
 	if (slice > interval)
 		slice = interval;
+	arm_clock_watch(f);
+	f->clock_off = clock_offset();
 	for (;;) {
-		struct pollfd pfd = { .fd = f->cmd_fd, .events = POLLIN };
+		struct pollfd pfd[2] = {
+			{ .fd = f->cmd_fd, .events = POLLIN },
+			{ .fd = f->clock_fd, .events = POLLIN },
+		};
 		int64_t now = mono_ns(), wait = next - now;
 		struct timespec ts;
 		uint64_t v;
@@ -469,11 +642,12 @@ static void *flush_thread(void *arg)
 			wait = 0;
 		ts = ns_to_ts(wait);
 		health_park(&f->beat);
-		if (ppoll(&pfd, 1, &ts, NULL) > 0)
+		if (ppoll(pfd, 2, &ts, NULL) > 0 && pfd[0].revents != 0)
 			(void)read(f->cmd_fd, &v, sizeof(v));   /* just clears the wake-up */
 		health_unpark(&f->beat);
 		if (health_stall_wanted(&f->beat))
 			health_stall(&f->stop_req, -1);
+		check_clock_step(f, pfd[1].revents != 0);
 		if (atomic_load(&f->stop_req))
 			break;
 		if (atomic_load(&f->reopen_req))
@@ -493,7 +667,9 @@ static void *flush_thread(void *arg)
 		maybe_sync(f, mono_ns(), false);
 	}
 
-	/* Stop: every producer has ended; drain all, account, write, sync. */
+	/* Stop: every producer has ended; drain all, account, write, sync. One more
+	 * try to write even while backing off: there is no later. */
+	f->retry_at_mono = 0;
 	while (flush_drain(f, true) > 0)
 		(void)flush_write(f);
 	for (unsigned i = 0; i < f->nsrc; i++) {
@@ -516,7 +692,7 @@ static void *flush_thread(void *arg)
 int flush_start(struct flusher *f, int *degraded)
 {
 	return thread_start(&f->thread, "plog-flush", f->conf->logger.flusher_priority,
-			    flush_thread, f, degraded);
+			    f->conf->logger.flusher_cpu, flush_thread, f, degraded);
 }
 
 void flush_reopen(struct flusher *f)
@@ -529,5 +705,5 @@ void flush_stop(struct flusher *f)
 {
 	atomic_store(&f->stop_req, true);
 	signal_fd(f->cmd_fd);
-	pthread_join(f->thread, NULL);
+	thread_join(&f->thread);
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "thread.h"
 #include "fmt.h"
 #include "health.h"
 #include "source.h"
@@ -29,6 +30,8 @@ struct flusher {
 	int fd;                 /* the log file, O_APPEND */
 	int cmd_fd;             /* eventfd: main wakes us for reopen and stop */
 	int reopened_fd;        /* eventfd: we tell main a reopen is done (or failed) */
+	int clock_fd;           /* timerfd that fires when CLOCK_REALTIME is set */
+	int64_t clock_off;      /* CLOCK_REALTIME - CLOCK_MONOTONIC at the last look */
 	_Atomic bool reopen_req, stop_req;
 
 	char *out;              /* formatted lines not yet written */
@@ -39,7 +42,12 @@ struct flusher {
 
 	int64_t last_sync_mono;
 	bool unsynced;
+	bool regular;           /* the log is a regular file (not a FIFO or a device) */
 	int write_errno;        /* last write error, 0 when writing works */
+	/* while writing fails: since when, how many tries, the next try (back-off),
+	 * and the records dropped by then, to report what the outage cost */
+	int64_t fail_since_mono, retry_at_mono, backoff_ns;
+	uint64_t fail_tries, fail_dropped0;
 	bool echo;              /* also send EV and DROP lines to the diagnostic log
 				 * (stderr with -f, else the journal) */
 
@@ -50,7 +58,7 @@ struct flusher {
 	/* counters: written by the flusher, read by main for status */
 	_Atomic uint64_t lines, bytes_written, write_errors;
 	struct health_beat beat;    /* for the watchdog */
-	pthread_t thread;
+	struct thread thread;
 };
 
 /*

@@ -3,21 +3,23 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "checksys.h"
 #include "conf.h"
 #include "flush.h"
 #include "fmt.h"
 #include "log.h"
 #include "notify.h"
+#include "rt.h"
 #include "sampler.h"
 #include "serial.h"
 #include "source.h"
@@ -37,7 +39,7 @@ struct daemon {
 	struct stat_view view;
 	struct flusher flusher;
 	struct notify notify;
-	int dma_fd;
+	struct rt rt;
 	int stop_fd;
 	int sig_fd;
 };
@@ -47,13 +49,18 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: portlogd [-c FILE] [-f]\n"
 		"       portlogd [-c FILE] --check-config\n"
+		"       portlogd [-c FILE] --check-system [--root DIR]\n"
 		"Records every byte on serial ports and every change on input pins, with its\ntime, to a text log.\n\n"
 		"  -c, --config FILE   config file (default " DEFAULT_CONFIG ")\n"
 		"  -f, --foreground    stay in the foreground, diagnostics to stderr\n"
 		"      --check-config  validate the config, print the effective settings, exit\n"
+		"      --check-system  report whether this machine and user are ready for real\n"
+		"                      time: one OK/WARN/FAIL line per check, with the fix\n"
+		"      --root DIR      --check-system reads DIR/proc, DIR/sys, DIR/dev (default /)\n"
 		"  -V, --version       print the version and exit\n"
 		"  -h, --help          print this help and exit\n\n"
-		"Exit status: 0 clean stop, 78 config error, 1 other start-up error.\n"
+		"Exit status: 0 clean stop, 78 config error, 1 other start-up error;\n"
+		"--check-system: 0 no FAIL, 1 a FAIL, 78 config error.\n"
 		"See portlogd(8) and portlogd.conf(5).\n");
 }
 
@@ -133,23 +140,38 @@ static void event_start(struct daemon *d)
 	(void)source_event(&d->self, EV_START, 0, text);
 }
 
-/*
- * Like cyclictest, hold the CPUs out of deep idle states while we run: the PM QoS
- * request lasts as long as the file stays open (Documentation/power/pm_qos_interface).
- */
-static int hold_dma_latency(int us)
+/* One warning per missing real-time item: prose to the journal, fields to the log. */
+static void report_rt(struct daemon *d, enum rt_item item)
 {
-	int32_t v = us;
-	int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+	char kv[SOURCE_EV_MAX], prose[640];
 
-	if (fd < 0)
-		return -errno;
-	if (write(fd, &v, sizeof(v)) != sizeof(v)) {
-		int e = errno;
-		close(fd);
-		return -e;
+	if (!rt_describe(&d->rt, item, kv, sizeof(kv), prose, sizeof(prose)))
+		return;
+	log_warn("%s", prose);
+	(void)source_event(&d->self, EV_RT_MISSING, d->rt.err[item], kv);
+}
+
+/*
+ * Everything is allocated: lock it, hold the CPUs out of deep idle states (as
+ * cyclictest does), and find out whether SCHED_FIFO is allowed, before any
+ * thread starts. Returns false when rt = required and something is missing.
+ */
+static bool setup_rt(struct daemon *d)
+{
+	char summary[128];
+
+	rt_probe_fifo(&d->rt);
+	rt_lock_memory(&d->rt);
+	rt_hold_dma_latency(&d->rt, d->conf.timer.cpu_dma_latency);
+	for (int i = 0; i < RT_NITEMS; i++)
+		report_rt(d, (enum rt_item)i);
+	if (d->conf.logger.rt_required && rt_degraded(&d->rt)) {
+		rt_summary(&d->rt, summary, sizeof(summary));
+		log_err("%s:%d: [logger] rt = required, and %s; grant what the warnings above "
+			"name, or set rt = best-effort", d->conf.path, d->conf.logger.line, summary);
+		return false;
 	}
-	return fd;
+	return true;
 }
 
 /*
@@ -202,6 +224,11 @@ static int run(struct daemon *d)
 	int degraded = 0, rc, stop_sig = 0;
 	unsigned nsrc = 0, started = 0;
 
+	rt_init(&d->rt, &d->conf);
+	if (rt_check_cpus(&d->conf, err, sizeof(err)) < 0) {
+		log_err("%s", err);
+		return EXIT_CONFIG;
+	}
 	d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->stop_fd < 0 || setup_signals(d) < 0) {
 		log_err("cannot set up signals: %s", strerror(errno));
@@ -257,17 +284,10 @@ static int run(struct daemon *d)
 	d->flusher.hook = stat_hook;
 	d->flusher.hook_ctx = &d->view;
 	notify_init(&d->notify, &d->view, &d->flusher);
-	d->dma_fd = -1;
-	if (d->conf.timer.cpu_dma_latency >= 0) {
-		d->dma_fd = hold_dma_latency(d->conf.timer.cpu_dma_latency);
-		if (d->dma_fd < 0)
-			log_warn("cannot hold /dev/cpu_dma_latency at %d us: %s; deep CPU idle "
-				 "states will add wake-up latency. Run as root, or set [timer] "
-				 "cpu_dma_latency = off", d->conf.timer.cpu_dma_latency,
-				 strerror(-d->dma_fd));
-	}
 	timer_init(&d->timer, &d->conf.timer, d->sampler_ptrs, d->conf.nparallel);
 	event_start(d);
+	if (!setup_rt(d))
+		return 1;
 
 	/* flusher first, readers last */
 	rc = flush_start(&d->flusher, &degraded);
@@ -298,9 +318,11 @@ static int run(struct daemon *d)
 			break;
 		}
 	}
-	if (degraded)
-		log_warn("real-time scheduling (SCHED_FIFO) is not permitted; threads run "
-			 "with SCHED_OTHER. Run as root or grant CAP_SYS_NICE");
+	if (degraded && d->rt.err[RT_FIFO] == 0) {
+		/* the probe was allowed, a thread was not: a limit changed meanwhile */
+		d->rt.err[RT_FIFO] = EPERM;
+		report_rt(d, RT_FIFO);
+	}
 	if (started == d->conf.nserial) {
 		rc = notify_ready(&d->notify);
 		if (rc < 0)
@@ -336,11 +358,29 @@ static int run(struct daemon *d)
 	free(d->serial);
 	free(d->samplers);
 	free(d->sampler_ptrs);
-	if (d->dma_fd >= 0)
-		close(d->dma_fd);
 	notify_fini(&d->notify);
+	rt_fini(&d->rt);
 	source_fini(&d->self);
 	return started == d->conf.nserial ? 0 : 1;
+}
+
+/* --check-system; without a config (the default one does not exist) the system
+ * checks run with the defaults and the port checks are skipped. */
+static int check_system_run(struct conf *c, const char *root, const char *config, bool have_conf)
+{
+	struct checksys cs = { .root = root ? root : "/", .conf = c, .have_conf = have_conf };
+	struct stat st;
+
+	if (root != NULL && (stat(root, &st) < 0 || !S_ISDIR(st.st_mode))) {
+		fprintf(stderr, "portlogd: --root %s: not a directory; give the directory that "
+			"holds proc/, sys/ and dev/\n", root);
+		return 1;
+	}
+	if (!have_conf) {
+		conf_defaults(c);
+		snprintf(c->path, sizeof(c->path), "%s", config);
+	}
+	return checksys_run(&cs, stdout);
 }
 
 int main(int argc, char **argv)
@@ -349,21 +389,25 @@ int main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "check-config", no_argument, NULL, 'C' },
+		{ "check-system", no_argument, NULL, 'S' },
+		{ "root", required_argument, NULL, 'R' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct daemon d;         /* large; not on the stack */
-	const char *config = DEFAULT_CONFIG;
+	const char *config = DEFAULT_CONFIG, *root = NULL;
 	char path[PATH_MAX], err[CONF_ERR_MAX];
-	bool foreground = false, check = false;
+	bool foreground = false, check = false, check_system = false, config_given = false;
 	int opt, rc;
 
 	while ((opt = getopt_long(argc, argv, "c:fVh", opts, NULL)) != -1) {
 		switch (opt) {
-		case 'c': config = optarg; break;
+		case 'c': config = optarg; config_given = true; break;
 		case 'f': foreground = true; break;
 		case 'C': check = true; break;
+		case 'S': check_system = true; break;
+		case 'R': root = optarg; break;
 		case 'V': printf("portlogd %s\n", PORTLOGD_VERSION); return 0;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
@@ -374,6 +418,12 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 1;
 	}
+	if (root != NULL && !check_system) {
+		fprintf(stderr, "portlogd: --root DIR only goes with --check-system\n");
+		return 1;
+	}
+	if (check_system && !config_given && access(config, F_OK) < 0 && errno == ENOENT)
+		return check_system_run(&d.conf, root, config, false);
 	/* absolute, so messages stay clear and a daemon's chdir("/") does not matter */
 	if (realpath(config, path) != NULL)
 		config = path;
@@ -386,6 +436,8 @@ int main(int argc, char **argv)
 		conf_print(&d.conf, stdout);
 		return 0;
 	}
+	if (check_system)
+		return check_system_run(&d.conf, root, config, true);
 	if (foreground || under_systemd()) {
 		log_init(foreground ? LOG_SINK_STDERR : LOG_SINK_JOURNAL);
 	} else {

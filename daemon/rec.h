@@ -22,6 +22,8 @@ enum ev_code {
 	EV_CLOSE,       /* b: errno (0 = stopped), data: "reason=..." */
 	EV_ERROR,       /* b: errno, data: "op=... device=..." */
 	EV_LATE,        /* the kernel handed bytes over late; data: "wait_us=... bytes=..." */
+	EV_RT_MISSING,  /* a real-time item is not permitted; b: errno, data: "item=... need=..." */
+	EV_UART_ERRORS, /* the UART counted errors; data: "frame=N parity=N ..." since the last */
 };
 
 /*

@@ -123,12 +123,13 @@ int sampler_start(struct sampler *s, int *degraded)
 	char name[16];
 
 	snprintf(name, sizeof(name), "plog-%.10s", s->cfg->name);
-	return thread_start(&s->thread, name, s->cfg->priority, sampler_thread, s, degraded);
+	return thread_start(&s->thread, name, s->cfg->priority, s->cfg->cpu, sampler_thread, s,
+			    degraded);
 }
 
 void sampler_stop(struct sampler *s)
 {
 	atomic_store(&s->stop, true);
 	(void)sem_post(&s->go);
-	pthread_join(s->thread, NULL);
+	thread_join(&s->thread);
 }

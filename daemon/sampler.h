@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "thread.h"
 #include "drv.h"
 #include "health.h"
 #include "source.h"
@@ -42,7 +43,7 @@ struct sampler {
 	int last_err;
 	uint64_t overruns_reported;
 	int64_t overrun_reported_mono;
-	pthread_t thread;
+	struct thread thread;
 };
 
 /* Opens the driver and prepares the ring; err says what to do on failure. */

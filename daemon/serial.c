@@ -1,6 +1,8 @@
 /* serial.c - the serial reader thread. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <linux/serial.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -16,6 +18,58 @@
 #include "serial.h"
 #include "thread.h"
 
+const char *const serial_err_name[SERIAL_NERR] = {
+	"frame", "parity", "overrun", "brk", "buf_overrun",
+};
+
+/* The UART's error counters now; false if the port has none (a pty: ENOTTY). */
+static bool read_icount(int fd, uint32_t now[SERIAL_NERR])
+{
+	struct serial_icounter_struct ic;
+
+	if (ioctl(fd, TIOCGICOUNT, &ic) < 0)
+		return false;
+	now[SERIAL_ERR_FRAME] = (uint32_t)ic.frame;
+	now[SERIAL_ERR_PARITY] = (uint32_t)ic.parity;
+	now[SERIAL_ERR_OVERRUN] = (uint32_t)ic.overrun;
+	now[SERIAL_ERR_BRK] = (uint32_t)ic.brk;
+	now[SERIAL_ERR_BUF_OVERRUN] = (uint32_t)ic.buf_overrun;
+	return true;
+}
+
+/*
+ * After each packet: did the UART count errors meanwhile? A byte with a
+ * framing or parity error, or a break, reaches us as a byte (raw mode reads it
+ * as 0x00), so looking once per packet sees each error next to the bytes it
+ * damaged; an overrun lost bytes right there. One port access per packet, and
+ * only on ports that have the counters. A change becomes EV uart-errors with
+ * the counts since the last look, dated at the packet.
+ */
+static void check_errors(struct serial_port *p, int64_t t_mono, int64_t t_real)
+{
+	struct rec ev = { .kind = REC_EV, .t_mono = t_mono, .t_real = t_real,
+			  .a = EV_UART_ERRORS };
+	uint32_t now[SERIAL_NERR], d[SERIAL_NERR];
+	bool changed = false;
+	char text[128];
+	int len;
+
+	if (!p->has_icount || !read_icount(p->drv.fd, now))
+		return;
+	for (int i = 0; i < SERIAL_NERR; i++) {
+		d[i] = now[i] - p->icount_last[i];     /* the kernel's counters wrap at 2^32 */
+		changed |= d[i] != 0;
+		atomic_fetch_add_explicit(&p->errors[i], d[i], memory_order_relaxed);
+		p->icount_last[i] = now[i];
+	}
+	if (!changed)
+		return;
+	/* rare (a line with errors), so formatting here is acceptable */
+	len = snprintf(text, sizeof(text), "frame=%" PRIu32 " parity=%" PRIu32 " overrun=%" PRIu32
+		       " brk=%" PRIu32 " buf_overrun=%" PRIu32, d[0], d[1], d[2], d[3], d[4]);
+	(void)source_push(&p->src, &ev, text, (uint32_t)len);
+}
+
 static void on_packet(void *ctx, const struct reasm_packet *pkt)
 {
 	struct serial_port *p = ctx;
@@ -23,6 +77,23 @@ static void on_packet(void *ctx, const struct reasm_packet *pkt)
 			    .a = pkt->end };
 
 	(void)source_push(&p->src, &head, pkt->data, (uint32_t)pkt->len);  /* drops are counted */
+	check_errors(p, pkt->t_mono, pkt->t_real);
+}
+
+/* Real-time settings of the port that were refused: one EV rt-missing each. */
+static void report_port_rt(struct serial_port *p)
+{
+	char text[SOURCE_EV_MAX];
+
+	if (p->drv.low_latency < 0) {
+		snprintf(text, sizeof(text), "item=low_latency need=TIOCSSERIAL");
+		(void)source_event(&p->src, EV_RT_MISSING, -p->drv.low_latency, text);
+	}
+	if (p->drv.latency_err != 0) {
+		snprintf(text, sizeof(text), "item=latency_timer value=%d want=1 need=udev-rule",
+			 p->drv.latency_timer);
+		(void)source_event(&p->src, EV_RT_MISSING, p->drv.latency_err, text);
+	}
 }
 
 int serial_init(struct serial_port *p, const struct conf_serial *cfg, uint32_t ring_records,
@@ -123,8 +194,17 @@ int serial_open(struct serial_port *p)
 	/* numbers need no escaping */
 	n = snprintf(text + tl, sizeof(text) - tl, " baud=%u format=%u%c%u gap_us=%lld",
 		     c->baud, c->data_bits, c->parity, c->stop_bits, (long long)(p->gap_ns / 1000));
-	(void)n;    /* truncation only shortens the event text */
+	tl += n > 0 && (size_t)n < sizeof(text) - tl ? (size_t)n : 0;
+	fmt_kv(text, sizeof(text), &tl, "low_latency", p->drv.low_latency > 0 ? "on"
+	       : p->drv.low_latency == 0 ? "n/a" : "off");
+	if (p->drv.latency_timer >= 0) {
+		char ms[16];
+		snprintf(ms, sizeof(ms), "%d", p->drv.latency_timer);
+		fmt_kv(text, sizeof(text), &tl, "latency_timer", ms);
+	}
+	p->has_icount = read_icount(p->drv.fd, p->icount_last);
 	(void)source_event(&p->src, EV_OPEN, 0, text);
+	report_port_rt(p);
 	return 0;
 }
 
@@ -386,20 +466,20 @@ int serial_start(struct serial_port *p, int *degraded)
 	int rc;
 
 	snprintf(name, sizeof(name), "plog-%.10s", p->cfg->name);
-	rc = thread_start(&p->thread, name, p->cfg->priority, serial_thread, p, degraded);
+	rc = thread_start(&p->thread, name, p->cfg->priority, p->cfg->cpu, serial_thread, p,
+			  degraded);
 	if (rc == 0 && p->cfg->lines) {
 		snprintf(name, sizeof(name), "plogl-%.9s", p->cfg->name);
-		rc = thread_start(&p->lines_thread, name, p->cfg->priority, lines_thread, p,
-				  degraded);
-		p->lines_started = rc == 0;
+		rc = thread_start(&p->lines_thread, name, p->cfg->priority, p->cfg->cpu,
+				  lines_thread, p, degraded);
 	}
 	return rc;
 }
 
 void serial_join(struct serial_port *p)
 {
-	pthread_join(p->thread, NULL);
-	if (!p->lines_started)
+	thread_join(&p->thread);
+	if (!p->lines_thread.started)
 		return;
 	atomic_store(&p->lines_stop, true);
 	/* TIOCMIWAIT only ends on an edge or a signal; a signal sent just before
@@ -407,15 +487,15 @@ void serial_join(struct serial_port *p)
 	for (;;) {
 		struct timespec ts;
 
-		(void)pthread_kill(p->lines_thread, SIGUSR1);
+		(void)pthread_kill(p->lines_thread.id, SIGUSR1);
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 10 * NS_PER_MS;
 		if (ts.tv_nsec >= NS_PER_S) {
 			ts.tv_sec++;
 			ts.tv_nsec -= NS_PER_S;
 		}
-		if (pthread_timedjoin_np(p->lines_thread, NULL, &ts) == 0)
+		if (pthread_timedjoin_np(p->lines_thread.id, NULL, &ts) == 0)
 			break;
 	}
-	p->lines_started = false;
+	p->lines_thread.started = false;
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "thread.h"
 #include "drv.h"
 #include "health.h"
 #include "reasm.h"
@@ -14,6 +15,11 @@
 
 #define SERIAL_READ_MAX 4096
 #define SERIAL_RETRY_MS 500     /* reopen attempts while a port is gone */
+
+/* The UART error counters, in the order of their names in serial_err_name. */
+enum { SERIAL_ERR_FRAME, SERIAL_ERR_PARITY, SERIAL_ERR_OVERRUN, SERIAL_ERR_BRK,
+       SERIAL_ERR_BUF_OVERRUN, SERIAL_NERR };
+extern const char *const serial_err_name[SERIAL_NERR];
 
 struct serial_port {
 	const struct conf_serial *cfg;
@@ -29,7 +35,13 @@ struct serial_port {
 	_Atomic uint64_t wakeups;   /* progress, for status */
 	_Atomic bool up;            /* the port is open, for status */
 	struct health_beat beat, lines_beat;    /* for the watchdog */
-	pthread_t thread;
+
+	/* UART error counters (TIOCGICOUNT), where the port has them (not a pty):
+	 * the kernel's values at the last look, and what changed since start */
+	bool has_icount;
+	uint32_t icount_last[SERIAL_NERR];
+	_Atomic uint64_t errors[SERIAL_NERR];
+	struct thread thread;
 
 	/* lines = on: a second thread waits for modem-line edges (TIOCMIWAIT
 	 * blocks and cannot be polled), with its own ring */
@@ -37,8 +49,7 @@ struct serial_port {
 	_Atomic int lines_fd;       /* a dup of the port's fd, handed over at each open */
 	int lines_wake;             /* eventfd: a new lines_fd is there */
 	_Atomic bool lines_stop;
-	bool lines_started;
-	pthread_t lines_thread;
+	struct thread lines_thread;
 };
 
 /* Allocates and prefaults the port's ring and buffers. Returns 0 or -errno. */

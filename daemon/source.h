@@ -37,6 +37,9 @@ struct source {
 	/* flusher-private */
 	uint64_t drop_reported, drop_bytes_reported;
 	uint32_t next_seq;
+	/* records accounted for in the log: lines written plus the counts of DROP
+	 * lines; at every moment records + dropped - (what the ring still holds) */
+	uint64_t accounted;
 };
 
 int source_init(struct source *s, const char *name, uint32_t ring_records);

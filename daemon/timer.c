@@ -16,6 +16,7 @@ void timer_init(struct timer *t, const struct conf_timer *cfg, struct sampler **
 	t->samplers = samplers;
 	t->nsamplers = n;
 	t->priority = cfg->priority;
+	t->cpu = cfg->cpu;
 	atomic_init(&t->stop, false);
 	health_beat_init(&t->beat);
 	atomic_init(&t->st.min_ns, INT64_MAX);
@@ -85,13 +86,14 @@ static void *timer_thread(void *arg)
 
 int timer_start(struct timer *t, int *degraded)
 {
-	return thread_start(&t->thread, "plog-timer", t->priority, timer_thread, t, degraded);
+	return thread_start(&t->thread, "plog-timer", t->priority, t->cpu, timer_thread, t,
+			    degraded);
 }
 
 void timer_stop(struct timer *t)
 {
 	atomic_store(&t->stop, true);
-	pthread_join(t->thread, NULL);
+	thread_join(&t->thread);
 }
 
 int64_t timer_pct_us(const struct timer_stats *st, double pct)

@@ -16,6 +16,7 @@
 
 #include "conf.h"
 #include "health.h"
+#include "thread.h"
 #include "sampler.h"
 
 #define TIMER_HIST_US 10000     /* bins of 1 us; the last one holds everything above */
@@ -34,10 +35,11 @@ struct timer {
 	struct sampler **samplers;
 	unsigned nsamplers;
 	int priority;
+	int cpu;
 	struct timer_stats st;
 	_Atomic bool stop;
 	struct health_beat beat;    /* for the watchdog */
-	pthread_t thread;
+	struct thread thread;
 };
 
 void timer_init(struct timer *t, const struct conf_timer *cfg, struct sampler **samplers,

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <linux/serial.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -48,9 +50,13 @@ int drv_serial_open(const struct conf_serial *cfg, struct drv_serial *port, cons
 		port->ops = &drv_serial_sp;
 	}
 	rc = port->ops->open(cfg, port->path, &port->state, &port->fd);
-	if (rc < 0)
+	if (rc < 0) {
 		port->ops = NULL;
-	return rc;
+		return rc;
+	}
+	port->low_latency = drv_serial_low_latency(port->fd);
+	port->latency_timer = drv_ftdi_latency("", port->path, &port->latency_err);
+	return 0;
 }
 
 void drv_serial_close(struct drv_serial *port)
@@ -87,4 +93,68 @@ int drv_lines_map(int tiocm)
 {
 	return (tiocm & TIOCM_CTS ? 1 : 0) | (tiocm & TIOCM_DSR ? 2 : 0)
 	       | (tiocm & TIOCM_CAR ? 4 : 0) | (tiocm & TIOCM_RNG ? 8 : 0);
+}
+
+int drv_serial_low_latency(int fd)
+{
+	struct serial_struct ss;
+
+	/* ENOTTY (a pty), EINVAL: the driver has no serial_struct */
+	if (ioctl(fd, TIOCGSERIAL, &ss) < 0)
+		return errno == ENOTTY || errno == EINVAL ? 0 : -errno;
+	if (ss.flags & ASYNC_LOW_LATENCY)
+		return 1;
+	ss.flags |= ASYNC_LOW_LATENCY;
+	if (ioctl(fd, TIOCSSERIAL, &ss) < 0)
+		return -errno;
+	if (ioctl(fd, TIOCGSERIAL, &ss) < 0)
+		return -errno;
+	return ss.flags & ASYNC_LOW_LATENCY ? 1 : -ENOTSUP;
+}
+
+static int read_int_file(const char *path, int *value)
+{
+	char buf[32];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -EIO;
+	buf[n] = '\0';
+	if (sscanf(buf, "%d", value) != 1)
+		return -EIO;
+	return 0;
+}
+
+int drv_ftdi_latency(const char *sysroot, const char *devpath, int *set_err)
+{
+	const char *name = strrchr(devpath, '/');
+	char path[PATH_MAX];
+	int ms, fd, rc;
+
+	*set_err = 0;
+	name = name != NULL ? name + 1 : devpath;
+	if (strncmp(name, "ttyUSB", 6) != 0)
+		return -ENODEV;
+	snprintf(path, sizeof(path), "%s/sys/bus/usb-serial/devices/%s/latency_timer", sysroot,
+		 name);
+	rc = read_int_file(path, &ms);
+	if (rc == -ENOENT)
+		return -ENODEV;     /* a USB adapter of another make: no such timer */
+	if (rc < 0 || ms <= 1)
+		return rc < 0 ? rc : ms;
+	/* as `echo 1 >` does: sysfs takes O_TRUNC, a fixture file needs it */
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0 || write(fd, "1\n", 2) != 2) {
+		*set_err = errno ? errno : EIO;
+		if (fd >= 0)
+			close(fd);
+		return ms;
+	}
+	close(fd);
+	return read_int_file(path, &ms) == 0 ? ms : 1;
 }

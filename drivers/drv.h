@@ -27,6 +27,9 @@ struct drv_serial {
 	void *state;
 	int fd;
 	char path[CONF_PATH_MAX];   /* the resolved device path */
+	int low_latency;            /* drv_serial_low_latency() at open */
+	int latency_timer;          /* drv_ftdi_latency() at open */
+	int latency_err;            /* errno of a refused latency_timer write, or 0 */
 };
 
 /*
@@ -71,5 +74,23 @@ const struct drv_input_ops *drv_input_find(enum conf_par_driver driver);
 /* Shared by both serial drivers: exclusive access, so a second logger or a
  * terminal program cannot steal bytes. Returns 0 or -errno (EBUSY if taken). */
 int drv_serial_lock(int fd);
+
+/*
+ * Sets ASYNC_LOW_LATENCY on a UART (TIOCGSERIAL/TIOCSSERIAL). Returns 1 when it
+ * is on, 0 when the port has no such setting (a pty, most USB adapters), or
+ * -errno when it could not be set.
+ */
+int drv_serial_low_latency(int fd);
+
+/*
+ * An FTDI USB adapter holds received bytes up to its latency timer (16 ms by
+ * default) before it sends a short USB packet: set it to 1 ms through
+ * SYSROOT/sys/bus/usb-serial/devices/NAME/latency_timer (NAME: the basename of
+ * the resolved device path; sysroot "" in the daemon, a fixture in tests).
+ * Returns the timer in ms as it is afterwards (>= 0), -ENODEV when the device
+ * is not an FTDI adapter (no such file), or -errno when the file cannot be
+ * read; *set_err gets the errno of a refused write, else 0.
+ */
+int drv_ftdi_latency(const char *sysroot, const char *devpath, int *set_err);
 
 #endif

@@ -18,7 +18,15 @@ build/portlogd -f -c config/demo.conf &
 daemon=$!
 trap 'kill -TERM $daemon 2>/dev/null || true' INT TERM
 echo "portlogd runs (pid $daemon); stopping in ${DEMO_SECONDS:-10} s, or press Ctrl-C"
-sleep "${DEMO_SECONDS:-10}" || true
+# drive the simulated parallel port's status pins: a walking bit, 4 steps a second
+end=$(( $(date +%s) + ${DEMO_SECONDS:-10} ))
+bit=1
+while [ "$(date +%s)" -lt "$end" ] && kill -0 "$daemon" 2>/dev/null; do
+	printf "$(printf '\\%03o' "$bit")" |
+		dd of="$dir/lpt0.sim" bs=1 seek=0 conv=notrunc status=none 2>/dev/null || true
+	bit=$(( bit * 2 )); [ "$bit" -gt 128 ] && bit=1
+	sleep 0.25 || break
+done
 kill -TERM "$daemon" 2>/dev/null || true
 wait "$daemon" || true
 kill -TERM "$sim" 2>/dev/null || true
@@ -28,3 +36,4 @@ echo "== $dir/portlogd.log: $(wc -l < "$dir/portlogd.log") lines, the last 20 ==
 tail -n 20 "$dir/portlogd.log"
 echo
 echo "Try: grep ' gps RX ' $dir/portlogd.log | head"
+echo "     grep ' lpt0 IN ' $dir/portlogd.log | head"

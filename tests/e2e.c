@@ -1,5 +1,7 @@
 /* e2e.c - the end-to-end harness: spawn, sd_notify listener, stop, log parser. */
 #include <errno.h>
+#include <setjmp.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -7,12 +9,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "e2e.h"
 
@@ -51,6 +58,35 @@ void e2e_write_file(const char *path, const char *text)
 		perror(path);
 		abort();
 	}
+}
+
+static struct e2e_child child = { -1, -1, -1, -1 };
+
+void e2e_set_child(const struct e2e_child *c)
+{
+	child = *c;
+}
+
+/* In the forked child, before exec: the limits, then the user (the order matters:
+ * an unprivileged user may not raise a hard limit). Exits 126 on failure. */
+static void apply_child(void)
+{
+	struct rlimit rl;
+
+	if (child.rtprio >= 0) {
+		rl.rlim_cur = rl.rlim_max = (rlim_t)child.rtprio;
+		if (setrlimit(RLIMIT_RTPRIO, &rl) < 0)
+			_exit(126);
+	}
+	if (child.memlock >= 0) {
+		rl.rlim_cur = rl.rlim_max = (rlim_t)child.memlock;
+		if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+			_exit(126);
+	}
+	if (child.gid >= 0 && (setgroups(0, NULL) < 0 || setgid((gid_t)child.gid) < 0))
+		_exit(126);
+	if (child.uid >= 0 && setuid((uid_t)child.uid) < 0)
+		_exit(126);
 }
 
 int e2e_start(struct e2e_daemon *d, const char *dir, const char *conf)
@@ -103,9 +139,13 @@ int e2e_start_opts(struct e2e_daemon *d, const char *dir, const char *conf,
 	d->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (d->notify_fd < 0 || bind(d->notify_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return -errno;
+	/* a daemon started as another user must be able to send to it */
+	(void)chmod(d->notify_path, 0666);
 	d->pid = fork();
 	if (d->pid < 0)
 		return -errno;
+	if (d->pid > 0)
+		child = (struct e2e_child){ -1, -1, -1, -1 };
 	if (d->pid == 0) {
 		int fd = open(d->err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
@@ -116,6 +156,7 @@ int e2e_start_opts(struct e2e_daemon *d, const char *dir, const char *conf,
 			dup2(fd, 2);
 		setenv("NOTIFY_SOCKET", d->notify_path, 1);
 		child_env(env);
+		apply_child();
 		if (foreground)
 			execl(daemon_bin(), "portlogd", "-f", "-c", conf, (char *)NULL);
 		else
@@ -268,9 +309,12 @@ int e2e_run(const char *const *argv, char *err, size_t errlen)
 		dup2(pipefd[1], 1);
 		close(pipefd[0]);
 		unsetenv("NOTIFY_SOCKET");
+		apply_child();
 		execv(daemon_bin(), (char *const *)argv);
 		_exit(127);
 	}
+	if (pid > 0)
+		child = (struct e2e_child){ -1, -1, -1, -1 };
 	close(pipefd[1]);
 	for (;;) {
 		ssize_t n = read(pipefd[0], err + got, errlen - 1 - got);
@@ -423,4 +467,98 @@ int64_t e2e_pct(int64_t *v, size_t n, double pct)
 	qsort(v, n, sizeof(*v), cmp64);
 	i = (size_t)(pct / 100.0 * (double)(n - 1) + 0.5);
 	return v[i < n ? i : n - 1];
+}
+
+struct acct {
+	char src[32];
+	unsigned long long lines, dropped;
+};
+
+static struct acct *acct_find(struct acct *a, size_t *n, size_t max, const char *src)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(a[i].src, src) == 0)
+			return &a[i];
+	if (*n == max)
+		return NULL;
+	memset(&a[*n], 0, sizeof(a[*n]));
+	snprintf(a[*n].src, sizeof(a[*n].src), "%s", src);
+	return &a[(*n)++];
+}
+
+/* The value of " key=" in text, or 0 when absent. */
+static unsigned long long kv(const char *text, const char *key)
+{
+	char k[40];
+	const char *p;
+
+	snprintf(k, sizeof(k), " %s=", key);
+	p = strstr(text, k);
+	return p != NULL ? strtoull(p + strlen(k), NULL, 10) : 0;
+}
+
+int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen)
+{
+	struct acct a[128];
+	size_t na = 0;
+	bool stopped = false;
+	int checked = 0;
+
+	for (size_t i = 0; i < log->n; i++) {
+		const struct e2e_line *l = &log->line[i];
+		struct acct *s;
+
+		if (strcmp(l->src, "portlogd") != 0) {
+			if ((s = acct_find(a, &na, 128, l->src)) == NULL)
+				continue;
+			if (strcmp(l->kind, "DROP") == 0)
+				s->dropped += strtoull(strstr(l->text, " DROP ") + 6, NULL, 10);
+			else
+				s->lines++;
+			continue;
+		}
+		if (strcmp(l->kind, "EV") == 0 && strstr(l->text, " portlogd EV start ") != NULL) {
+			na = 0;
+			stopped = false;
+		} else if (strcmp(l->kind, "EV") == 0 && strstr(l->text, " portlogd EV stop ") != NULL) {
+			stopped = true;
+		} else if (strcmp(l->kind, "STAT") == 0 && strstr(l->text, " accounted=") != NULL) {
+			char name[32];
+			unsigned long long acc, produced;
+
+			if (sscanf(strstr(l->text, " STAT ") + 6, "%31s", name) != 1)
+				continue;
+			s = acct_find(a, &na, 128, name);
+			if (s == NULL)
+				continue;
+			acc = kv(l->text, "accounted") + kv(l->text, "lines_accounted");
+			if (acc != s->lines + s->dropped) {
+				snprintf(why, whylen, "%s: %llu lines and %llu dropped above log line %zu, "
+					 "but it says accounted=%llu: %s", name, s->lines, s->dropped,
+					 i + 1, acc, l->text);
+				return -1;
+			}
+			produced = kv(l->text, "records") + kv(l->text, "drops")
+				   + kv(l->text, "lines_records") + kv(l->text, "lines_drops");
+			if (stopped && acc != produced) {
+				snprintf(why, whylen, "%s: at stop %llu records produced, %llu accounted "
+					 "for: %s", name, produced, acc, l->text);
+				return -1;
+			}
+			checked++;
+		}
+	}
+	return checked;
+}
+
+void e2e_expect_accounted(const struct e2e_log *log)
+{
+	char why[1024];
+	int n = e2e_check_accounting(log, why, sizeof(why));
+
+	if (n < 0)
+		fail_msg("accounting: %s", why);
+	if (n == 0)
+		fail_msg("accounting: no STAT line with accounted= to check against");
+	printf("# accounting: every record is a line or in a DROP count, at %d STAT lines\n", n);
 }

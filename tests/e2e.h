@@ -18,6 +18,14 @@ struct e2e_daemon {
 void e2e_tmpdir(char *out, size_t len);
 void e2e_write_file(const char *path, const char *text);
 
+/* How the next e2e_start or e2e_run runs the daemon: as another user, with
+ * resource limits (-1: leave as is). Cleared by that call. */
+struct e2e_child {
+	int uid, gid;
+	long long rtprio, memlock;  /* RLIMIT_RTPRIO, RLIMIT_MEMLOCK (bytes) */
+};
+void e2e_set_child(const struct e2e_child *c);
+
 /* Starts `portlogd -f -c conf` with a NOTIFY_SOCKET we listen on. */
 int e2e_start(struct e2e_daemon *d, const char *dir, const char *conf);
 /* The same with more environment: "KEY=VALUE" sets, "KEY=" unsets (NULL-terminated).
@@ -74,6 +82,19 @@ void e2e_free_log(struct e2e_log *log);
 /* All RX payload bytes of `src`, concatenated in file order; line starts in *starts. */
 uint8_t *e2e_concat(const struct e2e_log *log, const char *src, size_t *len,
 		    size_t **starts, size_t **line_idx, size_t *nlines);
+
+/*
+ * The log proves by itself that nothing vanished: for every source, its lines
+ * (DROP lines aside) plus the counts in its DROP lines, up to each STAT line
+ * that names it, equal that line's accounted= (plus lines_accounted=); in the
+ * STAT lines after "EV stop", accounted equals records + drops (plus the lines
+ * thread's). Counting restarts at each "EV start". Returns how many STAT lines
+ * were checked, or -1 with the first mismatch in why.
+ */
+int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen);
+/* The same as a cmocka assertion: fails the test on a mismatch or when no STAT
+ * line could be checked; prints how many were. */
+void e2e_expect_accounted(const struct e2e_log *log);
 
 /* Percentile (0..100) of n int64 values (sorts them). */
 int64_t e2e_pct(int64_t *v, size_t n, double pct);

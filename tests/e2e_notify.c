@@ -95,7 +95,8 @@ static bool is_status_only(const char *msg)
 	return strncmp(msg, "STATUS=", 7) == 0 && strchr(msg, '\n') == NULL;
 }
 
-/* Timer file descriptors the daemon holds, from /proc. */
+/* CLOCK_MONOTONIC timerfds the daemon holds, from /proc (the flusher also
+ * holds a CLOCK_REALTIME one, which tells it of clock steps). */
 static int count_timerfds(pid_t pid)
 {
 	char path[64], target[64];
@@ -113,8 +114,18 @@ static int count_timerfds(pid_t pid)
 		snprintf(link, sizeof(link), "%s/%s", path, e->d_name);
 		k = readlink(link, target, sizeof(target) - 1);
 		if (k > 0) {
+			char info[320], line[128];
+			FILE *f;
+
 			target[k] = '\0';
-			n += strcmp(target, "anon_inode:[timerfd]") == 0;
+			if (strcmp(target, "anon_inode:[timerfd]") != 0)
+				continue;
+			snprintf(info, sizeof(info), "/proc/%ld/fdinfo/%s", (long)pid, e->d_name);
+			f = fopen(info, "r");
+			assert_non_null(f);
+			while (fgets(line, sizeof(line), f) != NULL)
+				n += strcmp(line, "clockid: 1\n") == 0;    /* CLOCK_MONOTONIC */
+			fclose(f);
 		}
 	}
 	closedir(dir);

@@ -138,6 +138,7 @@ static void pin_changes(void **state)
 	stop();
 	snprintf(path, sizeof(path), "%s/portlogd.log", dir);
 	assert_int_equal(e2e_read_log(&log, path), 0);
+	e2e_expect_accounted(&log);
 	for (size_t i = 0; i < log.n; i++) {
 		const struct e2e_line *l = &log.line[i];
 		unsigned v, changed;
@@ -209,6 +210,7 @@ static void overruns_counted(void **state)
 	stop();
 	snprintf(path, sizeof(path), "%s/portlogd.log", dir);
 	assert_int_equal(e2e_read_log(&log, path), 0);
+	e2e_expect_accounted(&log);
 	for (size_t i = 0; i < log.n; i++) {
 		const char *t = log.line[i].text;
 

@@ -30,13 +30,6 @@
  */
 #define GAP_US 4000
 
-static unsigned env_uint(const char *name, unsigned def)
-{
-	const char *v = getenv(name);
-
-	return v != NULL && *v != '\0' ? (unsigned)strtoul(v, NULL, 10) : def;
-}
-
 static int64_t mono(void)
 {
 	struct timespec ts;
@@ -335,10 +328,57 @@ static void end(struct run *r)
 	free(r->st.err);
 }
 
+/* The accounting check itself: a consistent log passes; one line missing, or a
+ * DROP count that is off, fails with the source named. */
+static void accounting_check_can_fail(void **state)
+{
+	static const char *const lines[] = {
+		"1.000000000 portlogd EV start version=0 pid=1 config=/c serial=1 parallel=0\n",
+		"1.100000000 a EV open device=/dev/pts/1 driver=termios note=pty\n",
+		"1.200000000 a RX 1 41 \"A\"\n",
+		"1.300000000 a DROP 2 10\n",
+		"1.400000000 a RX 1 42 \"B\"\n",
+		"1.500000000 portlogd STAT a records=3 bytes=2 drops=2 accounted=5\n",
+		"1.600000000 a EV close reason=stop\n",
+		"1.700000000 portlogd EV stop reason=SIGTERM\n",
+		"1.800000000 portlogd STAT a records=4 bytes=2 drops=2 accounted=6\n",
+	};
+	enum { N = sizeof(lines) / sizeof(lines[0]) };
+	char dir[256], path[300], why[512], text[2048];
+	struct e2e_log log;
+
+	(void)state;
+	e2e_tmpdir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/log", dir);
+	for (int variant = 0; variant < 3; variant++) {
+		size_t o = 0;
+		for (size_t i = 0; i < N; i++) {
+			if (variant == 1 && i == 4)
+				continue;       /* a line lost */
+			o += (size_t)snprintf(text + o, sizeof(text) - o, "%s",
+					      variant == 2 && i == 3 ? "1.300000000 a DROP 1 10\n"
+					      : lines[i]);
+		}
+		e2e_write_file(path, text);
+		memset(&log, 0, sizeof(log));
+		assert_int_equal(e2e_read_log(&log, path), 0);
+		if (variant == 0) {
+			assert_int_equal(e2e_check_accounting(&log, why, sizeof(why)), 2);
+		} else {
+			assert_int_equal(e2e_check_accounting(&log, why, sizeof(why)), -1);
+			printf("# caught: %.120s\n", why);
+			assert_non_null(strstr(why, "a: "));
+		}
+		e2e_free_log(&log);
+	}
+	unlink(path);
+	rmdir(dir);
+}
+
 static void four_ports(void **state)
 {
 	enum { N = 4 };
-	unsigned packets = env_uint("PORTLOGD_E2E_PACKETS", 10000);
+	unsigned packets = tu_env_uint("PORTLOGD_E2E_PACKETS", 10000);
 	struct sim_port p[N];
 	struct run r;
 	struct sim_cfg cfg;
@@ -349,6 +389,7 @@ static void four_ports(void **state)
 	assert_int_equal(sim_run_all(p, N, &cfg, 50), 0);
 	(void)stop(&r);
 	assert_int_equal(e2e_read_log(&r.log, r.path), 0);
+	e2e_expect_accounted(&r.log);
 	for (unsigned i = 0; i < N; i++)
 		check_port(&r.log, &p[i], p[i].npkt, true, &r.st);
 	report("4 ports", &r.st);
@@ -357,22 +398,6 @@ static void four_ports(void **state)
 	assert_true(e2e_pct(r.st.err, r.st.nerr, 50) < 500000);
 	assert_true(e2e_pct(r.st.err, r.st.nerr, 50) > -500000);
 	end(&r);
-}
-
-struct bg {
-	struct sim_port *p;
-	unsigned n;
-	struct sim_cfg cfg;
-	pthread_t t;
-	int rc;
-};
-
-static void *bg_run(void *arg)
-{
-	struct bg *b = arg;
-
-	b->rc = sim_run_all(b->p, b->n, &b->cfg, 50);
-	return NULL;
 }
 
 static size_t min_done(struct sim_port *p, unsigned n)
@@ -401,16 +426,17 @@ static void wait_done(struct sim_port *p, unsigned n, size_t count)
 static void sighup_rotation(void **state)
 {
 	enum { N = 2, ROT = 5 };
-	unsigned packets = env_uint("PORTLOGD_E2E_PACKETS", 10000) / 3;
+	unsigned packets = tu_env_uint("PORTLOGD_E2E_PACKETS", 10000) / 3;
 	struct sim_port p[N];
 	struct run r;
 	char old[320];
-	struct bg b;
+	struct sim_cfg cfg;
+	struct sim_bg b;
 
 	(void)state;
 	begin(&r, p, N, "", (size_t)N * packets);
-	b = (struct bg){ .p = p, .n = N, .cfg = traffic(tu_seed("e2e_serial"), packets) };
-	assert_int_equal(pthread_create(&b.t, NULL, bg_run, &b), 0);
+	cfg = traffic(tu_seed("e2e_serial"), packets);
+	assert_int_equal(sim_bg_start(&b, p, N, &cfg, 50), 0);
 	for (unsigned k = 1; k <= ROT; k++) {
 		wait_done(p, N, (size_t)packets * k / (ROT + 1));
 		/* what logrotate does in create mode: rename, then tell the daemon */
@@ -418,14 +444,14 @@ static void sighup_rotation(void **state)
 		assert_int_equal(rename(r.path, old), 0);
 		assert_int_equal(kill(r.d.pid, SIGHUP), 0);
 	}
-	pthread_join(b.t, NULL);
-	assert_int_equal(b.rc, 0);
+	assert_int_equal(sim_bg_join(&b), 0);
 	(void)stop(&r);
 	for (unsigned k = 1; k <= ROT; k++) {
 		snprintf(old, sizeof(old), "%s.%u", r.path, k);
 		assert_int_equal(e2e_read_log(&r.log, old), 0);
 	}
 	assert_int_equal(e2e_read_log(&r.log, r.path), 0);
+	e2e_expect_accounted(&r.log);     /* across the rotated files, in order */
 	for (unsigned i = 0; i < N; i++)
 		check_port(&r.log, &p[i], p[i].npkt, true, &r.st);
 	report("SIGHUP x5", &r.st);
@@ -437,21 +463,23 @@ static void sigterm_during_traffic(void **state)
 	enum { N = 2 };
 	struct sim_port p[N];
 	struct run r;
-	struct bg b;
+	struct sim_cfg cfg;
+	struct sim_bg b;
 	int64_t cut, elapsed;
 
 	(void)state;
 	begin(&r, p, N, "", 1 << 20);
-	b = (struct bg){ .p = p, .n = N, .cfg = traffic(tu_seed("e2e_serial"), 0) };
-	assert_int_equal(pthread_create(&b.t, NULL, bg_run, &b), 0);
+	cfg = traffic(tu_seed("e2e_serial"), 0);
+	assert_int_equal(sim_bg_start(&b, p, N, &cfg, 50), 0);
 	wait_done(p, N, 300);
 	cut = mono();
 	elapsed = stop(&r);
 	for (unsigned i = 0; i < N; i++)
 		atomic_store(&p[i].stop, true);
-	pthread_join(b.t, NULL);
+	(void)sim_bg_join(&b);     /* stopped halfway on purpose: its result says so */
 	printf("# SIGTERM: exit %.1f ms after the signal\n", (double)elapsed / 1e6);
 	assert_int_equal(e2e_read_log(&r.log, r.path), 0);
+	e2e_expect_accounted(&r.log);
 	for (unsigned i = 0; i < N; i++) {
 		/* every packet finished before the signal must be there */
 		size_t sent = 0;
@@ -575,6 +603,7 @@ static void modem_lines_on_uart(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(accounting_check_can_fail),
 		cmocka_unit_test(config_mistakes),
 		cmocka_unit_test_teardown(four_ports, teardown),
 		cmocka_unit_test_teardown(sighup_rotation, teardown),

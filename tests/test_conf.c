@@ -53,8 +53,11 @@ static void expect_conf_equal(const char *what, const struct conf *g, const stru
 	EQ_NUM(what, g->logger.stat_interval_s, w->logger.stat_interval_s);
 	EQ_NUM(what, g->logger.ring_records, w->logger.ring_records);
 	EQ_NUM(what, g->logger.flusher_priority, w->logger.flusher_priority);
+	EQ_NUM(what, g->logger.flusher_cpu, w->logger.flusher_cpu);
+	EQ_NUM(what, g->logger.rt_required, w->logger.rt_required);
 	EQ_NUM(what, g->timer.period_us, w->timer.period_us);
 	EQ_NUM(what, g->timer.priority, w->timer.priority);
+	EQ_NUM(what, g->timer.cpu, w->timer.cpu);
 	EQ_NUM(what, g->nserial, w->nserial);
 	EQ_NUM(what, g->nparallel, w->nparallel);
 	for (unsigned i = 0; i < g->nserial && i < CONF_MAX_PORTS; i++) {
@@ -72,6 +75,7 @@ static void expect_conf_equal(const char *what, const struct conf *g, const stru
 		EQ_NUM(what, s->max_packet, ws->max_packet);
 		EQ_NUM(what, s->lines, ws->lines);
 		EQ_NUM(what, s->priority, ws->priority);
+		EQ_NUM(what, s->cpu, ws->cpu);
 		if (lines)
 			EQ_NUM(what, s->line, ws->line);
 	}
@@ -84,6 +88,7 @@ static void expect_conf_equal(const char *what, const struct conf *g, const stru
 		EQ_NUM(what, pp->read, wp->read);
 		EQ_NUM(what, pp->mask, wp->mask);
 		EQ_NUM(what, pp->priority, wp->priority);
+		EQ_NUM(what, pp->cpu, wp->cpu);
 		if (lines)
 			EQ_NUM(what, pp->line, wp->line);
 	}
@@ -111,6 +116,9 @@ static void test_defaults(void **state)
 	EQ_NUM("minimal", c->logger.flusher_priority, CONF_PRIO_OTHER);
 	EQ_NUM("minimal", c->timer.period_us, 1000);
 	EQ_NUM("minimal", c->timer.priority, 99);
+	EQ_NUM("minimal", c->timer.cpu, CONF_CPU_ANY);
+	EQ_NUM("minimal", c->logger.flusher_cpu, CONF_CPU_ANY);
+	EQ_NUM("minimal", c->logger.rt_required, false);
 	EQ_NUM("minimal", c->nserial, 1);
 	EQ_NUM("minimal", c->nparallel, 0);
 	EQ_STR("minimal", s->name, "gps");
@@ -125,6 +133,7 @@ static void test_defaults(void **state)
 	EQ_NUM("minimal", s->max_packet, 4096);
 	EQ_NUM("minimal", s->lines, false);
 	EQ_NUM("minimal", s->priority, 97);
+	EQ_NUM("minimal", s->cpu, CONF_CPU_ANY);
 	EQ_NUM("minimal", s->line, 1);
 	EQ_NUM("minimal", conf_frame_bits(s), 10);
 	EQ_NUM("minimal", conf_gap_ns(s), 304000);
@@ -159,28 +168,33 @@ static const char every_key[] =
 	"stat_interval_s = 3600\n"
 	"ring_records = 1024\n"
 	"flusher_priority = 10\n"
-	"\n"                                            /* 10 */
+	"flusher_cpu = 1\n"                             /* 10 */
+	"rt = required\n"
+	"\n"
 	"[timer]\n"
 	"period_us = 500\n"
-	"priority = 90\n"
+	"priority = 90\n"                               /* 15 */
+	"cpu = 0\n"
 	"\n"
-	"[serial plc]\n"                                /* 15 */
+	"[serial plc]\n"
 	"device = /dev/serial/by-id/usb-FTDI_FT232R-if00-port0\n"
-	"baud = 19200\n"
+	"baud = 19200\n"                                /* 20 */
 	"format = 7E2\n"
 	"flow = rtscts\n"
-	"gap_us = 1500\n"                               /* 20 */
+	"gap_us = 1500\n"
 	"delimiter = 0x0d\n"
-	"max_packet = 256\n"
+	"max_packet = 256\n"                            /* 25 */
 	"lines = on\n"
 	"priority = 80\n"
-	"\n"                                            /* 25 */
-	"[parallel lpt0]\n"
+	"cpu = 1\n"
+	"\n"
+	"[parallel lpt0]\n"                             /* 30 */
 	"driver = sim\n"
 	"device = /run/portlogd/lpt0.sim\n"
 	"read = status+data\n"
-	"mask = 0x1ff\n"                                /* 30 */
-	"priority = other\n";
+	"mask = 0x1ff\n"
+	"priority = other\n"                            /* 35 */
+	"cpu = 0\n";
 
 static void test_every_key(void **state)
 {
@@ -199,19 +213,23 @@ static void test_every_key(void **state)
 	w->logger.stat_interval_s = 3600;
 	w->logger.ring_records = 1024;
 	w->logger.flusher_priority = 10;
+	w->logger.flusher_cpu = 1;
+	w->logger.rt_required = true;
 	w->timer.period_us = 500;
 	w->timer.priority = 90;
+	w->timer.cpu = 0;
 	w->nserial = 1;
 	w->serial[0] = (struct conf_serial){
 		.name = "plc", .device = "/dev/serial/by-id/usb-FTDI_FT232R-if00-port0",
 		.baud = 19200, .data_bits = 7, .parity = 'E', .stop_bits = 2,
 		.flow = CONF_FLOW_RTSCTS, .gap_us = 1500, .delimiter = 0x0d, .max_packet = 256,
-		.lines = true, .priority = 80, .line = 15,
+		.lines = true, .priority = 80, .cpu = 1, .line = 18,
 	};
 	w->nparallel = 1;
 	w->parallel[0] = (struct conf_parallel){
 		.name = "lpt0", .driver = CONF_PAR_SIM, .device = "/run/portlogd/lpt0.sim",
-		.read = CONF_READ_BOTH, .mask = 0x1ff, .priority = CONF_PRIO_OTHER, .line = 26,
+		.read = CONF_READ_BOTH, .mask = 0x1ff, .priority = CONF_PRIO_OTHER, .cpu = 0,
+		.line = 30,
 	};
 	expect_conf_equal("every key", c, w, true);
 	EQ_NUM("every key", conf_frame_bits(&c->serial[0]), 11);
@@ -222,7 +240,7 @@ enum field {
 	F_DELIM, F_BAUD, F_DATA_BITS, F_PARITY, F_STOP, F_FRAME_BITS, F_GAP_NS, F_FLOW, F_GAP,
 	F_MAXPKT, F_LINES, F_SPRIO, F_DEVICE, F_NAME, F_NSERIAL, F_TS, F_PAYLOAD, F_FLUSH,
 	F_SYNC, F_STAT, F_RING, F_FPRIO, F_LOG_FILE, F_PERIOD, F_TPRIO, F_PDRIVER, F_PDEVICE,
-	F_PREAD, F_PMASK, F_PPRIO, F_NPARALLEL,
+	F_PREAD, F_PMASK, F_PPRIO, F_NPARALLEL, F_SCPU, F_RT,
 };
 
 /* Numeric fields of the first serial/parallel port, or of [logger]/[timer]. */
@@ -259,6 +277,8 @@ static long long get_num(const struct conf *c, enum field f)
 	case F_PMASK: return pp->mask;
 	case F_PPRIO: return pp->priority;
 	case F_NPARALLEL: return c->nparallel;
+	case F_SCPU: return s->cpu;
+	case F_RT: return c->logger.rt_required;
 	default: return -12345;
 	}
 }
@@ -311,6 +331,9 @@ static const struct good_case {
 	{ "flusher priority other", "[logger]\nflusher_priority = other\n" GPS, F_FPRIO,
 	  CONF_PRIO_OTHER, NULL },
 	{ "parallel priority other", LPT "priority = other\n", F_PPRIO, CONF_PRIO_OTHER, NULL },
+	{ "serial cpu any", GPS "cpu = any\n", F_SCPU, CONF_CPU_ANY, NULL },
+	{ "serial cpu 1023", GPS "cpu = 1023\n", F_SCPU, 1023, NULL },
+	{ "rt best-effort", "[logger]\nrt = best-effort\n" GPS, F_RT, 0, NULL },
 	/* frame formats */
 	{ "format 7E1 data", GPS "format = 7E1\n", F_DATA_BITS, 7, NULL },
 	{ "format 7E1 parity", GPS "format = 7E1\n", F_PARITY, 'E', NULL },
@@ -516,6 +539,14 @@ static const struct bad_case {
 	{ "flusher priority high", "[logger]\nflusher_priority = high\n" GPS, 2,
 	  { "[logger] flusher_priority", "not a priority" } },
 	{ "parallel priority 0", LPT "priority = 0\n", 3, { "[parallel lpt0] priority" } },
+	{ "cpu -1", GPS "cpu = -1\n", 3, { "[serial gps] cpu", "'-1'", "not a CPU", "or 'any'" } },
+	{ "cpu 1024", GPS "cpu = 1024\n", 3, { "[serial gps] cpu", "out of range", "0 to 1023" } },
+	{ "cpu first", LPT "cpu = first\n", 3, { "[parallel lpt0] cpu", "not a CPU" } },
+	{ "timer cpu empty", "[timer]\ncpu =\n" GPS, 2, { "[timer] cpu", "empty value" } },
+	{ "flusher_cpu x", "[logger]\nflusher_cpu = x\n" GPS, 2,
+	  { "[logger] flusher_cpu", "not a CPU" } },
+	{ "rt maybe", "[logger]\nrt = maybe\n" GPS, 2,
+	  { "[logger] rt", "'maybe'", "best-effort, required" } },
 	{ "gap_us 0", GPS "gap_us = 0\n", 3, { "[serial gps] gap_us", "out of range" } },
 	{ "gap_us fast", GPS "gap_us = fast\n", 3, { "[serial gps] gap_us", "not a number" } },
 	{ "gap_us too long", GPS "gap_us = 10000001\n", 3, { "gap_us", "out of range" } },

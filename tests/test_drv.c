@@ -88,6 +88,10 @@ static void pty_gets_termios(void **state)
 	assert_int_equal(drv_serial_open(&c, &port, &note), 0);
 	assert_ptr_equal(port.ops, &drv_serial_tty);
 	assert_string_equal(note, "pty");
+	/* a pty has no UART settings and no FTDI timer: neither is an error */
+	assert_int_equal(port.low_latency, 0);
+	assert_int_equal(port.latency_timer, -ENODEV);
+	assert_int_equal(port.latency_err, 0);
 	assert_string_equal(port.path, p.slave);
 	check_termios(port.fd, B9600, true, true);
 	assert_int_equal(write(p.master, "a\r\nb", 4), 4);
@@ -150,6 +154,12 @@ static void uart_gets_libserialport(void **state)
 		skip();
 	}
 	assert_int_equal(tcgetattr(fd, &saved), 0);
+	/* start without ASYNC_LOW_LATENCY, so that the driver must set it */
+	{
+		struct serial_struct off = ss;
+		off.flags &= ~ASYNC_LOW_LATENCY;
+		assert_int_equal(ioctl(fd, TIOCSSERIAL, &off), 0);
+	}
 	snprintf(link, sizeof(link), "/tmp/portlogd-test-uart-%d", (int)getpid());
 	unlink(link);
 	assert_int_equal(symlink(dev, link), 0);
@@ -159,6 +169,12 @@ static void uart_gets_libserialport(void **state)
 	assert_ptr_equal(port.ops, &drv_serial_sp);
 	assert_string_equal(port.path, dev);
 	check_termios(port.fd, B19200, true, false);
+	{
+		struct serial_struct now;
+		assert_int_equal(port.low_latency, 1);
+		assert_int_equal(ioctl(port.fd, TIOCGSERIAL, &now), 0);
+		assert_true(now.flags & ASYNC_LOW_LATENCY);
+	}
 	{
 		char b;
 		assert_int_equal(read(port.fd, &b, 1), -1);
@@ -176,6 +192,7 @@ static void uart_gets_libserialport(void **state)
 	drv_serial_close(&port);
 	unlink(link);
 	(void)tcsetattr(fd, TCSANOW, &saved);   /* leave the port as we found it */
+	(void)ioctl(fd, TIOCSSERIAL, &ss);
 	close(fd);
 }
 

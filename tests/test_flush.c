@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +23,26 @@
 #include "testutil.h"
 
 #define T_REAL_BASE 1763764867000000000LL
+
+/* write() to the log fails with fail_errno while it is set (--wrap=write: a disk
+ * that returns EIO cannot be had here); every attempt on that fd is counted. */
+static int fail_fd = -1, fail_errno;
+static unsigned write_attempts;
+
+ssize_t __real_write(int fd, const void *buf, size_t n);
+ssize_t __wrap_write(int fd, const void *buf, size_t n);
+
+ssize_t __wrap_write(int fd, const void *buf, size_t n)
+{
+	if (fd == fail_fd) {
+		write_attempts++;
+		if (fail_errno != 0) {
+			errno = fail_errno;
+			return -1;
+		}
+	}
+	return __real_write(fd, buf, n);
+}
 
 static uint64_t seed;
 static const uint8_t filler[4096];     /* payload of records that are dropped */
@@ -745,6 +766,91 @@ static void test_init_missing_directory(void **state)
 	flush_fini(&fx->f);     /* safe after a failed init */
 }
 
+/*
+ * EIO: the lines stay in the buffer, attempts back off from 10 ms doubling to
+ * 500 ms (none is made before its time), and once writing works the lines go
+ * out, followed by an EV write-recovered line with the errno and the tries.
+ */
+static void test_write_error_backoff(void **state)
+{
+	static const int64_t want_ms[] = { 10, 20, 40, 80, 160, 320, 500, 500 };
+	struct fx *fx = *state;
+	struct lines l;
+
+	fx->conf.logger.timestamp = CONF_TS_EPOCH;
+	fx_sources(fx, 1, 16);
+	fx_init(fx);
+	for (unsigned k = 0; k < 3; k++)
+		assert_true(push_label(&fx->src[0], k, 'r', 4, k));
+	fail_fd = fx->f.fd;
+	fail_errno = EIO;
+	write_attempts = 0;
+	assert_int_equal(flush_drain(&fx->f, true), 3);
+	for (size_t i = 0; i < sizeof(want_ms) / sizeof(want_ms[0]); i++) {
+		assert_int_equal(flush_write(&fx->f), -EIO);
+		assert_int_equal(write_attempts, i + 1);
+		assert_int_equal(fx->f.backoff_ns, want_ms[i] * 1000000);
+		/* backing off: no attempt before the time comes */
+		assert_int_equal(flush_write(&fx->f), -EIO);
+		assert_int_equal(write_attempts, i + 1);
+		fx->f.retry_at_mono = 0;        /* let the back-off time pass */
+	}
+	assert_true(fx->f.out_len > 0);     /* nothing thrown away */
+	assert_int_equal(atomic_load(&fx->f.write_errors), 8);
+	fail_errno = 0;
+	assert_int_equal(flush_write(&fx->f), 0);
+	assert_int_equal(fx->f.write_errno, 0);
+	assert_int_equal(flush_write(&fx->f), 0);      /* the EV line said after the lines */
+	fail_fd = -1;
+	read_lines(fx->path, &l);
+	assert_int_equal(l.n, 4);
+	assert_string_equal(after_time(l.v[0]), "a RX 5 7230303030 \"r0000\"");
+	assert_string_equal(after_time(l.v[2]), "a RX 5 7230303032 \"r0002\"");
+	if (strncmp(after_time(l.v[3]), "portlogd EV write-recovered errno=EIO down_ms=", 46) != 0
+	    || strlen(l.v[3]) < 21
+	    || strcmp(l.v[3] + strlen(l.v[3]) - 21, " failures=8 dropped=0") != 0)
+		fail_msg("not a write-recovered line: %s", l.v[3]);
+	free_lines(&l);
+}
+
+/* The log file removed (rm), then its directory: a new one of each, said in the log. */
+static void test_removed_log_replaced(void **state)
+{
+	struct fx *fx = *state;
+	char sub[80];
+	struct lines l;
+
+	snprintf(sub, sizeof(sub), "%s/logs", fx->dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	snprintf(fx->conf.logger.log_file, sizeof(fx->conf.logger.log_file), "%s/p.log", sub);
+	fx_sources(fx, 1, 16);
+	fx_init(fx);
+	assert_true(push_label(&fx->src[0], 0, 'r', 4, 0));
+	fx_flush(fx);
+	assert_int_equal(unlink(fx->conf.logger.log_file), 0);
+	assert_true(push_label(&fx->src[0], 1, 'r', 4, 1));
+	fx_flush(fx);
+	read_lines(fx->conf.logger.log_file, &l);
+	assert_int_equal(l.n, 2);
+	assert_string_equal(after_time(l.v[0]), "portlogd EV reopen reason=removed");
+	assert_string_equal(after_time(l.v[1]), "a RX 5 7230303031 \"r0001\"");
+	free_lines(&l);
+
+	assert_int_equal(unlink(fx->conf.logger.log_file), 0);
+	assert_int_equal(rmdir(sub), 0);
+	assert_true(push_label(&fx->src[0], 2, 'r', 4, 2));
+	fx_flush(fx);
+	read_lines(fx->conf.logger.log_file, &l);
+	assert_int_equal(l.n, 2);
+	assert_string_equal(after_time(l.v[0]), "portlogd EV reopen reason=removed");
+	assert_string_equal(after_time(l.v[1]), "a RX 5 7230303032 \"r0002\"");
+	free_lines(&l);
+	flush_fini(&fx->f);
+	fx->f_open = false;
+	unlink(fx->conf.logger.log_file);
+	rmdir(sub);
+}
+
 static void test_init_too_many_sources(void **state)
 {
 	struct fx *fx = *state;
@@ -770,6 +876,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reopen_handled_before_more, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_init_missing_directory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_init_too_many_sources, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_error_backoff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_removed_log_replaced, setup, teardown),
 	};
 
 	seed = tu_seed("test_flush");

@@ -50,3 +50,10 @@ void tu_relax(void)
 	__asm__ __volatile__("yield");
 #endif
 }
+
+unsigned tu_env_uint(const char *name, unsigned def)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && *v != '\0' ? (unsigned)strtoul(v, NULL, 10) : def;
+}

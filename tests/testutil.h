@@ -16,4 +16,7 @@ uint64_t tu_seed(const char *who);
 /* One pause of a spin-wait. */
 void tu_relax(void);
 
+/* $name as a whole number, or def when unset or empty. */
+unsigned tu_env_uint(const char *name, unsigned def);
+
 #endif

@@ -175,7 +175,7 @@ int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg)
 	for (unsigned k = 0; cfg->packets == 0 || k < cfg->packets; k++) {
 		struct sim_packet *pk;
 		unsigned len, frags, sent = 0;
-		int64_t prev_end = 0;
+		int64_t prev_end = 0, prev_start = 0, pause;
 		uint8_t *buf;
 		int rc;
 
@@ -205,18 +205,28 @@ int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg)
 			start = now_ns(CLOCK_MONOTONIC);
 			pk->frag_off[f] = sent;
 			pk->frag_real[f] = now_ns(CLOCK_REALTIME);
-			pk->frag_pause[f] = f == 0 ? 0 : start - prev_end;
 			if (f == 0) {
 				pk->t_first_real = now_ns(CLOCK_REALTIME);
 				pk->t_first_mono = start;
-			} else if (start - prev_end > pk->max_intra_gap_ns) {
-				pk->max_intra_gap_ns = start - prev_end;
 			}
 			if ((rc = write_all(p, buf + sent, n)) < 0) {
 				p->error = -rc;
 				return rc;
 			}
 			prev_end = now_ns(CLOCK_MONOTONIC);
+			/*
+			 * The bytes of a write enter the pty somewhere between its start
+			 * and its return, and this thread can be preempted on either side
+			 * of that. So the silence a reader may see before this write's
+			 * last byte is at most its return minus the previous write's
+			 * start (for the first write: its own duration, which covers a
+			 * wait for room inside write_all).
+			 */
+			pause = prev_end - (f == 0 ? start : prev_start);
+			pk->frag_pause[f] = f == 0 ? 0 : pause;
+			if (pause > pk->max_intra_gap_ns)
+				pk->max_intra_gap_ns = pause;
+			prev_start = start;
 			sent += n;
 			next = prev_end + (int64_t)uniform(&p->rng, 0, cfg->intra_gap_max_us) * 1000;
 		}
@@ -294,4 +304,25 @@ int sim_run_all(struct sim_port *ports, unsigned n, const struct sim_cfg *cfg, i
 	free(t);
 	free(r);
 	return rc;
+}
+
+static void *bg_thread(void *arg)
+{
+	struct sim_bg *b = arg;
+
+	b->rc = sim_run_all(b->ports, b->n, &b->cfg, b->rt_priority);
+	return NULL;
+}
+
+int sim_bg_start(struct sim_bg *b, struct sim_port *ports, unsigned n, const struct sim_cfg *cfg,
+		 int rt_priority)
+{
+	*b = (struct sim_bg){ .ports = ports, .n = n, .cfg = *cfg, .rt_priority = rt_priority };
+	return -pthread_create(&b->thread, NULL, bg_thread, b);
+}
+
+int sim_bg_join(struct sim_bg *b)
+{
+	pthread_join(b->thread, NULL);
+	return b->rc;
 }

@@ -9,6 +9,7 @@
 #ifndef PORTLOGD_SIM_H
 #define PORTLOGD_SIM_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -34,11 +35,13 @@ struct sim_packet {
 	unsigned nfrag;
 	uint32_t frag_off[SIM_MAX_FRAGS];   /* where each write started, from off */
 	int64_t frag_real[SIM_MAX_FRAGS];   /* CLOCK_REALTIME just before each write */
-	int64_t frag_pause[SIM_MAX_FRAGS];  /* actual pause before each write (0 for the first) */
+	int64_t frag_pause[SIM_MAX_FRAGS];  /* longest silence before each write's bytes could
+					       end: its return - the previous write's start
+					       (0 for the first) */
 	int64_t t_first_real;       /* CLOCK_REALTIME just before the first byte was written */
 	int64_t t_first_mono;       /* CLOCK_MONOTONIC just before the first write */
 	int64_t t_last_mono;        /* CLOCK_MONOTONIC after the last write returned */
-	int64_t max_intra_gap_ns;   /* longest actual pause between two of its writes */
+	int64_t max_intra_gap_ns;   /* longest silence its bytes could contain (an upper bound) */
 };
 
 struct sim_port {
@@ -72,6 +75,20 @@ int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg);
 /* Runs sim_port_run on n ports in parallel threads; returns the first error. */
 int sim_run_all(struct sim_port *ports, unsigned n, const struct sim_cfg *cfg,
 		int rt_priority);
+
+/* sim_run_all in a background thread, for tests that act while traffic flows. */
+struct sim_bg {
+	struct sim_port *ports;
+	unsigned n;
+	struct sim_cfg cfg;
+	int rt_priority;
+	pthread_t thread;
+	int rc;
+};
+int sim_bg_start(struct sim_bg *b, struct sim_port *ports, unsigned n, const struct sim_cfg *cfg,
+		 int rt_priority);
+/* Waits for the traffic to end; returns sim_run_all's result. */
+int sim_bg_join(struct sim_bg *b);
 
 /* Is packet i "clean": its pauses inside were well below the gap threshold and
  * the pauses around it well above, as actually measured (not as planned)? */

@@ -1,0 +1,1183 @@
+/* checksys.c - portlogd --check-system: one small check per item, read from files under a root. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <grp.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "checksys.h"
+#include "rec.h"
+
+#define CAP_SYS_NICE_BIT 23
+#define CAP_IPC_LOCK_BIT 14
+#define PF_KTHREAD 0x00200000u          /* include/linux/sched.h */
+#define ASYNC_LOW_LATENCY_FLAG 0x2000u  /* 1 << ASYNCB_LOW_LATENCY, linux/tty_flags.h */
+#define NCPUS (CONF_CPU_MAX + 1)
+#define IDLE_STATE "/sys/devices/system/cpu/cpu%ld/cpuidle/state%d/%s"
+#define MAX_LISTED 6                    /* tasks named in one line; the rest are counted */
+
+static const char *const level_word[] = {
+	[CHECKSYS_OK] = "OK", [CHECKSYS_WARN] = "WARN", [CHECKSYS_FAIL] = "FAIL",
+};
+
+struct cpus {
+	uint64_t bit[NCPUS / 64];
+};
+
+/* ---- results, paths, files ---- */
+
+__attribute__((format(printf, 4, 5)))
+static void set(struct checksys_result *r, enum checksys_level level, const char *name,
+		const char *fmt, ...)
+{
+	va_list ap;
+
+	r->level = level;
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	va_start(ap, fmt);
+	vsnprintf(r->text, sizeof(r->text), fmt, ap);
+	va_end(ap);
+}
+
+/* ROOT + rel, where rel is absolute; the root "/" adds nothing. */
+__attribute__((format(printf, 4, 5)))
+static void path_at(const struct checksys *cs, char *out, size_t len, const char *fmt, ...)
+{
+	size_t rl = strlen(cs->root), n;
+	va_list ap;
+
+	while (rl > 0 && cs->root[rl - 1] == '/')
+		rl--;
+	n = (size_t)snprintf(out, len, "%.*s", (int)rl, cs->root);
+	if (n >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(out + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
+/* The whole (small) file ROOT/rel, without the trailing newline. Returns its
+ * length or -errno. */
+__attribute__((format(printf, 4, 5)))
+static int read_at(const struct checksys *cs, char *buf, size_t len, const char *fmt, ...)
+{
+	char rel[PATH_MAX], path[PATH_MAX];
+	size_t got = 0;
+	va_list ap;
+	FILE *f;
+
+	va_start(ap, fmt);
+	vsnprintf(rel, sizeof(rel), fmt, ap);
+	va_end(ap);
+	path_at(cs, path, sizeof(path), "%s", rel);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return -errno;
+	got = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[got] = '\0';
+	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == ' '))
+		buf[--got] = '\0';
+	return (int)got;
+}
+
+/* The value after "key" in a "Key: value" or "Key   value" file (status, limits). */
+static const char *field_of(const char *text, const char *key)
+{
+	size_t kl = strlen(key);
+	const char *l = text;
+
+	while (l != NULL && *l != '\0') {
+		if (strncmp(l, key, kl) == 0) {
+			l += kl;
+			while (*l == ':' || *l == ' ' || *l == '\t')
+				l++;
+			return l;
+		}
+		l = strchr(l, '\n');
+		l = l != NULL ? l + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* ---- CPU lists: "0-3,8", isolcpus flags ("domain,managed_irq,2-3") skipped ---- */
+
+static void cpus_add(struct cpus *s, long cpu)
+{
+	if (cpu >= 0 && cpu < NCPUS)
+		s->bit[cpu / 64] |= 1ull << (cpu % 64);
+}
+
+static bool cpus_has(const struct cpus *s, long cpu)
+{
+	return cpu >= 0 && cpu < NCPUS && (s->bit[cpu / 64] >> (cpu % 64) & 1);
+}
+
+static bool cpus_empty(const struct cpus *s)
+{
+	for (size_t i = 0; i < NCPUS / 64; i++)
+		if (s->bit[i])
+			return false;
+	return true;
+}
+
+static void cpus_parse(struct cpus *s, const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *tok = p, *comma = memchr(p, ',', (size_t)(end - p));
+		const char *tend = comma ? comma : end;
+		char *e;
+		long a, b;
+
+		p = comma ? comma + 1 : end;
+		if ((size_t)(tend - tok) == 3 && strncmp(tok, "all", 3) == 0) {
+			memset(s->bit, 0xff, sizeof(s->bit));
+			continue;
+		}
+		if (!isdigit((unsigned char)*tok))
+			continue;       /* a flag such as nohz or domain */
+		a = strtol(tok, &e, 10);
+		b = a;
+		if (e < tend && *e == '-')
+			b = strtol(e + 1, &e, 10);
+		for (long c = a; c <= b && c < NCPUS; c++)
+			cpus_add(s, c);
+	}
+}
+
+/* "0-1,4" */
+static void cpus_format(const struct cpus *s, char *out, size_t len)
+{
+	size_t n = 0;
+
+	out[0] = '\0';
+	for (long c = 0; c < NCPUS && n < len; c++) {
+		long e = c;
+
+		if (!cpus_has(s, c))
+			continue;
+		while (cpus_has(s, e + 1))
+			e++;
+		if (e == c)
+			n += (size_t)snprintf(out + n, len - n, "%s%ld", n ? "," : "", c);
+		else
+			n += (size_t)snprintf(out + n, len - n, "%s%ld-%ld", n ? "," : "", c, e);
+		c = e;
+	}
+}
+
+/* The online CPUs; CPU 0 when the file cannot be read. */
+static void cpus_online(const struct checksys *cs, struct cpus *s)
+{
+	char buf[512];
+	int n = read_at(cs, buf, sizeof(buf), "/sys/devices/system/cpu/online");
+
+	memset(s, 0, sizeof(*s));
+	if (n > 0)
+		cpus_parse(s, buf, (size_t)n);
+	else
+		cpus_add(s, 0);
+}
+
+/* ---- the configured threads ---- */
+
+static void widen(int prio, int *lo, int *hi)
+{
+	if (prio == CONF_PRIO_OTHER)
+		return;
+	*lo = prio < *lo ? prio : *lo;
+	*hi = prio > *hi ? prio : *hi;
+}
+
+/* The lowest and highest SCHED_FIFO priority of the threads the config starts;
+ * 0 and 0 when every thread is SCHED_OTHER. Without a config: any RT task
+ * counts (1) and the timer's default is the highest. */
+static void prio_range(const struct checksys *cs, int *lo, int *hi)
+{
+	const struct conf *c = cs->conf;
+	int l = INT_MAX, h = 0;
+
+	if (!cs->have_conf) {
+		*lo = 1;
+		*hi = c->timer.priority;
+		return;
+	}
+	widen(c->logger.flusher_priority, &l, &h);
+	if (c->nparallel > 0)
+		widen(c->timer.priority, &l, &h);
+	for (unsigned i = 0; i < c->nserial; i++)
+		widen(c->serial[i].priority, &l, &h);
+	for (unsigned i = 0; i < c->nparallel; i++)
+		widen(c->parallel[i].priority, &l, &h);
+	*lo = h > 0 ? l : 0;
+	*hi = h;
+}
+
+/* The CPUs real-time threads are pinned to. */
+static void pinned_cpus(const struct conf *c, struct cpus *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (c->logger.flusher_priority > 0 && c->logger.flusher_cpu >= 0)
+		cpus_add(s, c->logger.flusher_cpu);
+	if (c->nparallel > 0 && c->timer.priority > 0 && c->timer.cpu >= 0)
+		cpus_add(s, c->timer.cpu);
+	for (unsigned i = 0; i < c->nserial; i++)
+		if (c->serial[i].priority > 0 && c->serial[i].cpu >= 0)
+			cpus_add(s, c->serial[i].cpu);
+	for (unsigned i = 0; i < c->nparallel; i++)
+		if (c->parallel[i].priority > 0 && c->parallel[i].cpu >= 0)
+			cpus_add(s, c->parallel[i].cpu);
+}
+
+/* The first pinned thread (any policy) whose CPU is not in `allowed`, as
+ * "[timer] cpu = 3"; false when there is none. */
+static bool pinned_outside(const struct conf *c, const struct cpus *allowed, char *out,
+			   size_t len)
+{
+	if (c->logger.flusher_cpu >= 0 && !cpus_has(allowed, c->logger.flusher_cpu)) {
+		snprintf(out, len, "[logger] flusher_cpu = %d", c->logger.flusher_cpu);
+		return true;
+	}
+	if (c->timer.cpu >= 0 && !cpus_has(allowed, c->timer.cpu)) {
+		snprintf(out, len, "[timer] cpu = %d", c->timer.cpu);
+		return true;
+	}
+	for (unsigned i = 0; i < c->nserial; i++)
+		if (c->serial[i].cpu >= 0 && !cpus_has(allowed, c->serial[i].cpu)) {
+			snprintf(out, len, "[serial %s] cpu = %d", c->serial[i].name, c->serial[i].cpu);
+			return true;
+		}
+	for (unsigned i = 0; i < c->nparallel; i++)
+		if (c->parallel[i].cpu >= 0 && !cpus_has(allowed, c->parallel[i].cpu)) {
+			snprintf(out, len, "[parallel %s] cpu = %d", c->parallel[i].name,
+				 c->parallel[i].cpu);
+			return true;
+		}
+	return false;
+}
+
+/* ---- system-wide checks ---- */
+
+void checksys_config(const struct checksys *cs, struct checksys_result *r)
+{
+	const struct conf *c = cs->conf;
+
+	if (cs->have_conf)
+		set(r, CHECKSYS_OK, "config", "%s: %u serial, %u parallel ports; rt = %s", c->path,
+		    c->nserial, c->nparallel, c->logger.rt_required ? "required" : "best-effort");
+	else
+		set(r, CHECKSYS_WARN, "config", "%s: not found: port checks skipped, priorities "
+		    "and CPUs are the defaults; fix: write the config (see config/portlogd.conf) "
+		    "or pass -c FILE", c->path);
+}
+
+/* The preemption model named in /proc/version ("#1 SMP PREEMPT_DYNAMIC ..."). */
+static const char *preempt_model(const char *version)
+{
+	const char *p = strchr(version, '#');
+
+	for (p = p ? p : version; *p != '\0'; ) {
+		size_t n;
+
+		while (*p == ' ')
+			p++;
+		n = strcspn(p, " ");
+		if (n == 10 && strncmp(p, "PREEMPT_RT", n) == 0)
+			return "PREEMPT_RT";
+		if (n == 15 && strncmp(p, "PREEMPT_DYNAMIC", n) == 0)
+			return "PREEMPT_DYNAMIC";
+		if (n == 7 && strncmp(p, "PREEMPT", n) == 0)
+			return strncmp(p + n, " RT", 3) == 0 ? "PREEMPT_RT" : "PREEMPT";
+		p += n;
+	}
+	return "no forced preemption";
+}
+
+void checksys_kernel_rt(const struct checksys *cs, struct checksys_result *r)
+{
+	char buf[1024], cmdline[4096];
+	const char *model;
+	int n;
+
+	if (read_at(cs, buf, sizeof(buf), "/sys/kernel/realtime") > 0 && strcmp(buf, "1") == 0) {
+		set(r, CHECKSYS_OK, "kernel-rt", "PREEMPT_RT kernel (/sys/kernel/realtime = 1)");
+		return;
+	}
+	n = read_at(cs, buf, sizeof(buf), "/proc/version");
+	if (n < 0) {
+		set(r, CHECKSYS_WARN, "kernel-rt", "cannot read /proc/version (%s); fix: check "
+		    "uname -v for PREEMPT_RT", strerrorname_np(-n));
+		return;
+	}
+	model = preempt_model(buf);
+	if (strcmp(model, "PREEMPT_RT") == 0) {
+		set(r, CHECKSYS_OK, "kernel-rt", "PREEMPT_RT kernel (/proc/version)");
+		return;
+	}
+	if (read_at(cs, cmdline, sizeof(cmdline), "/proc/cmdline") < 0)
+		cmdline[0] = '\0';
+	set(r, CHECKSYS_WARN, "kernel-rt", "%s kernel, not PREEMPT_RT: a wake-up can wait for "
+	    "a long non-preemptible kernel section, hundreds of us under load; fix: install and "
+	    "boot a PREEMPT_RT kernel (Debian: apt install linux-image-rt-$(dpkg "
+	    "--print-architecture))%s", model,
+	    strcmp(model, "PREEMPT_DYNAMIC") == 0 && strstr(cmdline, "preempt=full") == NULL
+	    ? ", meanwhile boot with preempt=full" : "");
+}
+
+void checksys_rt_throttle(const struct checksys *cs, struct checksys_result *r)
+{
+	char runtime[64], period[64];
+	int n = read_at(cs, runtime, sizeof(runtime), "/proc/sys/kernel/sched_rt_runtime_us");
+
+	if (n < 0) {
+		set(r, CHECKSYS_WARN, "rt-throttle", "cannot read /proc/sys/kernel/"
+		    "sched_rt_runtime_us (%s); fix: check sysctl kernel.sched_rt_runtime_us",
+		    strerrorname_np(-n));
+		return;
+	}
+	if (strcmp(runtime, "-1") == 0) {
+		set(r, CHECKSYS_OK, "rt-throttle", "sched_rt_runtime_us = -1: real-time threads "
+		    "are never throttled");
+		return;
+	}
+	if (read_at(cs, period, sizeof(period), "/proc/sys/kernel/sched_rt_period_us") < 0)
+		snprintf(period, sizeof(period), "?");
+	else if (strtol(runtime, NULL, 10) >= strtol(period, NULL, 10)) {
+		set(r, CHECKSYS_OK, "rt-throttle", "sched_rt_runtime_us = %s, the whole "
+		    "sched_rt_period_us: real-time threads are never throttled", runtime);
+		return;
+	}
+	set(r, CHECKSYS_WARN, "rt-throttle", "sched_rt_runtime_us = %s of sched_rt_period_us = "
+	    "%s: real-time threads that use that much of a period are stopped for the rest of "
+	    "it; fix: echo -1 > /proc/sys/kernel/sched_rt_runtime_us (sysctl "
+	    "kernel.sched_rt_runtime_us=-1; keep it in /etc/sysctl.d/)", runtime, period);
+}
+
+void checksys_cpufreq(const struct checksys *cs, struct checksys_result *r)
+{
+	struct cpus online, slow = { 0 };
+	char gov[64], first[64] = "", list[256];
+	long firstcpu = -1;
+	int seen = 0;
+
+	cpus_online(cs, &online);
+	for (long c = 0; c < NCPUS; c++) {
+		if (!cpus_has(&online, c)
+		    || read_at(cs, gov, sizeof(gov), "/sys/devices/system/cpu/cpu%ld/cpufreq/"
+			       "scaling_governor", c) < 0)
+			continue;
+		seen++;
+		if (strcmp(gov, "performance") != 0) {
+			cpus_add(&slow, c);
+			if (firstcpu < 0) {
+				firstcpu = c;
+				snprintf(first, sizeof(first), "%s", gov);
+			}
+		}
+	}
+	if (seen == 0) {
+		set(r, CHECKSYS_OK, "cpufreq", "no CPU frequency scaling (no cpufreq driver)");
+		return;
+	}
+	if (cpus_empty(&slow)) {
+		cpus_format(&online, list, sizeof(list));
+		set(r, CHECKSYS_OK, "cpufreq", "governor performance on CPUs %s", list);
+		return;
+	}
+	cpus_format(&slow, list, sizeof(list));
+	set(r, CHECKSYS_WARN, "cpufreq", "CPUs %s are not at governor performance (cpu%ld: %s): "
+	    "an idle CPU clocks down and a wake-up runs slow until it ramps up; fix: cpupower "
+	    "frequency-set -g performance (package linux-cpupower), or echo performance > "
+	    "/sys/devices/system/cpu/cpuN/cpufreq/scaling_governor", list, firstcpu, first);
+}
+
+struct idle_state {
+	char name[64];
+	long latency;
+	long cpu;
+};
+
+/* The us portlogd will hold /dev/cpu_dma_latency at, or -1: off in the config,
+ * or the device is missing or not writable (cpu-dma-latency says which). */
+static int dma_held(const struct checksys *cs)
+{
+	char path[PATH_MAX];
+
+	if (cs->conf->timer.cpu_dma_latency < 0)
+		return -1;
+	path_at(cs, path, sizeof(path), "/dev/cpu_dma_latency");
+	return access(path, W_OK) == 0 ? cs->conf->timer.cpu_dma_latency : -1;
+}
+
+void checksys_cpuidle(const struct checksys *cs, struct checksys_result *r)
+{
+	const int dma = dma_held(cs);
+	struct idle_state costly = { .latency = -1 }, held = { .latency = -1 };
+	struct cpus online, bad = { 0 };
+	char buf[64], list[256], fix[96];
+	int seen = 0;
+
+	if (cs->conf->timer.cpu_dma_latency < 0)
+		snprintf(fix, sizeof(fix), "set [timer] cpu_dma_latency = 0");
+	else if (dma < 0)
+		snprintf(fix, sizeof(fix), "let portlogd hold /dev/cpu_dma_latency (see "
+			 "cpu-dma-latency)");
+	else
+		snprintf(fix, sizeof(fix), "lower [timer] cpu_dma_latency to %d",
+			 CHECKSYS_DEEP_IDLE_US);
+	cpus_online(cs, &online);
+	for (long c = 0; c < NCPUS; c++) {
+		if (!cpus_has(&online, c))
+			continue;
+		for (int s = 0; ; s++) {
+			struct idle_state st = { .cpu = c };
+			if (read_at(cs, buf, sizeof(buf), IDLE_STATE, c, s, "latency") < 0)
+				break;
+			seen++;
+			st.latency = strtol(buf, NULL, 10);
+			if (read_at(cs, st.name, sizeof(st.name), IDLE_STATE, c, s, "name") < 0)
+				snprintf(st.name, sizeof(st.name), "state%d", s);
+			if (st.latency <= CHECKSYS_DEEP_IDLE_US
+			    || (read_at(cs, buf, sizeof(buf), IDLE_STATE, c, s, "disable") > 0
+				&& strcmp(buf, "0") != 0))
+				continue;
+			/* PM QoS keeps CPUs out of states slower than the held value */
+			if (dma >= 0 && st.latency > dma) {
+				if (st.latency > held.latency)
+					held = st;
+				continue;
+			}
+			cpus_add(&bad, c);
+			if (st.latency > costly.latency)
+				costly = st;
+		}
+	}
+	if (seen == 0) {
+		set(r, CHECKSYS_OK, "cpuidle", "no cpuidle states (no cpuidle driver)");
+	} else if (!cpus_empty(&bad)) {
+		cpus_format(&bad, list, sizeof(list));
+		set(r, CHECKSYS_WARN, "cpuidle", "CPUs %s may enter idle states slower than %d us "
+		    "(cpu%ld: %s, %ld us to wake)%s; fix: %s, or disable them: cpupower idle-set "
+		    "-D %d, or boot with intel_idle.max_cstate=1 processor.max_cstate=1", list,
+		    CHECKSYS_DEEP_IDLE_US, costly.cpu, costly.name, costly.latency,
+		    cs->conf->timer.cpu_dma_latency < 0 ? " and [timer] cpu_dma_latency = off"
+		    : dma < 0 ? " and portlogd cannot hold /dev/cpu_dma_latency" : "", fix,
+		    CHECKSYS_DEEP_IDLE_US);
+	} else if (held.latency >= 0) {
+		set(r, CHECKSYS_OK, "cpuidle", "deep idle states (cpu%ld: %s, %ld us) are kept off "
+		    "while portlogd holds /dev/cpu_dma_latency at %d us (see cpu-dma-latency)",
+		    held.cpu, held.name, held.latency, dma);
+	} else {
+		set(r, CHECKSYS_OK, "cpuidle", "no enabled idle state takes more than %d us to wake",
+		    CHECKSYS_DEEP_IDLE_US);
+	}
+}
+
+/* "mode 0660, owner 0, group 20 (dialout)" for messages about access. */
+static void describe_owner(const struct stat *st, char *out, size_t len)
+{
+	struct group *g = getgrgid(st->st_gid);
+
+	snprintf(out, len, "mode %04o, owner %u, group %u%s%s%s", (unsigned)(st->st_mode & 07777),
+		 (unsigned)st->st_uid, (unsigned)st->st_gid, g ? " (" : "", g ? g->gr_name : "",
+		 g ? ")" : "");
+}
+
+void checksys_cpu_dma_latency(const struct checksys *cs, struct checksys_result *r)
+{
+	const int dma = cs->conf->timer.cpu_dma_latency;
+	enum checksys_level bad = cs->conf->logger.rt_required ? CHECKSYS_FAIL : CHECKSYS_WARN;
+	char path[PATH_MAX], owner[128];
+	struct stat st;
+
+	if (dma < 0) {
+		set(r, CHECKSYS_OK, "cpu-dma-latency", "[timer] cpu_dma_latency = off: not held "
+		    "(see cpuidle for what that costs)");
+		return;
+	}
+	path_at(cs, path, sizeof(path), "/dev/cpu_dma_latency");
+	if (stat(path, &st) < 0) {
+		set(r, bad, "cpu-dma-latency", "/dev/cpu_dma_latency: %s; fix: a kernel with PM "
+		    "QoS (CONFIG_PM), or set [timer] cpu_dma_latency = off", strerrorname_np(errno));
+		return;
+	}
+	if (access(path, W_OK) < 0) {
+		describe_owner(&st, owner, sizeof(owner));
+		set(r, bad, "cpu-dma-latency", "/dev/cpu_dma_latency (%s): uid %u cannot write it, "
+		    "so CPUs may sleep in deep idle states%s; fix: run as root, or a udev rule "
+		    "KERNEL==\"cpu_dma_latency\", GROUP=\"portlogd\", MODE=\"0660\", or set [timer] "
+		    "cpu_dma_latency = off", owner, (unsigned)getuid(),
+		    bad == CHECKSYS_FAIL ? ", and rt = required stops the start" : "");
+		return;
+	}
+	set(r, CHECKSYS_OK, "cpu-dma-latency", "portlogd can hold /dev/cpu_dma_latency at %d us "
+	    "while it runs", dma);
+}
+
+void checksys_smt(const struct checksys *cs, struct checksys_result *r)
+{
+	char active[16], control[32];
+	int n = read_at(cs, active, sizeof(active), "/sys/devices/system/cpu/smt/active");
+
+	if (read_at(cs, control, sizeof(control), "/sys/devices/system/cpu/smt/control") < 0)
+		snprintf(control, sizeof(control), "?");
+	if (n < 0)
+		set(r, CHECKSYS_WARN, "smt", "cannot read /sys/devices/system/cpu/smt/active (%s); "
+		    "fix: if lscpu shows 2 threads per core, boot with nosmt", strerrorname_np(-n));
+	else if (strcmp(active, "0") == 0)
+		set(r, CHECKSYS_OK, "smt", "SMT not active (control = %s)", control);
+	else
+		set(r, CHECKSYS_WARN, "smt", "SMT active (control = %s): a real-time thread shares "
+		    "its core with whatever runs on the sibling thread; fix: boot with nosmt, or "
+		    "echo off > /sys/devices/system/cpu/smt/control, or disable Hyper-Threading in "
+		    "the firmware", control);
+}
+
+/* The CPU list of a kernel parameter ("isolcpus=") in /proc/cmdline. */
+static void cmdline_cpus(const char *cmdline, const char *param, struct cpus *s)
+{
+	size_t pl = strlen(param);
+
+	memset(s, 0, sizeof(*s));
+	for (const char *p = cmdline; (p = strstr(p, param)) != NULL; p += pl)
+		if (p == cmdline || p[-1] == ' ')
+			cpus_parse(s, p + pl, strcspn(p + pl, " "));
+}
+
+void checksys_isolation(const struct checksys *cs, struct checksys_result *r)
+{
+	static const char *const param[] = { "isolcpus=", "nohz_full=", "rcu_nocbs=" };
+	char cmdline[4096], status[4096], what[CONF_NAME_MAX + 32], list[256], missing[512] = "";
+	char fix[768] = "";
+	struct cpus pinned, allowed = { 0 }, set_of[3];
+	size_t ml = 0, fl = 0;
+	const char *al;
+
+	pinned_cpus(cs->conf, &pinned);
+	if (read_at(cs, status, sizeof(status), "/proc/self/status") > 0
+	    && (al = field_of(status, "Cpus_allowed_list")) != NULL) {
+		cpus_parse(&allowed, al, strcspn(al, "\n"));
+		if (pinned_outside(cs->conf, &allowed, what, sizeof(what))) {
+			cpus_format(&allowed, list, sizeof(list));
+			set(r, CHECKSYS_FAIL, "isolation", "%s: this process may not run there "
+			    "(Cpus_allowed_list %s), the daemon would exit 78; fix: use one of %s, "
+			    "or any", what, list, list);
+			return;
+		}
+	}
+	if (read_at(cs, cmdline, sizeof(cmdline), "/proc/cmdline") < 0)
+		cmdline[0] = '\0';
+	for (int i = 0; i < 3; i++)
+		cmdline_cpus(cmdline, param[i], &set_of[i]);
+	if (cpus_empty(&pinned)) {
+		set(r, CHECKSYS_WARN, "isolation", "no real-time thread is pinned to a CPU: they "
+		    "share CPUs with everything else; fix: set cpu = N in [timer], [serial] and "
+		    "[parallel], and boot with isolcpus=N nohz_full=N rcu_nocbs=N irqaffinity=<the "
+		    "other CPUs>");
+		return;
+	}
+	cpus_format(&pinned, list, sizeof(list));
+	for (int i = 0; i < 3; i++) {
+		struct cpus miss = { 0 }, both = set_of[i];
+		char ml_list[256];
+
+		for (long c = 0; c < NCPUS; c++)
+			if (cpus_has(&pinned, c) && !cpus_has(&set_of[i], c)) {
+				cpus_add(&miss, c);
+				cpus_add(&both, c);
+			}
+		if (cpus_empty(&miss))
+			continue;
+		cpus_format(&miss, ml_list, sizeof(ml_list));
+		ml += (size_t)snprintf(missing + ml, sizeof(missing) - ml, "%s%.*s lacks %s",
+				       ml ? ", " : "", (int)strlen(param[i]) - 1, param[i], ml_list);
+		cpus_format(&both, ml_list, sizeof(ml_list));
+		fl += (size_t)snprintf(fix + fl, sizeof(fix) - fl, "%s%s%s", fl ? " " : "",
+				       param[i], ml_list);
+		if (ml >= sizeof(missing) || fl >= sizeof(fix))
+			break;
+	}
+	if (cpus_has(&pinned, 0))      /* tick_nohz_init() drops the boot CPU from nohz_full */
+		set(r, CHECKSYS_WARN, "isolation", "real-time threads pinned to CPUs %s: CPU 0 is "
+		    "the boot CPU, which keeps the timer tick and housekeeping and cannot be "
+		    "nohz_full; fix: pin them to other CPUs and isolate those", list);
+	else if (fl == 0)
+		set(r, CHECKSYS_OK, "isolation", "real-time threads pinned to CPUs %s, which are in "
+		    "isolcpus, nohz_full and rcu_nocbs", list);
+	else
+		set(r, CHECKSYS_WARN, "isolation", "real-time threads pinned to CPUs %s; %s; fix: "
+		    "boot with %s (GRUB_CMDLINE_LINUX in /etc/default/grub, then update-grub)", list,
+		    missing, fix);
+}
+
+/* Calls fn for each process directory ROOT/proc/PID; stops when fn returns true. */
+static void each_pid(const struct checksys *cs, bool (*fn)(const struct checksys *, long, void *),
+		     void *arg)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	path_at(cs, path, sizeof(path), "/proc");
+	d = opendir(path);
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (isdigit((unsigned char)de->d_name[0]) && *end == '\0' && fn(cs, pid, arg))
+			break;
+	}
+	closedir(d);
+}
+
+static bool find_irqbalance(const struct checksys *cs, long pid, void *arg)
+{
+	char comm[64];
+
+	if (read_at(cs, comm, sizeof(comm), "/proc/%ld/comm", pid) < 0
+	    || strcmp(comm, "irqbalance") != 0)
+		return false;
+	*(long *)arg = pid;
+	return true;
+}
+
+void checksys_irqbalance(const struct checksys *cs, struct checksys_result *r)
+{
+	struct cpus pinned;
+	char list[256];
+	long pid = -1;
+
+	each_pid(cs, find_irqbalance, &pid);
+	if (pid < 0) {
+		set(r, CHECKSYS_OK, "irqbalance", "irqbalance is not running");
+		return;
+	}
+	pinned_cpus(cs->conf, &pinned);
+	if (cpus_empty(&pinned))
+		snprintf(list, sizeof(list), "<the real-time CPUs>");
+	else
+		cpus_format(&pinned, list, sizeof(list));
+	set(r, CHECKSYS_WARN, "irqbalance", "irqbalance runs (pid %ld): it moves device "
+	    "interrupts onto the CPUs the real-time threads use; fix: "
+	    "IRQBALANCE_BANNED_CPULIST=%s in /etc/default/irqbalance, or systemctl disable "
+	    "--now irqbalance", pid, list);
+}
+
+struct rt_scan {
+	int lo;                 /* report FIFO/RR tasks at or above this priority */
+	unsigned found;
+	size_t len;
+	char list[640];
+};
+
+/* One /proc/PID/task/TID/stat: an RT task of user space at or above lo? */
+static void scan_stat(struct rt_scan *sc, const char *stat)
+{
+	static const char *const policy_name[] = { [1] = "SCHED_FIFO", [2] = "SCHED_RR",
+						   [6] = "SCHED_DEADLINE" };
+	const char *open = strchr(stat, '('), *close = strrchr(stat, ')'), *p;
+	unsigned long flags = 0;
+	long prio = 0, policy = 0;
+	int field = 3;
+
+	if (open == NULL || close == NULL)
+		return;
+	/* fields after "(comm)": 3 state ... 9 flags ... 40 rt_priority 41 policy */
+	for (p = close[1] != '\0' ? close + 2 : close + 1; *p != '\0' && field <= 41; field++) {
+		if (field == 9)
+			flags = strtoul(p, NULL, 10);
+		else if (field == 40)
+			prio = strtol(p, NULL, 10);
+		else if (field == 41)
+			policy = strtol(p, NULL, 10);
+		p += strcspn(p, " ");
+		p += *p == ' ';
+	}
+	if (field <= 41 || (flags & PF_KTHREAD) || policy < 1 || policy > 6
+	    || policy_name[policy] == NULL || (policy != 6 && prio < sc->lo))
+		return;
+	if (sc->found++ < MAX_LISTED && sc->len < sizeof(sc->list))
+		sc->len += (size_t)snprintf(sc->list + sc->len, sizeof(sc->list) - sc->len,
+					    "%s%ld %.*s %s %ld", sc->len ? ", " : "",
+					    strtol(stat, NULL, 10), (int)(close - open - 1), open + 1,
+					    policy_name[policy], prio);
+}
+
+static bool scan_process(const struct checksys *cs, long pid, void *arg)
+{
+	char comm[64], path[PATH_MAX], stat[1024];
+	struct dirent *de;
+	DIR *d;
+
+	/* portlogd itself: this check, or a running daemon at its own priorities */
+	if (read_at(cs, comm, sizeof(comm), "/proc/%ld/comm", pid) >= 0
+	    && strcmp(comm, "portlogd") == 0)
+		return false;
+	path_at(cs, path, sizeof(path), "/proc/%ld/task", pid);
+	d = opendir(path);
+	if (d == NULL) {
+		if (read_at(cs, stat, sizeof(stat), "/proc/%ld/stat", pid) > 0)
+			scan_stat(arg, stat);
+		return false;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (isdigit((unsigned char)de->d_name[0])
+		    && read_at(cs, stat, sizeof(stat), "/proc/%ld/task/%s/stat", pid,
+			       de->d_name) > 0)
+			scan_stat(arg, stat);
+	closedir(d);
+	return false;
+}
+
+void checksys_rt_tasks(const struct checksys *cs, struct checksys_result *r)
+{
+	struct rt_scan sc = { 0 };
+	int hi;
+
+	prio_range(cs, &sc.lo, &hi);
+	if (sc.lo == 0)
+		sc.lo = 1;      /* every thread SCHED_OTHER: any real-time task comes first */
+	each_pid(cs, scan_process, &sc);
+	if (sc.found == 0) {
+		set(r, CHECKSYS_OK, "rt-tasks", "no other user-space SCHED_FIFO/RR task at "
+		    "priority %d or above, no SCHED_DEADLINE task (kernel threads not counted)",
+		    sc.lo);
+		return;
+	}
+	set(r, CHECKSYS_WARN, "rt-tasks", "%u user-space task%s at or above priority %d, our "
+	    "lowest: %s%s; they run before portlogd's threads (or take turns with them); fix: "
+	    "stop them, or lower them (chrt -o -p 0 PID; their unit's CPUSchedulingPolicy=), "
+	    "or raise portlogd's priorities above theirs", sc.found, sc.found == 1 ? "" : "s",
+	    sc.lo, sc.list, sc.found > MAX_LISTED ? ", ..." : "");
+}
+
+/* Is capability `bit` in CapEff of ROOT/proc/self/status? -errno when unknown. */
+static int has_cap(const struct checksys *cs, int bit)
+{
+	char status[4096];
+	const char *v;
+	int n = read_at(cs, status, sizeof(status), "/proc/self/status");
+
+	if (n < 0)
+		return n;
+	v = field_of(status, "CapEff");
+	if (v == NULL)
+		return -ENOENT;
+	return (int)(strtoull(v, NULL, 16) >> bit & 1);
+}
+
+/* The soft limit of a "Max ..." line of ROOT/proc/self/limits: a number, -1 for
+ * unlimited, -2 when unknown. */
+static long long soft_limit(const struct checksys *cs, const char *key)
+{
+	char limits[4096];
+	const char *v;
+
+	if (read_at(cs, limits, sizeof(limits), "/proc/self/limits") < 0
+	    || (v = field_of(limits, key)) == NULL)
+		return -2;
+	if (strncmp(v, "unlimited", 9) == 0)
+		return -1;
+	return isdigit((unsigned char)*v) ? strtoll(v, NULL, 10) : -2;
+}
+
+/* A privilege the daemon asks for: a capability, or a soft limit high enough. */
+struct privilege {
+	const char *check, *cap, *rlimit, *key; /* key: its line in /proc/self/limits */
+	int cap_bit;
+	char ulimit;                            /* the ulimit option that shows it */
+	long long need;                         /* the limit that suffices; -1: unlimited */
+	const char *allows;                     /* "SCHED_FIFO at 97" */
+	const char *shortfall;                  /* after "RLIMIT_X = N" when too low */
+	const char *lost;                       /* what best-effort runs without */
+	const char *unit_fix, *limits_fix;      /* "LimitRTPRIO=97", "rtprio 97" */
+};
+
+static void check_privilege(const struct checksys *cs, const struct privilege *p,
+			    struct checksys_result *r)
+{
+	enum checksys_level bad = cs->conf->logger.rt_required ? CHECKSYS_FAIL : CHECKSYS_WARN;
+	long long lim = soft_limit(cs, p->key);
+	int cap = has_cap(cs, p->cap_bit);
+	char shown[32];
+
+	if (lim == -1)
+		snprintf(shown, sizeof(shown), "unlimited");
+	else
+		snprintf(shown, sizeof(shown), "%lld", lim);
+	if (cap == 1)
+		set(r, CHECKSYS_OK, p->check, "%s: %s allowed", p->cap, p->allows);
+	else if (lim == -1 || (p->need >= 0 && lim >= p->need))
+		set(r, CHECKSYS_OK, p->check, "%s = %s: %s allowed", p->rlimit, shown, p->allows);
+	else if (lim == -2 || cap < 0)
+		set(r, CHECKSYS_WARN, p->check, "cannot read %s or CapEff from /proc/self; fix: "
+		    "check ulimit -%c and the unit's %.*s=", p->rlimit, p->ulimit,
+		    (int)strcspn(p->unit_fix, "="), p->unit_fix);
+	else
+		set(r, bad, p->check, "no %s and %s = %s%s: %s; fix: AmbientCapabilities=%s or %s "
+		    "in the unit, or 'USER - %s' in /etc/security/limits.d/portlogd.conf", p->cap,
+		    p->rlimit, shown, p->shortfall,
+		    bad == CHECKSYS_FAIL ? "rt = required stops the start" : p->lost, p->cap,
+		    p->unit_fix, p->limits_fix);
+}
+
+void checksys_rlimit_rtprio(const struct checksys *cs, struct checksys_result *r)
+{
+	char allows[32], shortfall[64], unit_fix[32], limits_fix[32];
+	int lo, hi;
+
+	prio_range(cs, &lo, &hi);
+	if (hi == 0) {
+		set(r, CHECKSYS_OK, "rlimit-rtprio", "every thread is SCHED_OTHER (priority = "
+		    "other): no privilege needed");
+		return;
+	}
+	snprintf(allows, sizeof(allows), "SCHED_FIFO at %d", hi);
+	snprintf(shortfall, sizeof(shortfall), ", below %d, the highest configured priority", hi);
+	snprintf(unit_fix, sizeof(unit_fix), "LimitRTPRIO=%d", hi);
+	snprintf(limits_fix, sizeof(limits_fix), "rtprio %d", hi);
+	check_privilege(cs, &(struct privilege){
+		.check = "rlimit-rtprio", .cap = "CAP_SYS_NICE", .rlimit = "RLIMIT_RTPRIO",
+		.key = "Max realtime priority", .cap_bit = CAP_SYS_NICE_BIT, .ulimit = 'r',
+		.need = hi, .allows = allows, .shortfall = shortfall,
+		.lost = "every thread would run SCHED_OTHER", .unit_fix = unit_fix,
+		.limits_fix = limits_fix }, r);
+}
+
+void checksys_rlimit_memlock(const struct checksys *cs, struct checksys_result *r)
+{
+	const struct conf *c = cs->conf;
+	unsigned long long rings = 256;         /* the daemon's own ring */
+	char shortfall[96];
+
+	/* mlockall(MCL_FUTURE) counts every mapping, the rings are only the largest */
+	for (unsigned i = 0; i < c->nserial; i++)
+		rings += (c->serial[i].lines ? 2ull : 1ull) * c->logger.ring_records;
+	rings += (unsigned long long)c->nparallel * c->logger.ring_records;
+	snprintf(shortfall, sizeof(shortfall), " bytes, not unlimited (the rings alone take "
+		 "%llu MiB)", (rings * REC_SIZE + (1 << 20) - 1) >> 20);
+	check_privilege(cs, &(struct privilege){
+		.check = "rlimit-memlock", .cap = "CAP_IPC_LOCK", .rlimit = "RLIMIT_MEMLOCK",
+		.key = "Max locked memory", .cap_bit = CAP_IPC_LOCK_BIT, .ulimit = 'l',
+		.need = -1, .allows = "mlockall", .shortfall = shortfall,
+		.lost = "memory stays unlocked and a page fault can stall a real-time thread",
+		.unit_fix = "LimitMEMLOCK=infinity", .limits_fix = "memlock unlimited" }, r);
+}
+
+void checksys_clocksource(const struct checksys *cs, struct checksys_result *r)
+{
+	/* read from user space through the vDSO, no system call per timestamp */
+	static const char *const fast[] = { "tsc", "arch_sys_counter", "riscv_clocksource",
+					    "hyperv_clocksource_tsc_page", "timebase", NULL };
+	const char *dir = "/sys/devices/system/clocksource/clocksource0";
+	char cur[64], avail[256];
+	int n = read_at(cs, cur, sizeof(cur), "%s/current_clocksource", dir);
+
+	if (n < 0) {
+		set(r, CHECKSYS_WARN, "clocksource", "cannot read %s/current_clocksource (%s); "
+		    "fix: check it by hand, tsc is best on x86", dir, strerrorname_np(-n));
+		return;
+	}
+	for (int i = 0; fast[i] != NULL; i++)
+		if (strcmp(cur, fast[i]) == 0) {
+			set(r, CHECKSYS_OK, "clocksource", "%s: read in user space, no system call "
+			    "per timestamp", cur);
+			return;
+		}
+	if (strcmp(cur, "kvm-clock") == 0) {
+		/* pvclock: vDSO-readable when the host marks it stable, which it normally does */
+		set(r, CHECKSYS_OK, "clocksource", "kvm-clock: a virtual machine's paravirtual "
+		    "clock, normally read in user space from the TSC like tsc; the stable choice "
+		    "in a VM");
+		return;
+	}
+	if (read_at(cs, avail, sizeof(avail), "%s/available_clocksource", dir) < 0)
+		avail[0] = '\0';
+	set(r, CHECKSYS_WARN, "clocksource", "%s (available: %s): every timestamp is a system "
+	    "call and a slow device read; fix: if the TSC is stable (no 'TSC unstable' in "
+	    "dmesg), boot with clocksource=tsc tsc=reliable, or echo tsc > "
+	    "%s/current_clocksource", cur, avail, dir);
+}
+
+/* ---- per port ---- */
+
+/* "/dev/serial/by-id/../../ttyUSB0" -> "/dev/ttyUSB0", in place: drops "." and
+ * empty components and each ".." with the one before it (never above "/"). */
+static void normalize(char *path)
+{
+	char *out = path, *p = path;
+
+	while (*p != '\0') {
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (n == 0 || (n == 1 && p[0] == '.')) {
+			/* nothing to keep */
+		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (out > path && *--out != '/')
+				;
+		} else {
+			*out++ = '/';
+			memmove(out, p, n);
+			out += n;
+		}
+		p += n;
+	}
+	if (out == path)
+		*out++ = '/';
+	*out = '\0';
+}
+
+/* Follows symbolic links of the last component inside the root: an absolute
+ * target is taken from the root, a relative one from the link's directory.
+ * out gets the resolved path below the root ("/dev/ttyUSB0"). */
+static int resolve(const struct checksys *cs, const char *dev, char *out, size_t len)
+{
+	char cur[PATH_MAX], full[PATH_MAX], target[PATH_MAX];
+
+	snprintf(cur, sizeof(cur), "%s", dev);
+	snprintf(out, len, "%s", dev);
+	for (int hop = 0; hop < 40; hop++) {
+		ssize_t n;
+		char *slash;
+
+		path_at(cs, full, sizeof(full), "%s", cur);
+		n = readlink(full, target, sizeof(target) - 1);
+		if (n < 0) {
+			if (cur[0] == '/')
+				normalize(cur);
+			snprintf(out, len, "%s", cur);
+			return errno == EINVAL || errno == ENOENT ? 0 : -errno;
+		}
+		target[n] = '\0';
+		slash = strrchr(cur, '/');
+		if (target[0] == '/' || slash == NULL) {
+			snprintf(cur, sizeof(cur), "%s", target);
+		} else {
+			slash[1] = '\0';
+			if (strlen(cur) + (size_t)n >= sizeof(cur))
+				return -ENAMETOOLONG;
+			memcpy(cur + strlen(cur), target, (size_t)n + 1);
+		}
+	}
+	return -ELOOP;
+}
+
+/* A device (or file) the daemon opens read-write: exists, and this user may. */
+static void device_access(const struct checksys *cs, const char *name, const char *dev,
+			  const char *missing_fix, struct checksys_result *r)
+{
+	char rel[PATH_MAX], full[PATH_MAX], owner[128], shown[PATH_MAX + 8] = "";
+	struct stat st;
+	int e = -resolve(cs, dev, rel, sizeof(rel));
+
+	path_at(cs, full, sizeof(full), "%s", rel);
+	if (strcmp(rel, dev) != 0)
+		snprintf(shown, sizeof(shown), " -> %s", rel);
+	if (e == 0 && stat(full, &st) < 0)
+		e = errno;
+	if (e != 0) {
+		set(r, CHECKSYS_FAIL, name, "%s%s: %s; fix: %s", dev, shown,
+		    e == ENOENT ? "no such device" : strerrorname_np(e), missing_fix);
+		return;
+	}
+	describe_owner(&st, owner, sizeof(owner));
+	if (access(full, R_OK | W_OK) < 0) {
+		set(r, CHECKSYS_FAIL, name, "%s%s (%s): uid %u cannot read and write it; fix: add "
+		    "the service user to the device's group (SupplementaryGroups= in the unit) or "
+		    "a udev rule that grants it", dev, shown, owner, (unsigned)getuid());
+		return;
+	}
+	set(r, CHECKSYS_OK, name, "%s%s: readable and writable by uid %u (%s)", dev, shown,
+	    (unsigned)getuid(), owner);
+}
+
+static void port_name(char *out, size_t len, const char *port, const char *suffix)
+{
+	snprintf(out, len, "port:%s%s", port, suffix);
+}
+
+void checksys_serial_device(const struct checksys *cs, const struct conf_serial *s,
+			    struct checksys_result *r)
+{
+	char name[CHECKSYS_NAME_MAX], fix[CONF_NAME_MAX + 96];
+
+	port_name(name, sizeof(name), s->name, "");
+	snprintf(fix, sizeof(fix), "plug it in, or correct [serial %s] device (ls -l "
+		 "/dev/serial/by-id/)", s->name);
+	device_access(cs, name, s->device, fix, r);
+}
+
+/* The resolved device of a port, below the root; false when it does not exist. */
+static bool resolved_device(const struct checksys *cs, const char *dev, char *rel, size_t len,
+			    struct stat *st)
+{
+	char full[PATH_MAX];
+
+	if (resolve(cs, dev, rel, len) < 0)
+		return false;
+	path_at(cs, full, sizeof(full), "%s", rel);
+	return stat(full, st) == 0;
+}
+
+bool checksys_serial_low_latency(const struct checksys *cs, const struct conf_serial *s,
+				 struct checksys_result *r)
+{
+	char name[CHECKSYS_NAME_MAX], rel[PATH_MAX], flags[64], dir[PATH_MAX];
+	const char *base;
+	struct stat st;
+
+	if (!resolved_device(cs, s->device, rel, sizeof(rel), &st))
+		return false;   /* port:NAME says it is missing */
+	port_name(name, sizeof(name), s->name, ":low-latency");
+	base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+	/* sysfs "flags" is what TIOCGSERIAL returns, without opening the port */
+	if (strncmp(rel, "/dev/pts/", 9) == 0 || read_at(cs, flags, sizeof(flags),
+							 "/sys/class/tty/%s/flags", base) < 0) {
+		path_at(cs, dir, sizeof(dir), "/sys/bus/usb-serial/devices/%s", base);
+		set(r, CHECKSYS_OK, name, "n/a: %s is not a UART%s", rel,
+		    access(dir, F_OK) == 0 ? " (USB serial, see ftdi-latency)" : "");
+		return true;
+	}
+	/* no WARN: any user who may open the port may set this flag, and portlogd does */
+	if (strtoul(flags, NULL, 16) & ASYNC_LOW_LATENCY_FLAG)
+		set(r, CHECKSYS_OK, name, "%s: ASYNC_LOW_LATENCY set (flags %s)", rel, flags);
+	else
+		set(r, CHECKSYS_OK, name, "%s: ASYNC_LOW_LATENCY not set yet (flags %s); portlogd "
+		    "sets it when it opens the port (EV open low_latency=on)", rel, flags);
+	return true;
+}
+
+bool checksys_serial_ftdi(const struct checksys *cs, const struct conf_serial *s,
+			  struct checksys_result *r)
+{
+	char name[CHECKSYS_NAME_MAX], rel[PATH_MAX], path[PATH_MAX], val[32];
+	const char *base;
+	struct stat st;
+
+	if (!resolved_device(cs, s->device, rel, sizeof(rel), &st))
+		return false;
+	base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+	if (read_at(cs, val, sizeof(val), "/sys/bus/usb-serial/devices/%s/latency_timer",
+		    base) < 0)
+		return false;   /* not an FTDI adapter */
+	port_name(name, sizeof(name), s->name, ":ftdi-latency");
+	path_at(cs, path, sizeof(path), "/sys/bus/usb-serial/devices/%s/latency_timer", base);
+	if (strcmp(val, "1") == 0)
+		set(r, CHECKSYS_OK, name, "%s: FTDI latency_timer = 1 ms", base);
+	else if (access(path, W_OK) == 0)
+		set(r, CHECKSYS_OK, name, "%s: FTDI latency_timer = %s ms; portlogd sets it to 1 ms "
+		    "when it opens the port", base, val);
+	else
+		set(r, CHECKSYS_WARN, name, "%s: FTDI latency_timer = %s ms and uid %u cannot write "
+		    "it, so portlogd cannot lower it: the adapter holds received bytes that long "
+		    "before it sends them over USB; fix: the udev rule ACTION==\"add\", "
+		    "SUBSYSTEM==\"usb-serial\", DRIVERS==\"ftdi_sio\", ATTR{latency_timer}=\"1\" "
+		    "(or echo 1 > /sys/bus/usb-serial/devices/%s/latency_timer as root, until the "
+		    "next plug-in)", base, val, (unsigned)getuid(), base);
+	return true;
+}
+
+void checksys_parallel_device(const struct checksys *cs, const struct conf_parallel *p,
+			      struct checksys_result *r)
+{
+	char name[CHECKSYS_NAME_MAX], dev[PATH_MAX], full[PATH_MAX], fix[CONF_NAME_MAX + 96];
+	char *slash;
+
+	port_name(name, sizeof(name), p->name, "");
+	switch (p->driver) {
+	case CONF_PAR_IEEE1284:
+		/* libieee1284 goes through ppdev: parport0 is /dev/parport0 */
+		snprintf(dev, sizeof(dev), "/dev/%s", p->device);
+		device_access(cs, name, dev, "modprobe parport_pc ppdev (is the port enabled in "
+			      "the firmware?)", r);
+		return;
+	case CONF_PAR_LINES:
+		snprintf(fix, sizeof(fix), "plug it in, or correct [parallel %s] device", p->name);
+		device_access(cs, name, p->device, fix, r);
+		return;
+	case CONF_PAR_SIM:
+		break;
+	}
+	path_at(cs, full, sizeof(full), "%s", p->device);
+	if (access(full, F_OK) == 0) {
+		device_access(cs, name, p->device, "", r);
+		return;
+	}
+	snprintf(dev, sizeof(dev), "%s", p->device);
+	slash = strrchr(dev, '/');
+	if (slash != NULL)
+		*(slash == dev ? slash + 1 : slash) = '\0';
+	path_at(cs, full, sizeof(full), "%s", dev);
+	if (access(full, W_OK | X_OK) < 0)
+		set(r, CHECKSYS_FAIL, name, "%s: cannot create it, directory %s: %s; fix: create "
+		    "the directory and let the service user write to it", p->device, dev,
+		    strerrorname_np(errno));
+	else
+		set(r, CHECKSYS_OK, name, "%s: will be created (directory %s writable)", p->device,
+		    dev);
+}
+
+/* ---- the report ---- */
+
+void checksys_print(FILE *out, const struct checksys_result *r, int width)
+{
+	fprintf(out, "%-4s %-*s %s\n", level_word[r->level], width, r->name, r->text);
+}
+
+typedef void (*check_fn)(const struct checksys *, struct checksys_result *);
+
+int checksys_run(const struct checksys *cs, FILE *out)
+{
+	static const check_fn system_checks[] = {
+		checksys_config, checksys_kernel_rt, checksys_rt_throttle, checksys_cpufreq,
+		checksys_cpuidle, checksys_cpu_dma_latency, checksys_smt, checksys_isolation,
+		checksys_irqbalance, checksys_rt_tasks, checksys_rlimit_rtprio,
+		checksys_rlimit_memlock, checksys_clocksource,
+	};
+	const size_t nsys = sizeof(system_checks) / sizeof(system_checks[0]);
+	const struct conf *c = cs->conf;
+	unsigned count[3] = { 0 }, nser = cs->have_conf ? c->nserial : 0;
+	unsigned npar = cs->have_conf ? c->nparallel : 0;
+	/* all results first, so that the name column fits the longest port name */
+	struct checksys_result *r = calloc(nsys + 3 * nser + npar, sizeof(*r));
+	size_t n = 0;
+	int width = 14;
+
+	if (r == NULL) {
+		fprintf(out, "portlogd: out of memory\n");
+		return 1;
+	}
+	for (size_t i = 0; i < nsys; i++)
+		system_checks[i](cs, &r[n++]);
+	for (unsigned i = 0; i < nser; i++) {
+		checksys_serial_device(cs, &c->serial[i], &r[n++]);
+		n += checksys_serial_low_latency(cs, &c->serial[i], &r[n]);
+		n += checksys_serial_ftdi(cs, &c->serial[i], &r[n]);
+	}
+	for (unsigned i = 0; i < npar; i++)
+		checksys_parallel_device(cs, &c->parallel[i], &r[n++]);
+	for (size_t i = 0; i < n; i++)
+		width = (int)strlen(r[i].name) > width ? (int)strlen(r[i].name) : width;
+	for (size_t i = 0; i < n; i++) {
+		checksys_print(out, &r[i], width);
+		count[r[i].level]++;
+	}
+	free(r);
+	fprintf(out, "%u OK, %u WARN, %u FAIL\n", count[CHECKSYS_OK], count[CHECKSYS_WARN],
+		count[CHECKSYS_FAIL]);
+	return count[CHECKSYS_FAIL] > 0 ? 1 : 0;
+}

@@ -1,0 +1,74 @@
+/* checksys.h - portlogd --check-system: is this machine (and user) ready for real time?
+ *
+ * Every check reads files under a root directory ("/" on a live system, a
+ * fixture tree in the tests): ROOT/proc/..., ROOT/sys/..., ROOT/dev/... . No
+ * check calls uname(), getrlimit() or the like, so a check run as the service
+ * user (systemd-run -p User=..., setpriv) sees what the daemon will see, and a
+ * test can drive every path with plain files.
+ *
+ * Levels: FAIL only for what stops the daemon from doing what the config asks
+ * (a device it cannot open, a privilege that rt = required demands); WARN for
+ * what only costs latency and the daemon cannot mend itself (it sets a port's
+ * ASYNC_LOW_LATENCY and an FTDI latency timer it may write at open). Every
+ * WARN and FAIL text ends in "; fix: ...".
+ */
+#ifndef PORTLOGD_CHECKSYS_H
+#define PORTLOGD_CHECKSYS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "conf.h"
+
+#define CHECKSYS_NAME_MAX 64
+#define CHECKSYS_TEXT_MAX 1024
+#define CHECKSYS_DEEP_IDLE_US 10    /* an idle state with a longer exit latency costs */
+
+enum checksys_level { CHECKSYS_OK, CHECKSYS_WARN, CHECKSYS_FAIL };
+
+struct checksys_result {
+	enum checksys_level level;
+	char name[CHECKSYS_NAME_MAX];
+	char text[CHECKSYS_TEXT_MAX];
+};
+
+struct checksys {
+	const char *root;               /* "/" or a fixture tree; no trailing slash needed */
+	const struct conf *conf;        /* the defaults and no ports when there is no config */
+	bool have_conf;
+};
+
+/* System-wide checks; each fills r (never skips). */
+void checksys_config(const struct checksys *cs, struct checksys_result *r);
+void checksys_kernel_rt(const struct checksys *cs, struct checksys_result *r);
+void checksys_rt_throttle(const struct checksys *cs, struct checksys_result *r);
+void checksys_cpufreq(const struct checksys *cs, struct checksys_result *r);
+void checksys_cpuidle(const struct checksys *cs, struct checksys_result *r);
+void checksys_cpu_dma_latency(const struct checksys *cs, struct checksys_result *r);
+void checksys_smt(const struct checksys *cs, struct checksys_result *r);
+void checksys_isolation(const struct checksys *cs, struct checksys_result *r);
+void checksys_irqbalance(const struct checksys *cs, struct checksys_result *r);
+void checksys_rt_tasks(const struct checksys *cs, struct checksys_result *r);
+void checksys_rlimit_rtprio(const struct checksys *cs, struct checksys_result *r);
+void checksys_rlimit_memlock(const struct checksys *cs, struct checksys_result *r);
+void checksys_clocksource(const struct checksys *cs, struct checksys_result *r);
+
+/* Per port. The device checks never skip; the others return false when they do
+ * not apply (the FTDI check for a device that is not an FTDI adapter). */
+void checksys_serial_device(const struct checksys *cs, const struct conf_serial *s,
+			    struct checksys_result *r);
+bool checksys_serial_low_latency(const struct checksys *cs, const struct conf_serial *s,
+				 struct checksys_result *r);
+bool checksys_serial_ftdi(const struct checksys *cs, const struct conf_serial *s,
+			  struct checksys_result *r);
+void checksys_parallel_device(const struct checksys *cs, const struct conf_parallel *p,
+			      struct checksys_result *r);
+
+/* "OK   kernel-rt      text": the level, the name padded to width, the text. */
+void checksys_print(FILE *out, const struct checksys_result *r, int width);
+
+/* Runs every check, prints one line each and "N OK, N WARN, N FAIL".
+ * Returns the exit status: 0 when no check failed, else 1. */
+int checksys_run(const struct checksys *cs, FILE *out);
+
+#endif

@@ -1,0 +1,220 @@
+/* rt.c - memory locking, CPU idle states, SCHED_FIFO: set up, or say what is missing. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "rt.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RT_SANITIZER 1      /* terabytes of shadow mappings: mlockall would exhaust memory */
+#else
+#define RT_SANITIZER 0
+#endif
+
+static const char *const item_name[RT_NITEMS] = {
+	[RT_FIFO] = "sched_fifo", [RT_MLOCK] = "mlockall", [RT_DMA] = "cpu_dma_latency",
+};
+
+static int max_prio(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+void rt_init(struct rt *rt, const struct conf *c)
+{
+	int prio = max_prio(c->logger.flusher_priority, c->nparallel > 0 ? c->timer.priority : 0);
+
+	memset(rt, 0, sizeof(*rt));
+	rt->dma_fd = -1;
+	for (unsigned i = 0; i < c->nserial; i++)
+		prio = max_prio(prio, c->serial[i].priority);
+	for (unsigned i = 0; i < c->nparallel; i++)
+		prio = max_prio(prio, c->parallel[i].priority);
+	rt->fifo_prio = prio;
+	rt->wanted[RT_FIFO] = prio > 0;
+	rt->wanted[RT_MLOCK] = !RT_SANITIZER;
+	rt->wanted[RT_DMA] = c->timer.cpu_dma_latency >= 0;
+}
+
+static int check_cpu(const cpu_set_t *allowed, int cpu, const struct conf *c, const char *sect,
+		     const char *key, int line, char *err, size_t errlen)
+{
+	char list[256];
+	size_t n = 0;
+
+	if (cpu < 0 || CPU_ISSET((size_t)cpu, allowed))
+		return 0;
+	for (int i = 0; i < CPU_SETSIZE && n < sizeof(list) - 8; i++)
+		if (CPU_ISSET((size_t)i, allowed))
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%d", n ? "," : "", i);
+	snprintf(err, errlen, "%s:%d: [%s] %s: this process may not run on CPU %d; "
+		 "use one of %s, or any", c->path, line, sect, key, cpu, list);
+	return -1;
+}
+
+int rt_check_cpus(const struct conf *c, char *err, size_t errlen)
+{
+	cpu_set_t allowed;
+	char sect[CONF_NAME_MAX + 16];
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
+		return 0;       /* cannot know: pthread_create will say EINVAL */
+	if (check_cpu(&allowed, c->logger.flusher_cpu, c, "logger", "flusher_cpu", c->logger.line,
+		      err, errlen)
+	    || check_cpu(&allowed, c->timer.cpu, c, "timer", "cpu", c->timer.line, err, errlen))
+		return -1;
+	for (unsigned i = 0; i < c->nserial; i++) {
+		snprintf(sect, sizeof(sect), "serial %s", c->serial[i].name);
+		if (check_cpu(&allowed, c->serial[i].cpu, c, sect, "cpu", c->serial[i].line, err,
+			      errlen))
+			return -1;
+	}
+	for (unsigned i = 0; i < c->nparallel; i++) {
+		snprintf(sect, sizeof(sect), "parallel %s", c->parallel[i].name);
+		if (check_cpu(&allowed, c->parallel[i].cpu, c, sect, "cpu", c->parallel[i].line,
+			      err, errlen))
+			return -1;
+	}
+	return 0;
+}
+
+static void *probe(void *arg)
+{
+	return arg;
+}
+
+void rt_probe_fifo(struct rt *rt)
+{
+	struct sched_param sp = { .sched_priority = rt->fifo_prio };
+	pthread_attr_t attr;
+	pthread_t t;
+	int rc;
+
+	if (!rt->wanted[RT_FIFO])
+		return;
+	pthread_attr_init(&attr);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+	pthread_attr_setschedparam(&attr, &sp);
+	rc = pthread_create(&t, &attr, probe, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc == 0)
+		pthread_join(t, NULL);
+	/* EAGAIN and the like are no verdict on the privilege; thread_start will tell */
+	rt->err[RT_FIFO] = rc == EPERM ? EPERM : 0;
+}
+
+void rt_lock_memory(struct rt *rt)
+{
+	if (rt->wanted[RT_MLOCK] && mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
+		rt->err[RT_MLOCK] = errno;
+}
+
+void rt_hold_dma_latency(struct rt *rt, int us)
+{
+	int32_t v = us;
+	int fd;
+
+	if (!rt->wanted[RT_DMA])
+		return;
+	/* the PM QoS request lasts as long as the file stays open
+	 * (Documentation/power/pm_qos_interface) */
+	fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rt->err[RT_DMA] = errno;
+		return;
+	}
+	if (write(fd, &v, sizeof(v)) != sizeof(v)) {
+		rt->err[RT_DMA] = errno ? errno : EIO;
+		close(fd);
+		return;
+	}
+	rt->dma_fd = fd;
+}
+
+void rt_fini(struct rt *rt)
+{
+	if (rt->dma_fd >= 0)
+		close(rt->dma_fd);
+	rt->dma_fd = -1;
+}
+
+bool rt_degraded(const struct rt *rt)
+{
+	for (int i = 0; i < RT_NITEMS; i++)
+		if (rt->err[i] != 0)
+			return true;
+	return false;
+}
+
+static long long limit(int resource)
+{
+	struct rlimit rl;
+
+	if (getrlimit(resource, &rl) < 0)
+		return -1;
+	return rl.rlim_cur == RLIM_INFINITY ? -1 : (long long)rl.rlim_cur;
+}
+
+bool rt_describe(const struct rt *rt, enum rt_item item, char *kv, size_t kvlen,
+		 char *prose, size_t proselen)
+{
+	int e = rt->err[item];
+
+	if (e == 0)
+		return false;
+	switch (item) {
+	case RT_FIFO:
+		snprintf(kv, kvlen, "item=sched_fifo need=CAP_SYS_NICE rlimit_rtprio=%lld "
+			 "priority=%d", limit(RLIMIT_RTPRIO), rt->fifo_prio);
+		snprintf(prose, proselen, "SCHED_FIFO at priority %d is not permitted (%s): every "
+			 "thread runs SCHED_OTHER, and any busy process can delay a timestamp by "
+			 "milliseconds. Grant CAP_SYS_NICE (systemd: AmbientCapabilities=CAP_SYS_NICE) "
+			 "or raise RLIMIT_RTPRIO to %d (LimitRTPRIO=%d, or rtprio in "
+			 "/etc/security/limits.conf)", rt->fifo_prio, strerrorname_np(e),
+			 rt->fifo_prio, rt->fifo_prio);
+		break;
+	case RT_MLOCK:
+		snprintf(kv, kvlen, "item=mlockall need=CAP_IPC_LOCK rlimit_memlock=%lld",
+			 limit(RLIMIT_MEMLOCK));
+		snprintf(prose, proselen, "cannot lock memory with mlockall (%s): under memory "
+			 "pressure a real-time thread can take a page fault, milliseconds with a "
+			 "disk. Grant CAP_IPC_LOCK (AmbientCapabilities=CAP_IPC_LOCK) or raise "
+			 "RLIMIT_MEMLOCK (LimitMEMLOCK=infinity)", strerrorname_np(e));
+		break;
+	case RT_DMA:
+		snprintf(kv, kvlen, "item=cpu_dma_latency need=write:/dev/cpu_dma_latency");
+		snprintf(prose, proselen, "cannot hold /dev/cpu_dma_latency (%s): CPUs may enter "
+			 "deep idle states, which adds their exit latency (up to hundreds of us) "
+			 "to wake-ups. Run as root, give the service user write access to "
+			 "/dev/cpu_dma_latency (a udev rule), or set [timer] cpu_dma_latency = off",
+			 strerrorname_np(e));
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+void rt_summary(const struct rt *rt, char *buf, size_t len)
+{
+	const char *sep = ":";
+	size_t n;
+
+	if (!rt_degraded(rt)) {
+		snprintf(buf, len, "rt ok");
+		return;
+	}
+	n = (size_t)snprintf(buf, len, "rt degraded");
+	for (int i = 0; i < RT_NITEMS && n < len; i++)
+		if (rt->err[i] != 0) {
+			n += (size_t)snprintf(buf + n, len - n, "%s no %s", sep, item_name[i]);
+			sep = ",";
+		}
+}

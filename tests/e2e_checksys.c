@@ -1,0 +1,262 @@
+/* e2e_checksys.c - portlogd --check-system, the real binary on this machine. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "e2e.h"
+
+#define OUT_MAX 65536
+
+/* The system checks every report has, in order. */
+static const char *const system_checks[] = {
+	"config", "kernel-rt", "rt-throttle", "cpufreq", "cpuidle", "cpu-dma-latency", "smt",
+	"isolation", "irqbalance", "rt-tasks", "rlimit-rtprio", "rlimit-memlock", "clocksource",
+};
+#define NSYSTEM (sizeof(system_checks) / sizeof(system_checks[0]))
+
+struct report {
+	unsigned lines, count[3];       /* OK, WARN, FAIL */
+	unsigned sum[3];                /* from the summary line */
+	char name[64][64];              /* the check names, in order */
+	bool fail[64];
+};
+
+static char out[OUT_MAX];
+static char dir[256], conf[300];
+static int ptm = -1;
+static const char *pty;
+
+static int setup(void **state)
+{
+	(void)state;
+	e2e_tmpdir(dir, sizeof(dir));
+	snprintf(conf, sizeof(conf), "%s/portlogd.conf", dir);
+	ptm = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (ptm < 0 || grantpt(ptm) < 0 || unlockpt(ptm) < 0 || (pty = ptsname(ptm)) == NULL)
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (ptm >= 0)
+		close(ptm);
+	return 0;
+}
+
+/*
+ * Parses a report: every line but the last is "LEVEL NAME TEXT" with LEVEL
+ * OK, WARN or FAIL, every WARN and FAIL has "; fix: ", the last line is
+ * "N OK, N WARN, N FAIL" and agrees with the lines.
+ */
+static void parse_report(const char *text, struct report *r)
+{
+	static const char *const level[] = { "OK   ", "WARN ", "FAIL " };
+	const char *l = text;
+
+	memset(r, 0, sizeof(*r));
+	for (;;) {
+		const char *nl = strchr(l, '\n');
+		int lv = -1;
+
+		if (nl == NULL)
+			fail_msg("the report does not end in a newline:\n%s", text);
+		if (nl[1] == '\0') {
+			if (sscanf(l, "%u OK, %u WARN, %u FAIL\n", &r->sum[0], &r->sum[1],
+				   &r->sum[2]) != 3)
+				fail_msg("last line is not the summary: %.*s", (int)(nl - l), l);
+			break;
+		}
+		for (int i = 0; i < 3; i++)
+			if (strncmp(l, level[i], 5) == 0)
+				lv = i;
+		if (lv < 0 || r->lines == 64)
+			fail_msg("not a check line: %.*s", (int)(nl - l), l);
+		if (sscanf(l + 5, "%63s", r->name[r->lines]) != 1)
+			fail_msg("no check name: %.*s", (int)(nl - l), l);
+		if (lv > 0 && strstr(l, "; fix: ") == NULL)
+			fail_msg("a %s without a fix: %.*s", level[lv], (int)(nl - l), l);
+		r->fail[r->lines] = lv == 2;
+		r->count[lv]++;
+		r->lines++;
+		l = nl + 1;
+	}
+	for (int i = 0; i < 3; i++)
+		if (r->count[i] != r->sum[i])
+			fail_msg("summary says %u %s, the report has %u:\n%s", r->sum[i], level[i],
+				 r->count[i], text);
+}
+
+/* Is there a line "LEVEL NAME ...fragment..."? */
+static bool has_line(const char *level, const char *name, const char *fragment)
+{
+	for (const char *l = out; *l != '\0'; l = strchr(l, '\n') + 1) {
+		const char *nl = strchr(l, '\n');
+		char n[64];
+
+		if (nl == NULL)
+			return false;
+		if (strncmp(l, level, strlen(level)) == 0 && l[strlen(level)] == ' '
+		    && sscanf(l + 5, "%63s", n) == 1 && strcmp(n, name) == 0
+		    && memmem(l, (size_t)(nl - l), fragment, strlen(fragment)) != NULL)
+			return true;
+	}
+	return false;
+}
+
+/* The system checks, then exactly `ports` in order. */
+static void expect_names(const struct report *r, const char *const *ports, unsigned nports)
+{
+	if (r->lines != NSYSTEM + nports)
+		fail_msg("%u check lines, expected %zu:\n%s", r->lines, NSYSTEM + nports, out);
+	for (unsigned i = 0; i < NSYSTEM; i++)
+		assert_string_equal(r->name[i], system_checks[i]);
+	for (unsigned i = 0; i < nports; i++)
+		assert_string_equal(r->name[NSYSTEM + i], ports[i]);
+}
+
+static int check_system(const char *root)
+{
+	const char *argv[] = { "portlogd", "--check-system", "-c", conf, root ? "--root" : NULL,
+			       root, NULL };
+
+	return e2e_run(argv, out, sizeof(out));
+}
+
+/* Writes the config, runs --check-system, checks the form and the check names. */
+static int run_checked(struct report *r, const char *const *ports, unsigned nports,
+		       const char *config)
+{
+	int rc;
+
+	e2e_write_file(conf, config);
+	rc = check_system(NULL);
+	parse_report(out, r);
+	expect_names(r, ports, nports);
+	return rc;
+}
+
+/* A pty and a device that does not exist: the missing one fails, exit 1. */
+static void test_missing_device(void **state)
+{
+	static const char *const ports[] = { "port:pty", "port:pty:low-latency", "port:gone" };
+	struct report r;
+	char text[1024];
+	int rc;
+
+	(void)state;
+	snprintf(text, sizeof(text), "[serial pty]\ndevice = %s\n[serial gone]\n"
+		 "device = %s/ttyUSB9\n", pty, dir);
+	rc = run_checked(&r, ports, 3, text);
+	printf("%s", out);      /* the real machine's report, for the record */
+	assert_false(r.fail[NSYSTEM]);
+	assert_false(r.fail[NSYSTEM + 1]);
+	assert_true(r.fail[NSYSTEM + 2]);
+	assert_true(has_line("FAIL", "port:gone", "ttyUSB9: no such device; fix: "));
+	/* a pty has no low-latency flag */
+	assert_true(has_line("OK", "port:pty:low-latency", "is not a UART"));
+	assert_int_equal(rc, 1);
+}
+
+/* Devices that exist: exit 0 exactly when no line is a FAIL. */
+static void test_present_devices(void **state)
+{
+	static const char *const ports[] = { "port:pty", "port:pty:low-latency", "port:lpt" };
+	struct report r;
+	char text[1024];
+	int rc;
+
+	(void)state;
+	snprintf(text, sizeof(text), "[serial pty]\ndevice = %s\n[parallel lpt]\ndriver = sim\n"
+		 "device = %s/lpt.sim\n", pty, dir);
+	rc = run_checked(&r, ports, 3, text);
+	for (unsigned i = NSYSTEM; i < r.lines; i++)
+		assert_false(r.fail[i]);
+	assert_int_equal(rc, r.count[2] == 0 ? 0 : 1);
+}
+
+/* --root: every path is read below it, so the machine's own pty is not seen. */
+static void test_root(void **state)
+{
+	static const char *const ports[] = { "port:pty" };
+	struct report r;
+	char text[1024], root[300], path[400];
+	int rc;
+
+	(void)state;
+	snprintf(root, sizeof(root), "%s/root", dir);
+	assert_int_equal(mkdir(root, 0755), 0);
+	snprintf(path, sizeof(path), "%s/proc", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/proc/version", root);
+	e2e_write_file(path, "Linux version 6.1.0-rt (gcc) #1 SMP PREEMPT_RT Debian\n");
+	snprintf(text, sizeof(text), "[serial pty]\ndevice = %s\n", pty);
+	e2e_write_file(conf, text);
+	rc = check_system(root);
+	parse_report(out, &r);
+	expect_names(&r, ports, 1);
+	assert_true(has_line("OK", "kernel-rt", "PREEMPT_RT kernel (/proc/version)"));
+	assert_true(has_line("WARN", "rt-throttle", "cannot read"));
+	assert_true(has_line("FAIL", "port:pty", ": no such device"));
+	assert_int_equal(rc, 1);
+}
+
+/* What is not a report: config errors stay 78, bad options 1. */
+static void test_errors(void **state)
+{
+	const char *no_root[] = { "portlogd", "--check-system", "-c", conf, "--root",
+				  "/nonexistent-root", NULL };
+	const char *root_alone[] = { "portlogd", "-c", conf, "--root", "/", NULL };
+
+	(void)state;
+	e2e_write_file(conf, "[serial a]\nbaud = 9600\n");
+	assert_int_equal(check_system(NULL), 78);
+	assert_non_null(strstr(out, "[serial a] device: missing"));
+	assert_null(strstr(out, "kernel-rt"));
+	e2e_write_file(conf, "[serial a]\ndevice = /dev/ttyS0\n");
+	assert_int_equal(e2e_run(no_root, out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "--root /nonexistent-root: not a directory"));
+	assert_int_equal(e2e_run(root_alone, out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "--root DIR only goes with --check-system"));
+}
+
+/* Without -c and without the default config: system checks only, said in one line. */
+static void test_no_config(void **state)
+{
+	const char *argv[] = { "portlogd", "--check-system", NULL };
+	struct report r;
+
+	(void)state;
+	if (access("/etc/portlogd/portlogd.conf", F_OK) == 0)
+		skip();         /* an installed config: its ports would be checked */
+	(void)e2e_run(argv, out, sizeof(out));
+	parse_report(out, &r);
+	expect_names(&r, NULL, 0);
+	assert_true(has_line("WARN", "config", "/etc/portlogd/portlogd.conf: not found: port "
+			     "checks skipped"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_missing_device),
+		cmocka_unit_test(test_present_devices),
+		cmocka_unit_test(test_root),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_no_config),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

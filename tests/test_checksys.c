@@ -1,0 +1,808 @@
+/* test_checksys.c - unit tests of --check-system (daemon/checksys.c) on fixture trees. */
+#include <errno.h>
+#include <ftw.h>
+#include <grp.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "checksys.h"
+#include "conf.h"
+
+#define NOBODY 65534
+#define GPS "[serial gps]\ndevice = /dev/ttyS0\n"       /* priority 97 */
+#define SKIPPED "(skipped)"
+
+/* `/proc/self/limits` as the kernel writes it */
+#define LIMITS(rtprio, memlock) \
+	"Limit                     Soft Limit           Hard Limit           Units     \n" \
+	"Max locked memory         " memlock "              " memlock "              bytes\n" \
+	"Max realtime priority     " rtprio "                    " rtprio "                    \n" \
+	"Max realtime timeout      unlimited            unlimited            us        \n"
+#define STATUS(capeff) "Name:\tportlogd\nCapInh:\t0000000000000000\nCapEff:\t" capeff \
+	"\nCpus_allowed_list:\t0-3\n"
+#define CAP_NONE "0000000000000000"
+#define CAP_SYS_NICE "0000000000800000"
+#define CAP_IPC_LOCK "0000000000004000"
+
+static char root[256];                  /* short: ROOT/rel fits PATH_MAX */
+static struct conf conf;            /* about 20 KiB: not on the stack */
+static struct checksys cs;
+
+/* ---- fixture trees ---- */
+
+static void mkdirs(const char *path)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s", path);
+	for (char *s = p + 1; (s = strchr(s, '/')) != NULL; s++) {
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			fail_msg("mkdir %s: %s", p, strerror(errno));
+		*s = '/';
+	}
+}
+
+/* ROOT/rel with text, or a symbolic link when text is "-> target". */
+static void fx_write(const char *rel, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	mkdirs(path);
+	if (strncmp(text, "-> ", 3) == 0) {
+		if (symlink(text + 3, path) < 0)
+			fail_msg("symlink %s: %s", path, strerror(errno));
+		return;
+	}
+	f = fopen(path, "w");
+	if (f == NULL || fputs(text, f) < 0 || fclose(f) != 0)
+		fail_msg("write %s: %s", path, strerror(errno));
+}
+
+/* A task's stat line: field 9 flags, 40 rt_priority, 41 policy, the rest 0. */
+static void fx_stat(long pid, long tid, const char *comm, unsigned long flags, int prio,
+		    int policy)
+{
+	char line[1024], rel[64];
+	size_t n = (size_t)snprintf(line, sizeof(line), "%ld (%s) S", tid ? tid : pid, comm);
+
+	for (int f = 4; f <= 52; f++)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, " %lu",
+				      f == 9 ? flags : f == 40 ? (unsigned long)prio
+				      : f == 41 ? (unsigned long)policy : 0ul);
+	snprintf(line + n, sizeof(line) - n, "\n");
+	snprintf(rel, sizeof(rel), "/proc/%ld/comm", pid);
+	fx_write(rel, comm);
+	if (tid)
+		snprintf(rel, sizeof(rel), "/proc/%ld/task/%ld/stat", pid, tid);
+	else
+		snprintf(rel, sizeof(rel), "/proc/%ld/stat", pid);
+	fx_write(rel, line);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* A fresh tree, config text parsed into conf (NULL: no config). */
+static void fx_begin(const char *conf_text)
+{
+	char err[CONF_ERR_MAX];
+
+	snprintf(root, sizeof(root), "%s/portlogd-checksys-XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(root) == NULL || chmod(root, 0755) < 0)
+		fail_msg("mkdtemp %s: %s", root, strerror(errno));
+	cs = (struct checksys){ .root = root, .conf = &conf, .have_conf = conf_text != NULL };
+	conf_defaults(&conf);
+	if (conf_text != NULL && conf_parse_string(&conf, "portlogd.conf", conf_text, err,
+						   sizeof(err)) != 0)
+		fail_msg("fixture config: %s", err);
+	snprintf(conf.path, sizeof(conf.path), "/etc/portlogd/portlogd.conf");
+}
+
+static void fx_end(void)
+{
+	(void)nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);    /* best effort: a temp dir */
+}
+
+/* ---- the table: one row per path of each check ---- */
+
+typedef void (*check_fn)(const struct checksys *, struct checksys_result *);
+
+static void serial_device(const struct checksys *c, struct checksys_result *r)
+{
+	checksys_serial_device(c, &c->conf->serial[0], r);
+}
+
+static void serial_low_latency(const struct checksys *c, struct checksys_result *r)
+{
+	if (!checksys_serial_low_latency(c, &c->conf->serial[0], r))
+		snprintf(r->text, sizeof(r->text), SKIPPED);
+}
+
+static void serial_ftdi(const struct checksys *c, struct checksys_result *r)
+{
+	if (!checksys_serial_ftdi(c, &c->conf->serial[0], r))
+		snprintf(r->text, sizeof(r->text), SKIPPED);
+}
+
+static void parallel_device(const struct checksys *c, struct checksys_result *r)
+{
+	checksys_parallel_device(c, &c->conf->parallel[0], r);
+}
+
+static void tasks_multipathd(void)
+{
+	fx_stat(1456, 0, "multipathd", 0x400140, 99, 2);
+}
+
+static void tasks_harmless(void)
+{
+	fx_stat(2, 0, "migration/0", 0x04208040, 99, 1);        /* PF_KTHREAD */
+	fx_stat(42, 0, "jackd", 0x400000, 50, 1);               /* below 97 */
+	fx_stat(77, 0, "portlogd", 0x400040, 99, 1);            /* ourselves */
+	fx_stat(80, 0, "bash", 0x400000, 0, 0);
+}
+
+static void tasks_thread(void)
+{
+	fx_stat(900, 900, "chronyd", 0x400000, 0, 0);
+	fx_stat(900, 901, "odd) (name", 0x400040, 98, 1);      /* a comm with ") (" */
+}
+
+static void tasks_deadline(void)
+{
+	fx_stat(300, 0, "dlworker", 0x400000, 0, 6);
+	fx_write("/proc/301/stat", "301 (cut short)");        /* a stat line that ends early */
+	fx_write("/proc/302/stat", "302 (few) S 1 2 3\n");
+}
+
+struct fx_file {
+	const char *path, *text;
+};
+
+struct row {
+	const char *what;
+	check_fn check;
+	const char *conf;               /* config text; NULL: GPS; "" : no config */
+	struct fx_file file[8];
+	void (*prep)(void);
+	enum checksys_level level;
+	const char *name;
+	const char *has;                /* fragments the text must contain */
+	const char *has2;
+	const char *lacks;              /* and one it must not */
+};
+
+#define KVER "Linux version 6.1.0-28-amd64 (debian-kernel@lists.debian.org) (gcc-12) "
+#define CPU "/sys/devices/system/cpu"
+#define IDLE0 CPU "/cpu0/cpuidle/state"
+#define CLK CPU "/../clocksource/clocksource0"
+#define C6_ON { IDLE0 "0/latency", "0\n" }, { IDLE0 "0/name", "POLL\n" }, \
+	{ IDLE0 "1/latency", "133\n" }, { IDLE0 "1/name", "C6\n" }, { IDLE0 "1/disable", "0\n" }
+#define RT_REQ "[logger]\nrt = required\n" GPS
+#define PINNED2 GPS "cpu = 2\n"
+#define FTDI_LINK { "/dev/serial/by-id/usb-FTDI_FT232R-if00-port0", "-> ../../ttyUSB0" }, \
+	{ "/dev/ttyUSB0", "" }
+
+static const struct row rows[] = {
+	/* config */
+	{ "config present", checksys_config, NULL, {{0}}, NULL, CHECKSYS_OK, "config",
+	  "portlogd.conf: 1 serial, 0 parallel ports; rt = best-effort", NULL, NULL },
+	{ "no config", checksys_config, "", {{0}}, NULL, CHECKSYS_WARN, "config",
+	  "not found: port checks skipped", "; fix: ", NULL },
+	/* kernel-rt */
+	{ "realtime = 1", checksys_kernel_rt, NULL, { { "/sys/kernel/realtime", "1\n" } }, NULL,
+	  CHECKSYS_OK, "kernel-rt", "PREEMPT_RT kernel (/sys/kernel/realtime = 1)", NULL, NULL },
+	{ "PREEMPT_RT in /proc/version", checksys_kernel_rt, NULL,
+	  { { "/proc/version", KVER "#1 SMP PREEMPT_RT Debian 6.1.119-1 (2024-11-22)\n" } }, NULL,
+	  CHECKSYS_OK, "kernel-rt", "PREEMPT_RT kernel (/proc/version)", NULL, NULL },
+	{ "PREEMPT_DYNAMIC", checksys_kernel_rt, NULL,
+	  { { "/proc/version", KVER "#1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1\n" },
+	    { "/sys/kernel/realtime", "0\n" } }, NULL, CHECKSYS_WARN, "kernel-rt",
+	  "PREEMPT_DYNAMIC kernel, not PREEMPT_RT", "; fix: install and boot a PREEMPT_RT kernel "
+	  "(Debian: apt install linux-image-rt-$(dpkg --print-architecture)), meanwhile boot "
+	  "with preempt=full", NULL },
+	{ "PREEMPT_DYNAMIC, preempt=full", checksys_kernel_rt, NULL,
+	  { { "/proc/version", KVER "#1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1\n" },
+	    { "/proc/cmdline", "BOOT_IMAGE=/vmlinuz root=/dev/sda1 preempt=full quiet\n" } },
+	  NULL, CHECKSYS_WARN, "kernel-rt", "PREEMPT_DYNAMIC kernel", "; fix: ", "meanwhile" },
+	{ "PREEMPT", checksys_kernel_rt, NULL, { { "/proc/version", KVER "#1 SMP PREEMPT\n" } },
+	  NULL, CHECKSYS_WARN, "kernel-rt", "PREEMPT kernel, not PREEMPT_RT", "; fix: ",
+	  "meanwhile" },
+	{ "old PREEMPT RT", checksys_kernel_rt, NULL,
+	  { { "/proc/version", KVER "#1 SMP PREEMPT RT Tue Jan 1\n" } }, NULL, CHECKSYS_OK,
+	  "kernel-rt", "PREEMPT_RT kernel", NULL, NULL },
+	{ "no preemption", checksys_kernel_rt, NULL, { { "/proc/version", KVER "#1 SMP\n" } },
+	  NULL, CHECKSYS_WARN, "kernel-rt", "no forced preemption kernel", "; fix: ", NULL },
+	{ "no /proc/version", checksys_kernel_rt, NULL, {{0}}, NULL, CHECKSYS_WARN, "kernel-rt",
+	  "cannot read /proc/version (ENOENT)", "; fix: ", NULL },
+	/* rt-throttle */
+	{ "throttling off", checksys_rt_throttle, NULL,
+	  { { "/proc/sys/kernel/sched_rt_runtime_us", "-1\n" } }, NULL, CHECKSYS_OK,
+	  "rt-throttle", "sched_rt_runtime_us = -1", NULL, NULL },
+	{ "throttling on", checksys_rt_throttle, NULL,
+	  { { "/proc/sys/kernel/sched_rt_runtime_us", "950000\n" },
+	    { "/proc/sys/kernel/sched_rt_period_us", "1000000\n" } }, NULL, CHECKSYS_WARN,
+	  "rt-throttle", "sched_rt_runtime_us = 950000 of sched_rt_period_us = 1000000",
+	  "; fix: echo -1 > /proc/sys/kernel/sched_rt_runtime_us (sysctl "
+	  "kernel.sched_rt_runtime_us=-1", NULL },
+	{ "runtime = period", checksys_rt_throttle, NULL,
+	  { { "/proc/sys/kernel/sched_rt_runtime_us", "1000000\n" },
+	    { "/proc/sys/kernel/sched_rt_period_us", "1000000\n" } }, NULL, CHECKSYS_OK,
+	  "rt-throttle", "the whole sched_rt_period_us: real-time threads are never throttled",
+	  NULL, NULL },
+	{ "no sched_rt_runtime_us", checksys_rt_throttle, NULL, {{0}}, NULL, CHECKSYS_WARN,
+	  "rt-throttle", "cannot read", "; fix: ", NULL },
+	/* cpufreq */
+	{ "no cpufreq", checksys_cpufreq, NULL, { { CPU "/online", "0-1\n" } }, NULL,
+	  CHECKSYS_OK, "cpufreq", "no CPU frequency scaling", NULL, NULL },
+	{ "performance", checksys_cpufreq, NULL,
+	  { { CPU "/online", "0-1\n" }, { CPU "/cpu0/cpufreq/scaling_governor", "performance\n" },
+	    { CPU "/cpu1/cpufreq/scaling_governor", "performance\n" } }, NULL, CHECKSYS_OK,
+	  "cpufreq", "governor performance on CPUs 0-1", NULL, NULL },
+	{ "powersave on cpu1", checksys_cpufreq, NULL,
+	  { { CPU "/online", "0-1\n" }, { CPU "/cpu0/cpufreq/scaling_governor", "performance\n" },
+	    { CPU "/cpu1/cpufreq/scaling_governor", "powersave\n" } }, NULL, CHECKSYS_WARN,
+	  "cpufreq", "CPUs 1 are not at governor performance (cpu1: powersave)",
+	  "; fix: cpupower frequency-set -g performance", NULL },
+	{ "offline CPU not counted", checksys_cpufreq, NULL,
+	  { { CPU "/online", "0\n" }, { CPU "/cpu0/cpufreq/scaling_governor", "performance\n" },
+	    { CPU "/cpu1/cpufreq/scaling_governor", "powersave\n" } }, NULL, CHECKSYS_OK,
+	  "cpufreq", "governor performance on CPUs 0", NULL, NULL },
+	/* cpuidle */
+	{ "no cpuidle", checksys_cpuidle, NULL, { { CPU "/online", "0\n" } }, NULL, CHECKSYS_OK,
+	  "cpuidle", "no cpuidle states", NULL, NULL },
+	{ "shallow states only", checksys_cpuidle, "[timer]\ncpu_dma_latency = off\n" GPS,
+	  { { IDLE0 "0/latency", "0\n" }, { IDLE0 "1/latency", "2\n" }, { IDLE0 "1/disable", "0\n" } },
+	  NULL, CHECKSYS_OK, "cpuidle", "no enabled idle state takes more than 10 us", NULL,
+	  NULL },
+	{ "C6, cpu_dma_latency off", checksys_cpuidle, "[timer]\ncpu_dma_latency = off\n" GPS,
+	  { C6_ON }, NULL, CHECKSYS_WARN, "cpuidle",
+	  "CPUs 0 may enter idle states slower than 10 us (cpu0: C6, 133 us to wake) and "
+	  "[timer] cpu_dma_latency = off", "; fix: set [timer] cpu_dma_latency = 0, or disable "
+	  "them: cpupower idle-set -D 10", NULL },
+	{ "C6 disabled", checksys_cpuidle, "[timer]\ncpu_dma_latency = off\n" GPS,
+	  { C6_ON, { IDLE0 "1/disable", "1\n" } }, NULL, CHECKSYS_OK, "cpuidle",
+	  "no enabled idle state", NULL, NULL },
+	{ "C6 held off by cpu_dma_latency = 0", checksys_cpuidle, NULL,
+	  { C6_ON, { "/dev/cpu_dma_latency", "" } }, NULL, CHECKSYS_OK, "cpuidle", "(cpu0: C6, 133 us) are kept off while portlogd holds "
+	  "/dev/cpu_dma_latency at 0 us", NULL, NULL },
+	{ "C6, cpu_dma_latency = 0 cannot be held", checksys_cpuidle, NULL, { C6_ON }, NULL,
+	  CHECKSYS_WARN, "cpuidle", "(cpu0: C6, 133 us to wake) and portlogd cannot hold "
+	  "/dev/cpu_dma_latency", "; fix: let portlogd hold /dev/cpu_dma_latency", NULL },
+	{ "C6 under cpu_dma_latency = 200", checksys_cpuidle, "[timer]\ncpu_dma_latency = 200\n"
+	  GPS, { C6_ON, { "/dev/cpu_dma_latency", "" } }, NULL, CHECKSYS_WARN, "cpuidle", "(cpu0: C6, 133 us to wake)",
+	  "; fix: lower [timer] cpu_dma_latency", NULL },
+	/* cpu-dma-latency (not writable: test_unprivileged) */
+	{ "cpu_dma_latency writable", checksys_cpu_dma_latency, NULL,
+	  { { "/dev/cpu_dma_latency", "" } }, NULL, CHECKSYS_OK, "cpu-dma-latency",
+	  "portlogd can hold /dev/cpu_dma_latency at 0 us", NULL, NULL },
+	{ "cpu_dma_latency off", checksys_cpu_dma_latency, "[timer]\ncpu_dma_latency = off\n" GPS,
+	  {{0}}, NULL, CHECKSYS_OK, "cpu-dma-latency", "cpu_dma_latency = off", NULL, NULL },
+	{ "cpu_dma_latency missing", checksys_cpu_dma_latency, NULL, {{0}}, NULL, CHECKSYS_WARN,
+	  "cpu-dma-latency", "/dev/cpu_dma_latency: ENOENT", "; fix: ", NULL },
+	{ "cpu_dma_latency missing, rt = required", checksys_cpu_dma_latency, RT_REQ, {{0}}, NULL,
+	  CHECKSYS_FAIL, "cpu-dma-latency", "/dev/cpu_dma_latency: ENOENT", "; fix: ", NULL },
+	/* smt */
+	{ "SMT off", checksys_smt, NULL, { { CPU "/smt/active", "0\n" },
+	  { CPU "/smt/control", "notsupported\n" } }, NULL, CHECKSYS_OK, "smt",
+	  "SMT not active (control = notsupported)", NULL, NULL },
+	{ "SMT on", checksys_smt, NULL, { { CPU "/smt/active", "1\n" }, { CPU "/smt/control", "on\n" } },
+	  NULL, CHECKSYS_WARN, "smt", "SMT active (control = on)", "; fix: boot with nosmt",
+	  NULL },
+	{ "no smt/active", checksys_smt, NULL, {{0}}, NULL, CHECKSYS_WARN, "smt", "cannot read",
+	  "; fix: ", NULL },
+	/* isolation */
+	{ "nothing pinned", checksys_isolation, NULL, { { "/proc/cmdline", "isolcpus=2\n" } },
+	  NULL, CHECKSYS_WARN, "isolation", "no real-time thread is pinned",
+	  "; fix: set cpu = N", NULL },
+	{ "pinned and isolated", checksys_isolation, PINNED2,
+	  { { "/proc/cmdline", "root=/dev/sda1 isolcpus=nohz,domain,managed_irq,2-3 "
+	      "nohz_full=2-3 rcu_nocbs=all irqaffinity=0-1\n" } }, NULL, CHECKSYS_OK, "isolation",
+	  "pinned to CPUs 2, which are in isolcpus, nohz_full and rcu_nocbs", NULL, NULL },
+	{ "pinned, partly isolated", checksys_isolation, PINNED2,
+	  { { "/proc/cmdline", "isolcpus=2 nohz_full=3 xisolcpus=1\n" } }, NULL, CHECKSYS_WARN,
+	  "isolation", "nohz_full lacks 2, rcu_nocbs lacks 2",
+	  "; fix: boot with nohz_full=2-3 rcu_nocbs=2 (GRUB_CMDLINE_LINUX", "isolcpus lacks" },
+	{ "pinned to the boot CPU", checksys_isolation, GPS "cpu = 0\n",
+	  { { "/proc/cmdline", "isolcpus=0 nohz_full=0 rcu_nocbs=0\n" } }, NULL, CHECKSYS_WARN,
+	  "isolation", "CPU 0 is the boot CPU", "; fix: pin them to other CPUs", NULL },
+	{ "SCHED_OTHER thread pinned only", checksys_isolation,
+	  GPS "priority = other\ncpu = 1\n", { { "/proc/cmdline", "quiet\n" } }, NULL,
+	  CHECKSYS_WARN, "isolation", "no real-time thread is pinned", NULL, NULL },
+	{ "pinned to a CPU not allowed", checksys_isolation, GPS "cpu = 5\n",
+	  { { "/proc/self/status", STATUS(CAP_NONE) }, { "/proc/cmdline", "isolcpus=5\n" } }, NULL,
+	  CHECKSYS_FAIL, "isolation", "[serial gps] cpu = 5: this process may not run there "
+	  "(Cpus_allowed_list 0-3), the daemon would exit 78", "; fix: use one of 0-3, or any",
+	  NULL },
+	/* irqbalance */
+	{ "no irqbalance", checksys_irqbalance, NULL, { { "/proc/1/comm", "systemd\n" } }, NULL,
+	  CHECKSYS_OK, "irqbalance", "irqbalance is not running", NULL, NULL },
+	{ "irqbalance runs", checksys_irqbalance, PINNED2,
+	  { { "/proc/1/comm", "systemd\n" }, { "/proc/812/comm", "irqbalance\n" } }, NULL,
+	  CHECKSYS_WARN, "irqbalance", "irqbalance runs (pid 812)",
+	  "; fix: IRQBALANCE_BANNED_CPULIST=2 in /etc/default/irqbalance", NULL },
+	/* rt-tasks */
+	{ "kernel threads, low and own RT tasks", checksys_rt_tasks, NULL, {{0}}, tasks_harmless,
+	  CHECKSYS_OK, "rt-tasks", "no other user-space SCHED_FIFO/RR task at priority 97 or "
+	  "above", NULL, NULL },
+	{ "seed 002's multipathd", checksys_rt_tasks, NULL, {{0}}, tasks_multipathd,
+	  CHECKSYS_WARN, "rt-tasks", "1 user-space task at or above priority 97, our lowest: "
+	  "1456 multipathd SCHED_RR 99", "; fix: stop them, or lower them (chrt -o -p 0 PID",
+	  NULL },
+	{ "an RT thread of another process", checksys_rt_tasks, NULL, {{0}}, tasks_thread,
+	  CHECKSYS_WARN, "rt-tasks", "901 odd) (name SCHED_FIFO 98", "; fix: ", "chronyd" },
+	{ "lowest priority 40 catches jackd", checksys_rt_tasks,
+	  GPS "priority = 40\n", {{0}}, tasks_harmless, CHECKSYS_WARN, "rt-tasks",
+	  "42 jackd SCHED_FIFO 50", "; fix: ", "migration" },
+	{ "SCHED_DEADLINE", checksys_rt_tasks, NULL, {{0}}, tasks_deadline, CHECKSYS_WARN,
+	  "rt-tasks", "300 dlworker SCHED_DEADLINE 0", "; fix: ", NULL },
+	/* rlimit-rtprio */
+	{ "CAP_SYS_NICE", checksys_rlimit_rtprio, RT_REQ,
+	  { { "/proc/self/status", STATUS(CAP_SYS_NICE) }, { "/proc/self/limits", LIMITS("0", "65536") } },
+	  NULL, CHECKSYS_OK, "rlimit-rtprio", "CAP_SYS_NICE: SCHED_FIFO at 97 allowed", NULL,
+	  NULL },
+	{ "RLIMIT_RTPRIO 99", checksys_rlimit_rtprio, RT_REQ,
+	  { { "/proc/self/status", STATUS(CAP_NONE) }, { "/proc/self/limits", LIMITS("99", "65536") } },
+	  NULL, CHECKSYS_OK, "rlimit-rtprio", "RLIMIT_RTPRIO = 99: SCHED_FIFO at 97 allowed",
+	  NULL, NULL },
+	{ "RLIMIT_RTPRIO 0, best-effort", checksys_rlimit_rtprio, NULL,
+	  { { "/proc/self/status", STATUS(CAP_IPC_LOCK) }, { "/proc/self/limits", LIMITS("0", "65536") } },
+	  NULL, CHECKSYS_WARN, "rlimit-rtprio", "no CAP_SYS_NICE and RLIMIT_RTPRIO = 0, below 97",
+	  "; fix: AmbientCapabilities=CAP_SYS_NICE or LimitRTPRIO=97", NULL },
+	{ "RLIMIT_RTPRIO 50 < timer 99, required", checksys_rlimit_rtprio,
+	  "[logger]\nrt = required\n[parallel lpt]\ndevice = parport0\n",
+	  { { "/proc/self/status", STATUS(CAP_NONE) }, { "/proc/self/limits", LIMITS("50", "65536") } },
+	  NULL, CHECKSYS_FAIL, "rlimit-rtprio", "RLIMIT_RTPRIO = 50, below 99",
+	  "rt = required stops the start; fix: ", NULL },
+	{ "all SCHED_OTHER", checksys_rlimit_rtprio, GPS "priority = other\n",
+	  { { "/proc/self/status", STATUS(CAP_NONE) }, { "/proc/self/limits", LIMITS("0", "65536") } },
+	  NULL, CHECKSYS_OK, "rlimit-rtprio", "every thread is SCHED_OTHER", NULL, NULL },
+	{ "no /proc/self", checksys_rlimit_rtprio, NULL, {{0}}, NULL, CHECKSYS_WARN,
+	  "rlimit-rtprio", "cannot read", "; fix: ", NULL },
+	/* rlimit-memlock */
+	{ "CAP_IPC_LOCK", checksys_rlimit_memlock, RT_REQ,
+	  { { "/proc/self/status", STATUS(CAP_IPC_LOCK) }, { "/proc/self/limits", LIMITS("0", "65536") } },
+	  NULL, CHECKSYS_OK, "rlimit-memlock", "CAP_IPC_LOCK: mlockall allowed", NULL, NULL },
+	{ "RLIMIT_MEMLOCK unlimited", checksys_rlimit_memlock, RT_REQ,
+	  { { "/proc/self/status", STATUS(CAP_NONE) }, { "/proc/self/limits", LIMITS("0", "unlimited") } },
+	  NULL, CHECKSYS_OK, "rlimit-memlock", "RLIMIT_MEMLOCK = unlimited", NULL, NULL },
+	{ "RLIMIT_MEMLOCK 8 MiB, best-effort", checksys_rlimit_memlock, NULL,
+	  { { "/proc/self/status", STATUS(CAP_SYS_NICE) }, { "/proc/self/limits", LIMITS("0", "8388608") } },
+	  NULL, CHECKSYS_WARN, "rlimit-memlock", "no CAP_IPC_LOCK and RLIMIT_MEMLOCK = 8388608 "
+	  "bytes, not unlimited (the rings alone take 9 MiB)", "; fix: AmbientCapabilities=CAP_IPC_LOCK or LimitMEMLOCK=infinity", NULL },
+	{ "RLIMIT_MEMLOCK 8 MiB, required", checksys_rlimit_memlock, RT_REQ,
+	  { { "/proc/self/status", STATUS(CAP_NONE) }, { "/proc/self/limits", LIMITS("0", "8388608") } },
+	  NULL, CHECKSYS_FAIL, "rlimit-memlock", "rt = required stops the start", "; fix: ",
+	  NULL },
+	{ "no limits", checksys_rlimit_memlock, NULL,
+	  { { "/proc/self/status", STATUS(CAP_NONE) } }, NULL, CHECKSYS_WARN, "rlimit-memlock",
+	  "cannot read", "; fix: ", NULL },
+	/* clocksource */
+	{ "tsc", checksys_clocksource, NULL, { { CLK "/current_clocksource", "tsc\n" } }, NULL,
+	  CHECKSYS_OK, "clocksource", "tsc: read in user space", NULL, NULL },
+	{ "kvm-clock", checksys_clocksource, NULL, { { CLK "/current_clocksource", "kvm-clock\n" } },
+	  NULL, CHECKSYS_OK, "clocksource", "kvm-clock: a virtual machine's paravirtual clock",
+	  NULL, NULL },
+	{ "hpet", checksys_clocksource, NULL, { { CLK "/current_clocksource", "hpet\n" },
+	  { CLK "/available_clocksource", "tsc hpet acpi_pm \n" } }, NULL, CHECKSYS_WARN,
+	  "clocksource", "hpet (available: tsc hpet acpi_pm): every timestamp is a system call",
+	  "; fix: if the TSC is stable", NULL },
+	{ "no clocksource", checksys_clocksource, NULL, {{0}}, NULL, CHECKSYS_WARN, "clocksource",
+	  "cannot read", "; fix: ", NULL },
+	/* port:NAME (not readable and writable: test_unprivileged) */
+	{ "serial device present", serial_device, NULL, { { "/dev/ttyS0", "" } }, NULL,
+	  CHECKSYS_OK, "port:gps", "/dev/ttyS0: readable and writable by uid", NULL, "->" },
+	{ "serial device missing", serial_device, NULL, {{0}}, NULL, CHECKSYS_FAIL, "port:gps",
+	  "/dev/ttyS0: no such device", "; fix: plug it in, or correct [serial gps] device",
+	  NULL },
+	{ "by-id link, relative", serial_device,
+	  "[serial gps]\ndevice = /dev/serial/by-id/usb-FTDI_FT232R-if00-port0\n", { FTDI_LINK },
+	  NULL, CHECKSYS_OK, "port:gps", "usb-FTDI_FT232R-if00-port0 -> /dev/ttyUSB0: readable "
+	  "and writable", NULL, NULL },
+	{ "absolute link stays in the root", serial_device, "[serial gps]\ndevice = /dev/gps\n",
+	  { { "/dev/gps", "-> /dev/ttyUSB3" }, { "/dev/ttyUSB3", "" } }, NULL, CHECKSYS_OK,
+	  "port:gps", "/dev/gps -> /dev/ttyUSB3: readable and writable", NULL, NULL },
+	{ "dangling link", serial_device, "[serial gps]\ndevice = /dev/gps\n",
+	  { { "/dev/gps", "-> ttyUSB3" } }, NULL, CHECKSYS_FAIL, "port:gps",
+	  "/dev/gps -> /dev/ttyUSB3: no such device", "; fix: ", NULL },
+	{ "link loop", serial_device, "[serial gps]\ndevice = /dev/gps\n",
+	  { { "/dev/gps", "-> /dev/gps" } }, NULL, CHECKSYS_FAIL, "port:gps", "ELOOP", "; fix: ",
+	  NULL },
+	/* port:NAME:low-latency */
+	{ "ASYNC_LOW_LATENCY set", serial_low_latency, NULL,
+	  { { "/dev/ttyS0", "" }, { "/sys/class/tty/ttyS0/flags", "0x10002040\n" } }, NULL,
+	  CHECKSYS_OK, "port:gps:low-latency", "/dev/ttyS0: ASYNC_LOW_LATENCY set", NULL, NULL },
+	{ "ASYNC_LOW_LATENCY not set", serial_low_latency, NULL,
+	  { { "/dev/ttyS0", "" }, { "/sys/class/tty/ttyS0/flags", "0x10000040\n" } }, NULL,
+	  CHECKSYS_OK, "port:gps:low-latency", "ASYNC_LOW_LATENCY not set yet (flags 0x10000040)",
+	  "portlogd sets it when it opens the port", NULL },
+	{ "a pty", serial_low_latency, "[serial gps]\ndevice = /dev/pts/3\n",
+	  { { "/dev/pts/3", "" }, { "/sys/class/tty/ttyS0/flags", "0x10000040\n" } }, NULL,
+	  CHECKSYS_OK, "port:gps:low-latency", "n/a: /dev/pts/3 is not a UART", NULL, NULL },
+	{ "USB serial", serial_low_latency, "[serial gps]\ndevice = /dev/ttyUSB0\n",
+	  { { "/dev/ttyUSB0", "" }, { "/sys/bus/usb-serial/devices/ttyUSB0/latency_timer", "16\n" } },
+	  NULL, CHECKSYS_OK, "port:gps:low-latency", "not a UART (USB serial, see ftdi-latency)",
+	  NULL, NULL },
+	{ "low-latency: device missing", serial_low_latency, NULL, {{0}}, NULL, CHECKSYS_OK, "",
+	  SKIPPED, NULL, NULL },
+	/* port:NAME:ftdi-latency */
+	{ "FTDI latency 1", serial_ftdi,
+	  "[serial gps]\ndevice = /dev/serial/by-id/usb-FTDI_FT232R-if00-port0\n",
+	  { FTDI_LINK, { "/sys/bus/usb-serial/devices/ttyUSB0/latency_timer", "1\n" } }, NULL,
+	  CHECKSYS_OK, "port:gps:ftdi-latency", "ttyUSB0: FTDI latency_timer = 1 ms", NULL, NULL },
+	{ "FTDI latency 16, writable", serial_ftdi,
+	  "[serial gps]\ndevice = /dev/serial/by-id/usb-FTDI_FT232R-if00-port0\n",
+	  { FTDI_LINK, { "/sys/bus/usb-serial/devices/ttyUSB0/latency_timer", "16\n" } }, NULL,
+	  CHECKSYS_OK, "port:gps:ftdi-latency", "ttyUSB0: FTDI latency_timer = 16 ms; portlogd "
+	  "sets it to 1 ms when it opens the port", NULL, NULL },
+	{ "not FTDI", serial_ftdi, "[serial gps]\ndevice = /dev/ttyUSB0\n",
+	  { { "/dev/ttyUSB0", "" } }, NULL, CHECKSYS_OK, "", SKIPPED, NULL, NULL },
+	/* port:NAME of [parallel] */
+	{ "parport0 present", parallel_device, "[parallel lpt]\ndevice = parport0\n",
+	  { { "/dev/parport0", "" } }, NULL, CHECKSYS_OK, "port:lpt", "/dev/parport0: readable "
+	  "and writable", NULL, NULL },
+	{ "parport0 missing", parallel_device, "[parallel lpt]\ndevice = parport0\n", {{0}}, NULL,
+	  CHECKSYS_FAIL, "port:lpt", "/dev/parport0: no such device", "; fix: modprobe "
+	  "parport_pc ppdev", NULL },
+	{ "lines tty present", parallel_device,
+	  "[parallel lpt]\ndriver = lines\ndevice = /dev/ttyS1\n", { { "/dev/ttyS1", "" } }, NULL,
+	  CHECKSYS_OK, "port:lpt", "/dev/ttyS1: readable and writable", NULL, NULL },
+	{ "lines tty missing", parallel_device,
+	  "[parallel lpt]\ndriver = lines\ndevice = /dev/ttyS1\n", {{0}}, NULL, CHECKSYS_FAIL,
+	  "port:lpt", "/dev/ttyS1: no such device", "; fix: plug it in, or correct [parallel "
+	  "lpt] device", NULL },
+	{ "sim file present", parallel_device,
+	  "[parallel lpt]\ndriver = sim\ndevice = /run/portlogd/lpt.sim\n",
+	  { { "/run/portlogd/lpt.sim", "\xff\x00" } }, NULL, CHECKSYS_OK, "port:lpt",
+	  "/run/portlogd/lpt.sim: readable and writable", NULL, NULL },
+	{ "sim file to be created", parallel_device,
+	  "[parallel lpt]\ndriver = sim\ndevice = /run/portlogd/lpt.sim\n",
+	  { { "/run/portlogd/other", "" } }, NULL, CHECKSYS_OK, "port:lpt",
+	  "/run/portlogd/lpt.sim: will be created (directory /run/portlogd writable)", NULL,
+	  NULL },
+	{ "sim directory missing", parallel_device,
+	  "[parallel lpt]\ndriver = sim\ndevice = /run/portlogd/lpt.sim\n", {{0}}, NULL,
+	  CHECKSYS_FAIL, "port:lpt", "cannot create it, directory /run/portlogd: ENOENT",
+	  "; fix: create the directory", NULL },
+};
+
+static const char *const level_name[] = { "OK", "WARN", "FAIL" };
+
+/* NULL when r is as expected, else what is wrong (in a static buffer). */
+static const char *mismatch(const struct checksys_result *r, enum checksys_level level,
+			    const char *name, const char *has, const char *has2, const char *lacks)
+{
+	static char why[CHECKSYS_TEXT_MAX + 256];
+
+	if (r->level != level)
+		snprintf(why, sizeof(why), "level %s, expected %s", level_name[r->level],
+			 level_name[level]);
+	else if (name[0] != '\0' && strcmp(r->name, name) != 0)
+		snprintf(why, sizeof(why), "name '%s', expected '%s'", r->name, name);
+	else if (strstr(r->text, has) == NULL || (has2 != NULL && strstr(r->text, has2) == NULL))
+		snprintf(why, sizeof(why), "text lacks '%s'%s%s", has, has2 ? " or " : "",
+			 has2 ? has2 : "");
+	else if (lacks != NULL && strstr(r->text, lacks) != NULL)
+		snprintf(why, sizeof(why), "text has '%s'", lacks);
+	/* the report's contract: every WARN and FAIL says how to mend it */
+	else if (level != CHECKSYS_OK && strstr(r->text, "; fix: ") == NULL)
+		snprintf(why, sizeof(why), "a %s without '; fix: '", level_name[level]);
+	else
+		return NULL;
+	return why;
+}
+
+static void expect(const char *what, const struct checksys_result *r, enum checksys_level level,
+		   const char *name, const char *has, const char *has2, const char *lacks)
+{
+	const char *why = mismatch(r, level, name, has, has2, lacks);
+
+	if (why != NULL)
+		fail_msg("%s: %s: %s %s %s", what, why, level_name[r->level], r->name, r->text);
+}
+
+/* Every row, each on a fresh tree; all mismatches are printed before the test fails. */
+static void test_rows(void **state)
+{
+	unsigned bad = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *w = &rows[i];
+		struct checksys_result r = { .level = CHECKSYS_OK };
+		const char *why;
+
+		fx_begin(w->conf == NULL ? GPS : w->conf[0] == '\0' ? NULL : w->conf);
+		for (int f = 0; f < 8 && w->file[f].path != NULL; f++)
+			fx_write(w->file[f].path, w->file[f].text);
+		if (w->prep != NULL)
+			w->prep();
+		w->check(&cs, &r);
+		why = mismatch(&r, w->level, w->name, w->has, w->has2, w->lacks);
+		if (why != NULL) {
+			print_error("%s: %s:\n    %s %s %s\n", w->what, why, level_name[r.level],
+				    r.name, r.text);
+			bad++;
+		}
+		fx_end();
+	}
+	if (bad > 0)
+		fail_msg("%u of %zu rows differ", bad, sizeof(rows) / sizeof(rows[0]));
+}
+
+/* Every check name has an OK row and a WARN or FAIL row (the FTDI WARN, which
+ * needs another user, is in test_unprivileged). low-latency has no WARN: the
+ * daemon sets the flag itself, as any user who may open the port may. */
+static void test_rows_cover_every_check(void **state)
+{
+	static const char *const names[] = {
+		"config", "kernel-rt", "rt-throttle", "cpufreq", "cpuidle", "cpu-dma-latency",
+		"smt", "isolation", "irqbalance", "rt-tasks", "rlimit-rtprio", "rlimit-memlock",
+		"clocksource", "port:gps", "port:lpt",
+	};
+	(void)state;
+	for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
+		bool ok = false, bad = false;
+
+		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+			if (strcmp(rows[i].name, names[n]) == 0) {
+				ok |= rows[i].level == CHECKSYS_OK;
+				bad |= rows[i].level != CHECKSYS_OK;
+			}
+		if (!ok || !bad)
+			fail_msg("%s: no %s row", names[n], ok ? "WARN/FAIL" : "OK");
+	}
+}
+
+/* ---- access as another user: root may read and write anything ---- */
+
+/* Runs check as uid/gid 65534 when we are root (in a child), else as we are. */
+static void run_unprivileged(check_fn check, struct checksys_result *r)
+{
+	int fd[2], status;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		check(&cs, r);
+		return;
+	}
+	assert_int_equal(pipe(fd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fd[0]);
+		if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0
+		    || setresuid(NOBODY, NOBODY, NOBODY) < 0)
+			_exit(2);
+		check(&cs, r);
+		_exit(write(fd[1], r, sizeof(*r)) == (ssize_t)sizeof(*r) ? 0 : 3);
+	}
+	close(fd[1]);
+	assert_int_equal(read(fd[0], r, sizeof(*r)), (ssize_t)sizeof(*r));
+	close(fd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void chmod_at(const char *rel, mode_t mode)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+static void fx_remove(const char *rel)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	assert_int_equal(unlink(path), 0);
+}
+
+static void test_unprivileged(void **state)
+{
+	struct checksys_result r;
+
+	(void)state;
+	fx_begin(GPS);
+	fx_write("/dev/ttyS0", "");
+	chmod_at("/dev/ttyS0", 0600);   /* root's, or ours with no access at all below */
+	if (geteuid() != 0)
+		chmod_at("/dev/ttyS0", 0);
+	run_unprivileged(serial_device, &r);
+	expect("device not read/write", &r, CHECKSYS_FAIL, "port:gps",
+	       "cannot read and write it", "; fix: add the service user to the device's group",
+	       NULL);
+	fx_end();
+
+	/* best-effort warns, rt = required fails */
+	for (int required = 0; required <= 1; required++) {
+		fx_begin(required ? RT_REQ : GPS);
+		fx_write("/dev/cpu_dma_latency", "");
+		chmod_at("/dev/cpu_dma_latency", geteuid() == 0 ? 0600 : 0400);
+		run_unprivileged(checksys_cpu_dma_latency, &r);
+		expect("cpu_dma_latency not writable", &r,
+		       required ? CHECKSYS_FAIL : CHECKSYS_WARN, "cpu-dma-latency",
+		       "cannot write it", "; fix: run as root, or a udev rule",
+		       required ? NULL : "rt = required");
+		if (required)
+			expect("cpu_dma_latency, rt = required", &r, CHECKSYS_FAIL,
+			       "cpu-dma-latency", "rt = required stops the start", NULL, NULL);
+		fx_end();
+	}
+
+	fx_begin("[serial gps]\ndevice = /dev/ttyUSB0\n");
+	fx_write("/dev/ttyUSB0", "");
+	fx_write("/sys/bus/usb-serial/devices/ttyUSB0/latency_timer", "16\n");
+	chmod_at("/sys/bus/usb-serial/devices/ttyUSB0/latency_timer", 0444);
+	run_unprivileged(serial_ftdi, &r);
+	expect("FTDI latency 16, not writable", &r, CHECKSYS_WARN, "port:gps:ftdi-latency",
+	       "ttyUSB0: FTDI latency_timer = 16 ms and uid ", "; fix: the udev rule "
+	       "ACTION==\"add\", SUBSYSTEM==\"usb-serial\", DRIVERS==\"ftdi_sio\", "
+	       "ATTR{latency_timer}=\"1\"", NULL);
+	fx_end();
+
+	fx_begin("[parallel lpt]\ndriver = sim\ndevice = /run/portlogd/lpt.sim\n");
+	fx_write("/run/portlogd/other", "");
+	chmod_at("/run/portlogd", 0555);
+	run_unprivileged(parallel_device, &r);
+	expect("sim directory read-only", &r, CHECKSYS_FAIL, "port:lpt",
+	       "cannot create it, directory /run/portlogd: EACCES", NULL, NULL);
+	chmod_at("/run/portlogd", 0755);
+	fx_end();
+}
+
+/* ---- the whole report ---- */
+
+static void fx_all_ok(void)
+{
+	fx_write("/sys/kernel/realtime", "1\n");
+	fx_write("/proc/sys/kernel/sched_rt_runtime_us", "-1\n");
+	fx_write(CPU "/online", "0-3\n");
+	fx_write(CPU "/smt/active", "0\n");
+	fx_write("/dev/cpu_dma_latency", "");
+	fx_write("/proc/cmdline", "isolcpus=2-3 nohz_full=2-3 rcu_nocbs=2-3\n");
+	fx_write("/proc/self/status", STATUS(CAP_SYS_NICE));
+	fx_write("/proc/self/limits", LIMITS("0", "unlimited"));
+	fx_write(CLK "/current_clocksource", "tsc\n");
+	fx_write("/dev/ttyS0", "");
+	fx_write("/sys/class/tty/ttyS0/flags", "0x2000\n");
+	fx_write("/dev/ttyUSB0", "");
+	fx_write("/sys/bus/usb-serial/devices/ttyUSB0/latency_timer", "1\n");
+	fx_write("/dev/parport0", "");
+}
+
+#define ALL_PORTS "[timer]\ncpu = 3\n" GPS "cpu = 2\n[serial a-long-port-name]\n" \
+	"device = /dev/ttyUSB0\ncpu = 2\n[parallel lpt]\ndevice = parport0\ncpu = 3\n"
+
+static int run_report(char **text)
+{
+	size_t len;
+	FILE *f = open_memstream(text, &len);
+	int rc;
+
+	assert_non_null(f);
+	rc = checksys_run(&cs, f);
+	assert_int_equal(fclose(f), 0);
+	return rc;
+}
+
+/* Counts lines starting with `word ` and checks the fixed columns. */
+static unsigned count_lines(const char *text, const char *word, size_t *text_col)
+{
+	unsigned n = 0;
+
+	for (const char *l = text; *l != '\0'; l = strchr(l, '\n') + 1) {
+		const char *name = l + 5, *sp = strchr(name, ' '), *t = sp;
+
+		if (strchr(l, '\n') == NULL)
+			fail_msg("unterminated line: %s", l);
+		if (strncmp(l, word, strlen(word)) != 0 || l[strlen(word)] != ' ')
+			continue;
+		n++;
+		while (*t == ' ')
+			t++;
+		if (*text_col == 0)
+			*text_col = (size_t)(t - l);
+		else if ((size_t)(t - l) != *text_col)
+			fail_msg("text at column %zu, not %zu: %.*s", (size_t)(t - l), *text_col,
+				 (int)(strchr(l, '\n') - l), l);
+	}
+	return n;
+}
+
+static void test_report(void **state)
+{
+	size_t col = 0;
+	char *text = NULL, *last;
+	int rc;
+
+	(void)state;
+	fx_begin(ALL_PORTS);
+	fx_all_ok();
+	rc = run_report(&text);
+	/* 13 system checks; gps: device, low-latency (no FTDI); ttyUSB0: 3; lpt: 1 */
+	if (rc != 0 || count_lines(text, "OK", &col) != 19 || strstr(text, "WARN ") != NULL)
+		fail_msg("expected 19 OK lines and exit status 0, got %d:\n%s", rc, text);
+	last = strrchr(text, '\n');
+	while (last > text && last[-1] != '\n')
+		last--;
+	assert_string_equal(last, "19 OK, 0 WARN, 0 FAIL\n");
+	/* the name column fits the longest name, and the text starts after it */
+	assert_non_null(strstr(text, "\nOK   port:a-long-port-name:ftdi-latency ttyUSB0: "));
+	assert_int_equal(col, strlen("OK   port:a-long-port-name:ftdi-latency "));
+	free(text);
+	fx_end();
+
+	/* one FAIL (a device unplugged) and one WARN make it 1 */
+	fx_begin(ALL_PORTS);
+	fx_all_ok();
+	fx_write(CPU "/smt/active", "1\n");
+	fx_remove("/dev/ttyUSB0");
+	rc = run_report(&text);
+	col = 0;
+	assert_int_equal(rc, 1);
+	assert_int_equal(count_lines(text, "FAIL", &col), 1);
+	assert_int_equal(count_lines(text, "WARN", &col), 1);
+	assert_non_null(strstr(text, "FAIL port:a-long-port-name "));
+	/* the missing device has no low-latency or FTDI line */
+	assert_null(strstr(text, "port:a-long-port-name:"));
+	assert_non_null(strstr(text, "\n15 OK, 1 WARN, 1 FAIL\n"));
+	free(text);
+	fx_end();
+}
+
+/* Without a config: the system checks only, and a line that says so. */
+static void test_report_without_config(void **state)
+{
+	size_t col = 0;
+	char *text = NULL;
+	int rc;
+
+	(void)state;
+	fx_begin(NULL);
+	fx_all_ok();
+	rc = run_report(&text);
+	assert_int_equal(rc, 0);
+	assert_int_equal(count_lines(text, "WARN", &col), 2);  /* config, nothing pinned */
+	assert_non_null(strstr(text, "WARN config "));
+	assert_null(strstr(text, "port:"));
+	assert_non_null(strstr(text, "\n11 OK, 2 WARN, 0 FAIL\n"));
+	free(text);
+	fx_end();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rows),
+		cmocka_unit_test(test_rows_cover_every_check),
+		cmocka_unit_test(test_unprivileged),
+		cmocka_unit_test(test_report),
+		cmocka_unit_test(test_report_without_config),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
