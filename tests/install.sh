@@ -32,6 +32,7 @@ grep -q "^# edited" "$root$etc/portlogd/portlogd.conf" ||
 	{ echo "a second install overwrote the edited config"; fail=1; }
 
 # what postinst runs, in the scratch root: the user, in dialout and lp, and the log directory
+mkdir -p "$root/etc"
 cp /etc/passwd /etc/group "$root/etc/"
 systemd-sysusers --root="$root" portlogd.conf 2>"$tmp/sysusers.log" ||
 	{ echo "systemd-sysusers failed:"; cat "$tmp/sysusers.log"; fail=1; }
