@@ -478,6 +478,7 @@ uint32_t flush_drain(struct flusher *f, bool all)
 	while (done < budget) {
 		struct source *best = NULL;
 		const struct rec *r = NULL;
+		uint32_t slots;
 
 		for (unsigned i = 0; i < f->nsrc; i++) {
 			struct source *s = f->src[i];
@@ -499,9 +500,10 @@ uint32_t flush_drain(struct flusher *f, bool all)
 			if (flush_write(f) < 0)
 				break;  /* cannot write: leave the rest in the rings */
 		}
+		slots = rec_slots(r->len);     /* r is the producer's again after the release */
 		emit(f, best, r);
-		ring_release(&best->ring, rec_slots(r->len));
-		done += rec_slots(r->len);
+		ring_release(&best->ring, slots);
+		done += slots;
 	}
 	return done;
 }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/check.sh - install, build warning-free, and run every test: plain, ASan+UBSan, TSan.
 # CHECK_BUILDS="plain asan tsan" picks builds; PORTLOGD_SEED repeats a random run.
+# The tests labelled "long" (1000 rotations) run once, in the plain build; CHECK_LONG=0 skips them.
 set -eu
 cd "$(dirname "$0")/.."
 . tests/deps.sh
@@ -16,5 +17,9 @@ for b in ${CHECK_BUILDS:-plain asan tsan}; do
 	echo "=== $b build ==="
 	cmake -S . -B "build-$b" -DPORTLOGD_WERROR=ON $opts >/dev/null
 	cmake --build "build-$b" -j"$jobs"
-	env $env ctest --test-dir "build-$b" --output-on-failure --timeout 900
+	env $env ctest --test-dir "build-$b" --output-on-failure --timeout 900 -LE long
+	if [ "$b" = plain ] && [ "${CHECK_LONG:-1}" != 0 ]; then
+		echo "=== plain build: long tests ==="
+		ctest --test-dir build-plain --output-on-failure --timeout 900 -L long
+	fi
 done

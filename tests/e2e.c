@@ -562,3 +562,11 @@ void e2e_expect_accounted(const struct e2e_log *log)
 		fail_msg("accounting: no STAT line with accounted= to check against");
 	printf("# accounting: every record is a line or in a DROP count, at %d STAT lines\n", n);
 }
+
+void e2e_filter_from_env(void)
+{
+	const char *only = getenv("PORTLOGD_E2E_ONLY");
+
+	if (only != NULL && *only != '\0')
+		cmocka_set_test_filter(only);
+}

@@ -96,6 +96,9 @@ int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen);
  * line could be checked; prints how many were. */
 void e2e_expect_accounted(const struct e2e_log *log);
 
+/* PORTLOGD_E2E_ONLY=NAME runs one test of the group (cmocka_set_test_filter). */
+void e2e_filter_from_env(void);
+
 /* Percentile (0..100) of n int64 values (sorts them). */
 int64_t e2e_pct(int64_t *v, size_t n, double pct);
 

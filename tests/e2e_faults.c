@@ -113,6 +113,21 @@ static void open_port(struct sim_port *p, const char *name, const char *dir)
 	assert_int_equal(sim_port_open(p, name, link), 0);
 }
 
+/* One simulated port NAME with `keys` in its section, `logger` in [logger];
+ * the daemon started and the port open. */
+static void fx_one_port(struct fx *x, struct sim_port *p, const char *name, const char *keys,
+			const char *logger)
+{
+	char ports[512];
+
+	open_port(p, name, x->dir);
+	snprintf(ports, sizeof(ports), "[serial %s]\ndevice = %s/%s\n%s\n", name, x->dir, name,
+		 keys);
+	fx_conf(x, logger, ports);
+	fx_start(x);
+	assert_int_equal(sim_port_wait_open(p, 5000), 0);
+}
+
 /* Polls a file (bounded) until it contains `needle`; returns the ms it took or -1. */
 static int wait_for_text(const char *path, const char *needle, int timeout_ms)
 {
@@ -258,7 +273,7 @@ static unsigned long long stat_value(const struct e2e_log *log, const char *name
 static void disk_full(void **state)
 {
 	const unsigned n1 = 6000, n2 = 200;
-	char logs[272], fill[320], ports[512];
+	char logs[272], fill[320];
 	struct sim_port p;
 	struct fx x;
 	struct e2e_log log = { 0 };
@@ -276,12 +291,8 @@ static void disk_full(void **state)
 		skip();
 	}
 	snprintf(x.log, sizeof(x.log), "%s/portlogd.log", logs);
-	open_port(&p, "a", x.dir);
-	snprintf(ports, sizeof(ports), "[serial a]\ndevice = %s/a\ndelimiter = \\n\nmax_packet = 128\n",
-		 x.dir);
-	fx_conf(&x, "ring_records = 256\nstat_interval_s = 1", ports);
-	fx_start(&x);
-	assert_int_equal(sim_port_wait_open(&p, 5000), 0);
+	fx_one_port(&x, &p, "a", "delimiter = \\n\nmax_packet = 128", "ring_records = 256\n"
+		    "stat_interval_s = 1");
 
 	/* fill the file system to the last block */
 	snprintf(fill, sizeof(fill), "%s/fill", logs);
@@ -372,7 +383,7 @@ static void overload(void **state)
 	enum { N = 2 };
 	const unsigned n1 = 4000, n2 = 200;
 	struct sim_port p[N];
-	struct sink sink = { 0 };
+	static struct sink sink;    /* static: a failed test unwinds without joining it */
 	char ports[1024];
 	struct fx x;
 	struct e2e_log log = { 0 };
@@ -382,6 +393,7 @@ static void overload(void **state)
 
 	(void)state;
 	fx_dir(&x);
+	memset(&sink, 0, sizeof(sink));
 	snprintf(sink.fifo, sizeof(sink.fifo), "%s/log.fifo", x.dir);
 	snprintf(sink.out, sizeof(sink.out), "%s/log.out", x.dir);
 	assert_int_equal(mkfifo(sink.fifo, 0644), 0);
@@ -553,7 +565,6 @@ static void kill9_restart(void **state)
 	struct sim_port p;
 	struct sim_bg bg;
 	struct sim_cfg cfg;
-	char ports[512];
 	struct fx x;
 	struct e2e_log log = { 0 };
 	struct tally t;
@@ -562,11 +573,7 @@ static void kill9_restart(void **state)
 
 	(void)state;
 	fx_dir(&x);
-	open_port(&p, "a", x.dir);
-	snprintf(ports, sizeof(ports), "[serial a]\ndevice = %s/a\ndelimiter = \\n\n", x.dir);
-	fx_conf(&x, "sync_interval_ms = 0", ports);
-	fx_start(&x);
-	assert_int_equal(sim_port_wait_open(&p, 5000), 0);
+	fx_one_port(&x, &p, "a", "delimiter = \\n", "sync_interval_ms = 0");
 	cfg = nmea(0, 500, 1500);
 	assert_int_equal(sim_bg_start(&bg, &p, 1, &cfg, 50), 0);
 	while (atomic_load(&p.done) < 500)
@@ -638,7 +645,6 @@ static void garbage(void **state)
 		.inter_gap_min_us = 10000, .inter_gap_max_us = 12000, .gap_us = 3000,
 		.seed = tu_seed("e2e_faults garbage"),
 	};
-	char ports[512];
 	struct fx x;
 	struct e2e_log log = { 0 };
 	size_t len, *starts, *idx, nl, bad = 0, j = 0;
@@ -646,12 +652,7 @@ static void garbage(void **state)
 
 	(void)state;
 	fx_dir(&x);
-	open_port(&p, "g", x.dir);
-	snprintf(ports, sizeof(ports), "[serial g]\ndevice = %s/g\ngap_us = 3000\nmax_packet = 64\n",
-		 x.dir);
-	fx_conf(&x, "", ports);
-	fx_start(&x);
-	assert_int_equal(sim_port_wait_open(&p, 5000), 0);
+	fx_one_port(&x, &p, "g", "gap_us = 3000\nmax_packet = 64", "");
 	assert_int_equal(sim_run_all(&p, 1, &cfg, 50), 0);
 	fx_stop(&x);
 	assert_int_equal(e2e_read_log(&log, x.log), 0);
@@ -694,5 +695,6 @@ int main(void)
 		cmocka_unit_test_teardown(garbage, teardown),
 	};
 
+	e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -426,5 +426,6 @@ int main(void)
 		printf("# e2e_rt needs root (SCHED_FIFO, and becoming nobody): skipped\n");
 		return 77;
 	}
+	e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -375,6 +375,23 @@ static void accounting_check_can_fail(void **state)
 	rmdir(dir);
 }
 
+/* Reads the rotated files PATH.1 .. PATH.rot and PATH, in that order, and checks
+ * that together they hold every packet once and account for every record. */
+static void check_rotated(struct run *r, unsigned rot, const char *what)
+{
+	char old[320];
+
+	for (unsigned k = 1; k <= rot; k++) {
+		snprintf(old, sizeof(old), "%s.%u", r->path, k);
+		assert_int_equal(e2e_read_log(&r->log, old), 0);
+	}
+	assert_int_equal(e2e_read_log(&r->log, r->path), 0);
+	e2e_expect_accounted(&r->log);    /* across the rotated files, in order */
+	for (unsigned i = 0; i < r->n; i++)
+		check_port(&r->log, &r->p[i], r->p[i].npkt, true, &r->st);
+	report(what, &r->st);
+}
+
 static void four_ports(void **state)
 {
 	enum { N = 4 };
@@ -446,15 +463,51 @@ static void sighup_rotation(void **state)
 	}
 	assert_int_equal(sim_bg_join(&b), 0);
 	(void)stop(&r);
-	for (unsigned k = 1; k <= ROT; k++) {
+	check_rotated(&r, ROT, "SIGHUP x5");
+	end(&r);
+}
+
+/*
+ * Many rotations under steady traffic, each as soon as the previous one took
+ * effect: PORTLOGD_E2E_ROTATIONS (100; the "long" ctest entry runs 1000).
+ */
+static void many_rotations(void **state)
+{
+	enum { N = 2 };
+	unsigned rot = tu_env_uint("PORTLOGD_E2E_ROTATIONS", 100);
+	uint64_t rng = tu_seed("e2e_serial rotations");
+	struct sim_port p[N];
+	struct sim_cfg cfg;
+	struct run r;
+	char old[320], what[64];
+	struct sim_bg b;
+
+	(void)state;
+	begin(&r, p, N, "", (size_t)(rot + 100) * 40 * N);   /* room for slow runs */
+	cfg = traffic(tu_seed("e2e_serial"), 0);
+	assert_int_equal(sim_bg_start(&b, p, N, &cfg, 50), 0);
+	for (unsigned k = 1; k <= rot; k++) {
+		struct timespec ts = { 0, (long)(2 + tu_rand(&rng) % 20) * 1000000 };
+		int64_t end = mono() + 5000000000LL;
+
 		snprintf(old, sizeof(old), "%s.%u", r.path, k);
-		assert_int_equal(e2e_read_log(&r.log, old), 0);
+		assert_int_equal(rename(r.path, old), 0);
+		assert_int_equal(kill(r.d.pid, SIGHUP), 0);
+		/* the next rotation once this one took effect: the new file is there */
+		while (access(r.path, F_OK) != 0) {
+			struct timespec ms = { 0, 1000000 };
+			if (mono() > end)
+				fail_msg("rotation %u: no new log file within 5 s", k);
+			nanosleep(&ms, NULL);
+		}
+		nanosleep(&ts, NULL);
 	}
-	assert_int_equal(e2e_read_log(&r.log, r.path), 0);
-	e2e_expect_accounted(&r.log);     /* across the rotated files, in order */
 	for (unsigned i = 0; i < N; i++)
-		check_port(&r.log, &p[i], p[i].npkt, true, &r.st);
-	report("SIGHUP x5", &r.st);
+		atomic_store(&p[i].stop, true);
+	assert_int_equal(sim_bg_join(&b), 0);
+	(void)stop(&r);
+	snprintf(what, sizeof(what), "SIGHUP x%u", rot);
+	check_rotated(&r, rot, what);
 	end(&r);
 }
 
@@ -600,6 +653,102 @@ static void modem_lines_on_uart(void **state)
 	e2e_free_log(&log);
 }
 
+static int step_clock(int64_t delta_ns)
+{
+	struct timespec ts;
+	int64_t t;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	t = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + delta_ns;
+	ts.tv_sec = t / 1000000000;
+	ts.tv_nsec = t % 1000000000;
+	return clock_settime(CLOCK_REALTIME, &ts);
+}
+
+/*
+ * The wall clock is stepped 3 s forward and back during traffic (as root; the
+ * steps cancel out). Packet gaps and the timer run on CLOCK_MONOTONIC: every
+ * packet is still exactly one RX line, and the sampling timer neither skipped
+ * 3000 periods nor slept 3 s. Each step is an EV clock-step line.
+ */
+static void clock_step(void **state)
+{
+	enum { N = 1 };
+	const int64_t step = 3000000000LL;
+	struct sim_port p[N];
+	struct sim_cfg cfg;
+	struct run r;
+	struct sim_bg b;
+	char extra[400];
+	int64_t t0, lifetime_ms;
+	unsigned steps = 0;
+
+	(void)state;
+	if (step_clock(0) != 0) {
+		printf("# cannot set the clock (%s): skipped\n", strerror(errno));
+		skip();
+	}
+	memset(&r, 0, sizeof(r));
+	e2e_tmpdir(r.dir, sizeof(r.dir));
+	/* a sim parallel port, so that the timer runs */
+	snprintf(extra, sizeof(extra), "timestamp = epoch\n[parallel pins]\ndriver = sim\n"
+		 "device = %s/pins.sim\n", r.dir);
+	/* as begin() does, but the config needs the directory first */
+	r.p = p;
+	r.n = N;
+	r.st.err = calloc(2000, sizeof(int64_t));
+	snprintf(r.path, sizeof(r.path), "%s/portlogd.log", r.dir);
+	open_ports(p, N, r.dir);
+	write_conf(r.dir, N, extra, r.conf, sizeof(r.conf));
+	start_daemon(&r.d, r.dir, r.conf, p, N);
+	live = r.d;
+	t0 = mono();
+	cfg = traffic(tu_seed("e2e_serial"), 600);
+	assert_int_equal(sim_bg_start(&b, p, N, &cfg, 50), 0);
+	wait_done(p, N, 150);
+	/* forward and back again, with no assertion in between: the clock must
+	 * not be left wrong */
+	if (step_clock(step) == 0)
+		steps++;
+	wait_done(p, N, 300);
+	if (step_clock(-step) == 0)
+		steps++;
+	assert_int_equal(steps, 2);
+	assert_int_equal(sim_bg_join(&b), 0);
+	lifetime_ms = (mono() - t0) / 1000000;
+	(void)stop(&r);
+	assert_int_equal(e2e_read_log(&r.log, r.path), 0);
+	e2e_expect_accounted(&r.log);
+	check_port(&r.log, &p[0], p[0].npkt, true, &r.st);
+	report("clock steps", &r.st);
+	{
+		int64_t d[2] = { 0, 0 };
+		unsigned n = 0;
+		unsigned long long triggers = 0, missed = 0;
+
+		for (size_t i = 0; i < r.log.n; i++) {
+			const char *t = r.log.line[i].text, *v;
+			if ((v = strstr(t, " portlogd EV clock-step delta_us=")) != NULL && n < 2)
+				d[n++] = strtoll(v + 33, NULL, 10);
+			if ((v = strstr(t, " portlogd STAT timer ")) != NULL) {
+				triggers = strtoull(strstr(v, " triggers=") + 10, NULL, 10);
+				missed = strtoull(strstr(v, " missed=") + 8, NULL, 10);
+			}
+		}
+		printf("# clock steps logged: %u (%+lld us, %+lld us); timer: %llu triggers, %llu "
+		       "missed in %lld ms\n", n, n > 0 ? (long long)d[0] : 0,
+		       n > 1 ? (long long)d[1] : 0, triggers, missed, (long long)lifetime_ms);
+		assert_int_equal(n, 2);
+		assert_true(llabs(d[0] - step / 1000) < 50000);
+		assert_true(llabs(d[1] + step / 1000) < 50000);
+		/* a timer on the wall clock would have missed 3000 periods at the step
+		 * forward and slept 3 s at the step back */
+		assert_true(missed < 1000);
+		assert_true(triggers * 10 >= (unsigned long long)lifetime_ms * 8);
+	}
+	end(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -607,10 +756,13 @@ int main(void)
 		cmocka_unit_test(config_mistakes),
 		cmocka_unit_test_teardown(four_ports, teardown),
 		cmocka_unit_test_teardown(sighup_rotation, teardown),
+		cmocka_unit_test_teardown(many_rotations, teardown),
+		cmocka_unit_test_teardown(clock_step, teardown),
 		cmocka_unit_test_teardown(sigterm_during_traffic, teardown),
 		cmocka_unit_test_teardown(modem_lines_on_uart, teardown),
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	e2e_filter_from_env();     /* one test alone, as the "long" ctest entries run them */
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

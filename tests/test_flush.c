@@ -827,24 +827,22 @@ static void test_removed_log_replaced(void **state)
 	fx_init(fx);
 	assert_true(push_label(&fx->src[0], 0, 'r', 4, 0));
 	fx_flush(fx);
-	assert_int_equal(unlink(fx->conf.logger.log_file), 0);
-	assert_true(push_label(&fx->src[0], 1, 'r', 4, 1));
-	fx_flush(fx);
-	read_lines(fx->conf.logger.log_file, &l);
-	assert_int_equal(l.n, 2);
-	assert_string_equal(after_time(l.v[0]), "portlogd EV reopen reason=removed");
-	assert_string_equal(after_time(l.v[1]), "a RX 5 7230303031 \"r0001\"");
-	free_lines(&l);
+	/* k = 1: the file removed; k = 2: the file and its directory */
+	for (unsigned k = 1; k <= 2; k++) {
+		char want[64];
 
-	assert_int_equal(unlink(fx->conf.logger.log_file), 0);
-	assert_int_equal(rmdir(sub), 0);
-	assert_true(push_label(&fx->src[0], 2, 'r', 4, 2));
-	fx_flush(fx);
-	read_lines(fx->conf.logger.log_file, &l);
-	assert_int_equal(l.n, 2);
-	assert_string_equal(after_time(l.v[0]), "portlogd EV reopen reason=removed");
-	assert_string_equal(after_time(l.v[1]), "a RX 5 7230303032 \"r0002\"");
-	free_lines(&l);
+		assert_int_equal(unlink(fx->conf.logger.log_file), 0);
+		if (k == 2)
+			assert_int_equal(rmdir(sub), 0);
+		assert_true(push_label(&fx->src[0], k, 'r', 4, k));
+		fx_flush(fx);
+		read_lines(fx->conf.logger.log_file, &l);
+		assert_int_equal(l.n, 2);
+		assert_string_equal(after_time(l.v[0]), "portlogd EV reopen reason=removed");
+		snprintf(want, sizeof(want), "a RX 5 723030303%u \"r000%u\"", k, k);
+		assert_string_equal(after_time(l.v[1]), want);
+		free_lines(&l);
+	}
 	flush_fini(&fx->f);
 	fx->f_open = false;
 	unlink(fx->conf.logger.log_file);
