@@ -220,6 +220,7 @@ int flush_init(struct flusher *f, const struct conf *c, struct source **src, uns
 	f->conf = c;
 	f->fd = -1;
 	f->cmd_fd = -1;
+	f->reopened_fd = -1;
 	f->clock_fd = -1;
 	if (nsrc > FLUSH_MAX_SOURCES) {
 		snprintf(err, errlen, "too many sources (%u)", nsrc);
@@ -239,9 +240,10 @@ int flush_init(struct flusher *f, const struct conf *c, struct source **src, uns
 	f->out = malloc(f->out_cap);
 	f->pkt = malloc(f->pkt_cap);
 	f->cmd_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	f->reopened_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	/* without it, clock steps go unreported (said once when arming fails) */
 	f->clock_fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (f->out == NULL || f->pkt == NULL || f->cmd_fd < 0) {
+	if (f->out == NULL || f->pkt == NULL || f->cmd_fd < 0 || f->reopened_fd < 0) {
 		snprintf(err, errlen, "cannot set up the flusher: %s", strerror(errno));
 		flush_fini(f);
 		return -ENOMEM;
@@ -253,6 +255,7 @@ int flush_init(struct flusher *f, const struct conf *c, struct source **src, uns
 	atomic_init(&f->lines, 0);
 	atomic_init(&f->bytes_written, 0);
 	atomic_init(&f->write_errors, 0);
+	health_beat_init(&f->beat);
 	f->fd = open_log(f);
 	if (f->fd < 0) {
 		int e = -f->fd;
@@ -272,11 +275,13 @@ void flush_fini(struct flusher *f)
 		close(f->fd);
 	if (f->cmd_fd >= 0)
 		close(f->cmd_fd);
+	if (f->reopened_fd >= 0)
+		close(f->reopened_fd);
 	if (f->clock_fd >= 0)
 		close(f->clock_fd);
 	free(f->out);
 	free(f->pkt);
-	f->fd = f->cmd_fd = f->clock_fd = -1;
+	f->fd = f->cmd_fd = f->reopened_fd = f->clock_fd = -1;
 	f->out = NULL;
 	f->pkt = NULL;
 }
@@ -335,12 +340,30 @@ static const uint8_t *payload(struct flusher *f, struct ring *ring, const struct
 	return f->pkt;
 }
 
-static void echo(struct flusher *f, const char *line, size_t len)
+/* To stderr or to the journal, there with PORTLOGD_SOURCE=the source's name. */
+static void echo(struct flusher *f, const char *source, int priority, const char *line,
+		 size_t len)
 {
 	const char *p = memchr(line, ' ', len);     /* skip the time */
 
 	if (f->echo && p != NULL)
-		log_msg(LOG_NOTICE, "%.*s", (int)(len - (size_t)(p + 1 - line) - 1), p + 1);
+		log_source(priority, source, "%.*s", (int)(len - (size_t)(p + 1 - line) - 1), p + 1);
+}
+
+/* An event that means data may be missing is a warning (a close at stop is
+ * not); a late delivery only casts doubt on one boundary. */
+static int ev_priority(const struct rec *r, const uint8_t *data, size_t len)
+{
+	static const char stop[] = "reason=stop";
+
+	switch (r->a) {
+	case EV_CLOSE:
+		return len >= sizeof(stop) - 1 && memcmp(data, stop, sizeof(stop) - 1) == 0
+		       ? LOG_NOTICE : LOG_WARNING;
+	case EV_ERROR: return LOG_WARNING;
+	case EV_LATE: return LOG_INFO;
+	default: return LOG_NOTICE;
+	}
 }
 
 static void drop_line(struct flusher *f, struct source *s, int64_t t_real,
@@ -359,7 +382,7 @@ static void drop_line(struct flusher *f, struct source *s, int64_t t_real,
 	s->drop_bytes_reported = total_bytes;
 	s->next_seq += (uint32_t)n;
 	s->accounted += n;
-	echo(f, line, len);
+	echo(f, s->name, LOG_WARNING, line, len);
 }
 
 /* Formats one record into the buffer (room checked by the caller). */
@@ -411,7 +434,7 @@ static void emit(struct flusher *f, struct source *s, const struct rec *r)
 			fmt_kv(text, sizeof(text), &tl, "errno", en);
 		}
 		n = fmt_ev(&f->fmt, line, r->t_real, s->name, text, tl);
-		echo(f, line, n);
+		echo(f, s->name, ev_priority(r, data, len), line, n);
 		break;
 	}
 	case REC_IN:
@@ -498,6 +521,13 @@ static void maybe_sync(struct flusher *f, int64_t now, bool force)
 	f->last_sync_mono = now;
 }
 
+static void signal_fd(int fd)
+{
+	uint64_t one = 1;
+
+	(void)write(fd, &one, sizeof(one));     /* an eventfd add cannot fail short of a bug */
+}
+
 static void reopen(struct flusher *f)
 {
 	char text[CONF_PATH_MAX + 32];
@@ -513,6 +543,7 @@ static void reopen(struct flusher *f)
 		log_err("cannot reopen %s: %s; still writing to the old file",
 			f->conf->logger.log_file, strerror(-fd));
 		atomic_store(&f->reopen_req, false);
+		signal_fd(f->reopened_fd);
 		return;
 	}
 	close(f->fd);
@@ -522,6 +553,7 @@ static void reopen(struct flusher *f)
 	tl = 6;
 	fmt_kv(text, sizeof(text), &tl, "file", f->conf->logger.log_file);
 	say(f, text);
+	signal_fd(f->reopened_fd);
 }
 
 /*
@@ -611,8 +643,12 @@ static void *flush_thread(void *arg)
 		if (wait < 0)
 			wait = 0;
 		ts = ns_to_ts(wait);
+		health_park(&f->beat);
 		if (ppoll(pfd, 2, &ts, NULL) > 0 && pfd[0].revents != 0)
 			(void)read(f->cmd_fd, &v, sizeof(v));   /* just clears the wake-up */
+		health_unpark(&f->beat);
+		if (health_stall_wanted(&f->beat))
+			health_stall(&f->stop_req, -1);
 		check_clock_step(f, pfd[1].revents != 0);
 		if (atomic_load(&f->stop_req))
 			break;
@@ -661,22 +697,15 @@ int flush_start(struct flusher *f, int *degraded)
 			    f->conf->logger.flusher_cpu, flush_thread, f, degraded);
 }
 
-static void wake(struct flusher *f)
-{
-	uint64_t one = 1;
-
-	(void)write(f->cmd_fd, &one, sizeof(one));  /* cannot fail short of a bug */
-}
-
 void flush_reopen(struct flusher *f)
 {
 	atomic_store(&f->reopen_req, true);
-	wake(f);
+	signal_fd(f->cmd_fd);
 }
 
 void flush_stop(struct flusher *f)
 {
 	atomic_store(&f->stop_req, true);
-	wake(f);
+	signal_fd(f->cmd_fd);
 	thread_join(&f->thread);
 }

@@ -17,6 +17,7 @@
 #include "conf.h"
 #include "thread.h"
 #include "fmt.h"
+#include "health.h"
 #include "source.h"
 
 #define FLUSH_MAX_SOURCES (1 + 3 * CONF_MAX_PORTS)   /* main, serial, lines, parallel */
@@ -28,6 +29,7 @@ struct flusher {
 
 	int fd;                 /* the log file, O_APPEND */
 	int cmd_fd;             /* eventfd: main wakes us for reopen and stop */
+	int reopened_fd;        /* eventfd: we tell main a reopen is done (or failed) */
 	int clock_fd;           /* timerfd that fires when CLOCK_REALTIME is set */
 	int64_t clock_off;      /* CLOCK_REALTIME - CLOCK_MONOTONIC at the last look */
 	_Atomic bool reopen_req, stop_req;
@@ -46,7 +48,8 @@ struct flusher {
 	 * and the records dropped by then, to report what the outage cost */
 	int64_t fail_since_mono, retry_at_mono, backoff_ns;
 	uint64_t fail_tries, fail_dropped0;
-	bool echo;              /* also send EV and DROP lines to the diagnostic log */
+	bool echo;              /* also send EV and DROP lines to the diagnostic log
+				 * (stderr with -f, else the journal) */
 
 	/* called after every drain: self-monitoring lines (STAT, the timer's OVERRUN) */
 	void (*hook)(void *ctx, struct flusher *f, bool stat_due, bool final);
@@ -54,6 +57,7 @@ struct flusher {
 
 	/* counters: written by the flusher, read by main for status */
 	_Atomic uint64_t lines, bytes_written, write_errors;
+	struct health_beat beat;    /* for the watchdog */
 	struct thread thread;
 };
 
@@ -67,7 +71,8 @@ int flush_init(struct flusher *f, const struct conf *c, struct source **src, uns
 void flush_fini(struct flusher *f);
 
 int flush_start(struct flusher *f, int *degraded);
-/* From main: reopen the log file (SIGHUP) at the next opportunity. */
+/* From main: reopen the log file (SIGHUP) at the next opportunity; reopened_fd
+ * becomes readable when that is done or has failed (and been logged). */
 void flush_reopen(struct flusher *f);
 /* From main, after every producer has stopped: drain everything, sync, and end. */
 void flush_stop(struct flusher *f);

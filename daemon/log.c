@@ -2,6 +2,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+/* CODE_FILE= and friends would always name this file: leave them out */
+#define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 
 #include "log.h"
@@ -13,17 +15,33 @@ void log_init(enum log_sink sink)
 	log_sink = sink;
 }
 
-void log_msg(int priority, const char *fmt, ...)
+static void emit(int priority, const char *source, const char *fmt, va_list ap)
 {
 	char msg[1024];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	if (log_sink == LOG_SINK_JOURNAL)
 		(void)sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", priority,
+				      "PORTLOGD_SOURCE=%s", source,
 				      "SYSLOG_IDENTIFIER=portlogd", NULL);   /* nowhere to report a failure */
 	else
 		fprintf(stderr, "portlogd: %s\n", msg);
+}
+
+void log_msg(int priority, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	emit(priority, "portlogd", fmt, ap);
+	va_end(ap);
+}
+
+void log_source(int priority, const char *source, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	emit(priority, source, fmt, ap);
+	va_end(ap);
 }

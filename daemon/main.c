@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,13 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <systemd/sd-daemon.h>
-
 #include "checksys.h"
 #include "conf.h"
 #include "flush.h"
 #include "fmt.h"
 #include "log.h"
+#include "notify.h"
 #include "rt.h"
 #include "sampler.h"
 #include "serial.h"
@@ -38,6 +38,7 @@ struct daemon {
 	struct timer timer;
 	struct stat_view view;
 	struct flusher flusher;
+	struct notify notify;
 	struct rt rt;
 	int stop_fd;
 	int sig_fd;
@@ -173,7 +174,50 @@ static bool setup_rt(struct daemon *d)
 	return true;
 }
 
-static int run(struct daemon *d, bool foreground)
+/*
+ * Runs until a stop signal and returns it. Signals arrive through the signalfd;
+ * the notify timer (only under systemd) paces STATUS= and WATCHDOG=1; the
+ * flusher says when a SIGHUP's reopen is done, which ends RELOADING=1.
+ */
+static int serve(struct daemon *d)
+{
+	for (;;) {
+		struct pollfd pfd[3] = {
+			{ .fd = d->sig_fd, .events = POLLIN },
+			{ .fd = d->notify.timer_fd, .events = POLLIN },    /* -1: ignored */
+			{ .fd = d->flusher.reopened_fd, .events = POLLIN },
+		};
+		struct signalfd_siginfo si;
+		uint64_t v;
+		ssize_t n;
+
+		if (poll(pfd, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			log_err("poll: %s; stopping", strerror(errno));
+			return SIGTERM;
+		}
+		if (pfd[1].revents != 0)
+			notify_tick(&d->notify);
+		if (pfd[2].revents != 0 && read(d->flusher.reopened_fd, &v, sizeof(v)) > 0)
+			notify_reloaded(&d->notify);
+		if (pfd[0].revents == 0)
+			continue;
+		n = read(d->sig_fd, &si, sizeof(si));
+		if (n != sizeof(si)) {
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			log_err("signalfd: %s; stopping", strerror(errno));
+			return SIGTERM;
+		}
+		if (si.ssi_signo != SIGHUP)
+			return (int)si.ssi_signo;
+		notify_reloading(&d->notify);
+		flush_reopen(&d->flusher);
+	}
+}
+
+static int run(struct daemon *d)
 {
 	struct source *srcs[FLUSH_MAX_SOURCES];
 	char err[512];
@@ -228,13 +272,14 @@ static int run(struct daemon *d, bool foreground)
 		log_err("%s", err);
 		return 1;
 	}
-	d->flusher.echo = foreground;
+	d->flusher.echo = true;     /* to stderr with -f, else to the journal */
 	d->view = (struct stat_view){
 		.timer = d->conf.nparallel > 0 ? &d->timer : NULL, .samplers = d->samplers,
 		.nsamplers = d->conf.nparallel, .serial = d->serial, .nserial = d->conf.nserial,
 	};
 	d->flusher.hook = stat_hook;
 	d->flusher.hook_ctx = &d->view;
+	notify_init(&d->notify, &d->view, &d->flusher);
 	timer_init(&d->timer, &d->conf.timer, d->sampler_ptrs, d->conf.nparallel);
 	event_start(d);
 	if (!setup_rt(d))
@@ -275,28 +320,15 @@ static int run(struct daemon *d, bool foreground)
 		report_rt(d, RT_FIFO);
 	}
 	if (started == d->conf.nserial) {
-		(void)sd_notifyf(0, "READY=1\nSTATUS=logging %u serial ports to %s\nMAINPID=%lu",
-				 d->conf.nserial, d->conf.logger.log_file, (unsigned long)getpid());
-		while (stop_sig == 0) {
-			struct signalfd_siginfo si;
-			ssize_t n = read(d->sig_fd, &si, sizeof(si));
-
-			if (n != sizeof(si)) {
-				if (n < 0 && errno == EINTR)
-					continue;
-				log_err("signalfd: %s; stopping", strerror(errno));
-				stop_sig = SIGTERM;
-				break;
-			}
-			if (si.ssi_signo == SIGHUP)
-				flush_reopen(&d->flusher);
-			else
-				stop_sig = (int)si.ssi_signo;
-		}
+		rc = notify_ready(&d->notify);
+		if (rc < 0)
+			log_warn("cannot arm the status and watchdog timer: %s; no STATUS "
+				 "updates or WATCHDOG=1 pings", strerror(-rc));
+		stop_sig = serve(d);
 	}
 
 	/* Stop in reverse: readers end their packets, then the flusher drains all. */
-	(void)sd_notify(0, "STOPPING=1");
+	notify_stopping(&d->notify);
 	uint64_t one = 1;
 	(void)write(d->stop_fd, &one, sizeof(one));     /* an eventfd write cannot fail here */
 	for (unsigned i = 0; i < started; i++)
@@ -322,6 +354,7 @@ static int run(struct daemon *d, bool foreground)
 	free(d->serial);
 	free(d->samplers);
 	free(d->sampler_ptrs);
+	notify_fini(&d->notify);
 	rt_fini(&d->rt);
 	source_fini(&d->self);
 	return started == d->conf.nserial ? 0 : 1;
@@ -415,5 +448,5 @@ int main(int argc, char **argv)
 		}
 		log_init(LOG_SINK_JOURNAL);
 	}
-	return run(&d, foreground);
+	return run(&d);
 }

@@ -25,6 +25,7 @@ int sampler_init(struct sampler *s, const struct conf_parallel *cfg, uint32_t ri
 	atomic_init(&s->overruns, 0);
 	atomic_init(&s->samples, 0);
 	atomic_init(&s->stop, false);
+	health_beat_init(&s->beat);
 	if (sem_init(&s->go, 0, 0) < 0)
 		return -errno;
 	rc = source_init(&s->src, cfg->name, ring_records);
@@ -99,8 +100,12 @@ static void *sampler_thread(void *arg)
 	struct sampler *s = arg;
 
 	for (;;) {
+		health_park(&s->beat);
 		while (sem_wait(&s->go) < 0 && errno == EINTR)
 			;
+		health_unpark(&s->beat);
+		if (health_stall_wanted(&s->beat))
+			health_stall(&s->stop, -1);
 		if (atomic_load_explicit(&s->busy, memory_order_acquire)) {
 			sample(s);
 			/* release: the sample is done before the timer may start the next */

@@ -17,6 +17,7 @@
 #include "conf.h"
 #include "thread.h"
 #include "drv.h"
+#include "health.h"
 #include "source.h"
 
 struct sampler {
@@ -35,6 +36,7 @@ struct sampler {
 
 	/* written by the sampler, read by anyone */
 	_Atomic uint64_t samples;
+	struct health_beat beat;    /* for the watchdog */
 
 	/* sampler-private */
 	int last;                   /* -1 before the first sample */

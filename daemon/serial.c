@@ -107,6 +107,9 @@ int serial_init(struct serial_port *p, const struct conf_serial *cfg, uint32_t r
 	p->drv.fd = -1;
 	p->gap_ns = conf_gap_ns(cfg);
 	atomic_init(&p->wakeups, 0);
+	atomic_init(&p->up, false);
+	health_beat_init(&p->beat);
+	health_beat_init(&p->lines_beat);
 	p->pkt = malloc(cfg->max_packet);
 	if (p->pkt == NULL)
 		return -ENOMEM;
@@ -169,6 +172,7 @@ int serial_open(struct serial_port *p)
 	}
 	p->last_err = 0;
 	p->opens++;
+	atomic_store_explicit(&p->up, true, memory_order_relaxed);
 	if (c->lines) {
 		/* the lines thread gets its own descriptor of the same open port */
 		int old, fd = fcntl(p->drv.fd, F_DUPFD_CLOEXEC, 0);
@@ -211,6 +215,7 @@ static void port_lost(struct serial_port *p, int err, const char *reason)
 
 	reasm_flush(&p->reasm);
 	drv_serial_close(&p->drv);
+	atomic_store_explicit(&p->up, false, memory_order_relaxed);
 	fmt_kv(text, sizeof(text), &tl, "reason", reason);
 	(void)source_event(&p->src, EV_CLOSE, err, text);
 }
@@ -290,8 +295,12 @@ static void at_deadline(struct serial_port *p, int64_t deadline, int64_t now_mon
 static bool wait_stop(struct serial_port *p, const struct timespec *timeout)
 {
 	struct pollfd pfd = { .fd = p->stop_fd, .events = POLLIN };
+	int n;
 
-	return ppoll(&pfd, 1, timeout, NULL) > 0;
+	health_park(&p->beat);
+	n = ppoll(&pfd, 1, timeout, NULL);
+	health_unpark(&p->beat);
+	return n > 0;
 }
 
 static void *serial_thread(void *arg)
@@ -306,6 +315,10 @@ static void *serial_thread(void *arg)
 		struct timespec ts, *timeout = NULL;
 		int64_t deadline, now_mono, now_real;
 
+		if (health_stall_wanted(&p->beat)) {
+			health_stall(NULL, p->stop_fd);
+			break;
+		}
 		if (p->drv.fd < 0) {
 			ts = ns_to_ts(SERIAL_RETRY_MS * NS_PER_MS);
 			if (wait_stop(p, &ts))
@@ -319,10 +332,12 @@ static void *serial_thread(void *arg)
 			ts = ns_to_ts(left > 0 ? left : 0);
 			timeout = &ts;
 		}
+		health_park(&p->beat);
 		(void)ppoll(pfd, 2, timeout, NULL);     /* EINTR: just look again */
 		now_mono = mono_ns();
 		now_real = real_ns();
 		atomic_fetch_add_explicit(&p->wakeups, 1, memory_order_relaxed);
+		health_unpark(&p->beat);
 		if (pfd[1].revents != 0)
 			break;
 		if (pfd[0].revents != 0) {
@@ -384,7 +399,7 @@ static void *lines_thread(void *arg)
 	int fd = -1, prev = -1;
 
 	while (!atomic_load(&p->lines_stop)) {
-		int m;
+		int m, rc;
 
 		if (fd < 0) {
 			struct pollfd pfd[2] = {
@@ -398,7 +413,9 @@ static void *lines_thread(void *arg)
 				prev = -1;
 				continue;
 			}
+			health_park(&p->lines_beat);
 			(void)poll(pfd, 2, -1);     /* EINTR: look again */
+			health_unpark(&p->lines_beat);
 			if (pfd[1].revents != 0)
 				break;
 			(void)read(p->lines_wake, &v, sizeof(v));  /* clears the wake-up */
@@ -414,7 +431,14 @@ static void *lines_thread(void *arg)
 			prev = drv_lines_map(m);
 			push_lines(p, prev, prev);
 		}
-		if (ioctl(fd, TIOCMIWAIT, TIOCM_RNG | TIOCM_DSR | TIOCM_CD | TIOCM_CTS) < 0) {
+		if (health_stall_wanted(&p->lines_beat)) {
+			health_stall(&p->lines_stop, -1);   /* serial_join's SIGUSR1 ends its poll */
+			continue;
+		}
+		health_park(&p->lines_beat);
+		rc = ioctl(fd, TIOCMIWAIT, TIOCM_RNG | TIOCM_DSR | TIOCM_CD | TIOCM_CTS);
+		health_unpark(&p->lines_beat);
+		if (rc < 0) {
 			if (errno == EINTR)
 				continue;           /* serial_join's SIGUSR1, or a stray signal */
 			lines_error(p, errno, "TIOCMIWAIT");

@@ -9,6 +9,7 @@
 #include "conf.h"
 #include "thread.h"
 #include "drv.h"
+#include "health.h"
 #include "reasm.h"
 #include "source.h"
 
@@ -31,7 +32,9 @@ struct serial_port {
 	int stop_fd;                /* eventfd shared by all readers; readable = stop */
 	int last_err;               /* errno of the last failed open, logged once */
 	unsigned opens;
-	_Atomic uint64_t wakeups;   /* progress, for status and the watchdog */
+	_Atomic uint64_t wakeups;   /* progress, for status */
+	_Atomic bool up;            /* the port is open, for status */
+	struct health_beat beat, lines_beat;    /* for the watchdog */
 
 	/* UART error counters (TIOCGICOUNT), where the port has them (not a pty):
 	 * the kernel's values at the last look, and what changed since start */

@@ -18,6 +18,7 @@ void timer_init(struct timer *t, const struct conf_timer *cfg, struct sampler **
 	t->priority = cfg->priority;
 	t->cpu = cfg->cpu;
 	atomic_init(&t->stop, false);
+	health_beat_init(&t->beat);
 	atomic_init(&t->st.min_ns, INT64_MAX);
 	atomic_init(&t->st.max_ns, 0);
 }
@@ -55,8 +56,14 @@ static void *timer_thread(void *arg)
 		struct timespec ts = ns_to_ts(target);
 		int64_t lat;
 
+		if (health_stall_wanted(&t->beat)) {
+			health_stall(&t->stop, -1);
+			continue;
+		}
+		health_park(&t->beat);
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
+		health_unpark(&t->beat);
 		now = mono_ns();
 		lat = now - target;
 		if (now >= warm_end)

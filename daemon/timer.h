@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "health.h"
 #include "thread.h"
 #include "sampler.h"
 
@@ -37,6 +38,7 @@ struct timer {
 	int cpu;
 	struct timer_stats st;
 	_Atomic bool stop;
+	struct health_beat beat;    /* for the watchdog */
 	struct thread thread;
 };
 

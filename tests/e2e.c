@@ -91,6 +91,42 @@ static void apply_child(void)
 
 int e2e_start(struct e2e_daemon *d, const char *dir, const char *conf)
 {
+	return e2e_start_env(d, dir, conf, NULL);
+}
+
+static void child_env(const char *const *env)
+{
+	char pid[24];
+
+	for (; env != NULL && *env != NULL; env++) {
+		const char *eq = strchr(*env, '=');
+		char key[64];
+
+		if (eq == NULL || (size_t)(eq - *env) >= sizeof(key))
+			continue;
+		memcpy(key, *env, (size_t)(eq - *env));
+		key[eq - *env] = '\0';
+		if (eq[1] == '\0') {
+			unsetenv(key);
+			continue;
+		}
+		setenv(key, eq + 1, 1);
+		if (strcmp(key, "WATCHDOG_USEC") == 0) {
+			snprintf(pid, sizeof(pid), "%ld", (long)getpid());  /* exec keeps the pid */
+			setenv("WATCHDOG_PID", pid, 1);
+		}
+	}
+}
+
+int e2e_start_env(struct e2e_daemon *d, const char *dir, const char *conf,
+		  const char *const *env)
+{
+	return e2e_start_opts(d, dir, conf, env, true);
+}
+
+int e2e_start_opts(struct e2e_daemon *d, const char *dir, const char *conf,
+		   const char *const *env, bool foreground)
+{
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
 	memset(d, 0, sizeof(*d));
@@ -119,11 +155,30 @@ int e2e_start(struct e2e_daemon *d, const char *dir, const char *conf)
 		if (fd >= 0)
 			dup2(fd, 2);
 		setenv("NOTIFY_SOCKET", d->notify_path, 1);
+		child_env(env);
 		apply_child();
-		execl(daemon_bin(), "portlogd", "-f", "-c", conf, (char *)NULL);
+		if (foreground)
+			execl(daemon_bin(), "portlogd", "-f", "-c", conf, (char *)NULL);
+		else
+			execl(daemon_bin(), "portlogd", "-c", conf, (char *)NULL);
 		_exit(127);
 	}
 	return 0;
+}
+
+int e2e_open_pty(char *slave, size_t len)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+	if (m < 0)
+		return -errno;
+	if (grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, slave, len) != 0) {
+		int e = errno;
+
+		close(m);
+		return -e;
+	}
+	return m;
 }
 
 void e2e_kill(struct e2e_daemon *d)
@@ -135,31 +190,76 @@ void e2e_kill(struct e2e_daemon *d)
 	}
 }
 
-int e2e_wait_ready(struct e2e_daemon *d, int timeout_ms)
+int e2e_notify_recv(struct e2e_daemon *d, char *buf, size_t len, int timeout_ms)
 {
 	int64_t end = mono() + (int64_t)timeout_ms * 1000000;
 
 	for (;;) {
 		struct pollfd pfd = { .fd = d->notify_fd, .events = POLLIN };
-		char buf[4096];
-		int status;
+		siginfo_t si = { 0 };
 		int64_t left = (end - mono()) / 1000000;
 
-		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
-			fprintf(stderr, "daemon exited before READY=1 (status 0x%x)\n", status);
-			d->pid = 0;
+		/* what was sent before an exit is still read first */
+		if (poll(&pfd, 1, 0) == 1) {
+			ssize_t n = recv(d->notify_fd, buf, len - 1, MSG_DONTWAIT);
+
+			if (n >= 0) {
+				buf[n] = '\0';
+				return (int)n;
+			}
+		}
+		/* WNOWAIT: look without reaping, e2e_stop collects the status */
+		if (d->pid <= 0 || (waitid(P_PID, (id_t)d->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0
+				    && si.si_pid == d->pid))
+			return -1;
+		if (left <= 0)
+			return 0;
+		/* a short poll so that a daemon that died is noticed */
+		(void)poll(&pfd, 1, left < 100 ? (int)left : 100);
+	}
+}
+
+const char *e2e_notify_has(const char *msg, const char *key, const char *value)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = msg; p != NULL && *p != '\0';) {
+		const char *nl = strchr(p, '\n');
+		size_t ll = nl != NULL ? (size_t)(nl - p) : strlen(p);
+
+		if (ll > kl && strncmp(p, key, kl) == 0 && p[kl] == '=' &&
+		    (value == NULL || (ll - kl - 1 == strlen(value) &&
+				       strncmp(p + kl + 1, value, ll - kl - 1) == 0)))
+			return p + kl + 1;
+		p = nl != NULL ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+int e2e_wait_ready(struct e2e_daemon *d, int timeout_ms)
+{
+	int64_t end = mono() + (int64_t)timeout_ms * 1000000;
+
+	for (;;) {
+		char buf[4096];
+		int64_t left = (end - mono()) / 1000000;
+		int n = left > 0 ? e2e_notify_recv(d, buf, sizeof(buf), (int)left) : 0;
+
+		if (n < 0) {
+			fprintf(stderr, "daemon exited before READY=1\n");
 			return -1;
 		}
-		if (left <= 0)
+		if (n == 0 && left <= 0)
 			return -1;
-		/* a short poll so that a daemon that died is noticed */
-		if (poll(&pfd, 1, left < 100 ? (int)left : 100) == 1) {
-			ssize_t n = recv(d->notify_fd, buf, sizeof(buf) - 1, 0);
-			if (n > 0) {
-				buf[n] = '\0';
-				if (strncmp(buf, "READY=1", 7) == 0 || strstr(buf, "\nREADY=1") != NULL)
-					return 0;
-			}
+		if (n > 0 && e2e_notify_has(buf, "READY", "1") != NULL) {
+			/* Nobody reads the socket from here on: close it, so that the
+			 * daemon's later notifications fail at once. Left open, its queue
+			 * (net.unix.max_dgram_qlen, 10 here) fills with STATUS= updates and
+			 * sd_notify blocks the daemon's main thread, signals and all. */
+			close(d->notify_fd);
+			unlink(d->notify_path);
+			d->notify_fd = -1;
+			return 0;
 		}
 	}
 }
@@ -188,7 +288,9 @@ int e2e_stop(struct e2e_daemon *d, int sig, int timeout_ms, int64_t *elapsed_ns)
 	if (elapsed_ns != NULL)
 		*elapsed_ns = mono() - start;
 	d->pid = 0;
-	close(d->notify_fd);
+	if (d->notify_fd >= 0)
+		close(d->notify_fd);
+	d->notify_fd = -1;
 	unlink(d->notify_path);
 	return status;
 }

@@ -28,11 +28,32 @@ void e2e_set_child(const struct e2e_child *c);
 
 /* Starts `portlogd -f -c conf` with a NOTIFY_SOCKET we listen on. */
 int e2e_start(struct e2e_daemon *d, const char *dir, const char *conf);
-/* Waits for READY=1; returns 0, or -1 when the daemon exited or timeout_ms passed. */
+/* The same with more environment: "KEY=VALUE" sets, "KEY=" unsets (NULL-terminated).
+ * With WATCHDOG_USEC set, WATCHDOG_PID is set to the daemon's pid, as systemd does. */
+int e2e_start_env(struct e2e_daemon *d, const char *dir, const char *conf,
+		  const char *const *env);
+/* The same, with or without -f (without, under NOTIFY_SOCKET it logs to the journal). */
+int e2e_start_opts(struct e2e_daemon *d, const char *dir, const char *conf,
+		   const char *const *env, bool foreground);
+/* Waits for READY=1, then stops listening (closes the socket: see e2e.c);
+ * returns 0, or -1 when the daemon exited or timeout_ms passed. Tests that
+ * follow the notifications further use e2e_notify_recv instead. */
 int e2e_wait_ready(struct e2e_daemon *d, int timeout_ms);
+/*
+ * Receives the daemon's next sd_notify datagram into buf (NUL-terminated).
+ * Returns its length, 0 when timeout_ms passed, or -1 when the daemon has
+ * exited and sent nothing more (it is not reaped: e2e_stop still gets its status).
+ */
+int e2e_notify_recv(struct e2e_daemon *d, char *buf, size_t len, int timeout_ms);
+/* Whether an sd_notify message holds the assignment "KEY=VALUE" (e.g. "READY=1"),
+ * or with value NULL any value of KEY; returns the value or NULL. */
+const char *e2e_notify_has(const char *msg, const char *key, const char *value);
 /* Sends sig and waits up to timeout_ms for the exit; returns the wait status or -1,
  * and the time from the signal to the exit in *elapsed_ns. */
 int e2e_stop(struct e2e_daemon *d, int sig, int timeout_ms, int64_t *elapsed_ns);
+
+/* A pty pair: returns the master (O_CLOEXEC) and the slave's path, or -errno. */
+int e2e_open_pty(char *slave, size_t len);
 
 /* Kills a daemon that is still running (after a failed test). */
 void e2e_kill(struct e2e_daemon *d);

@@ -1,0 +1,377 @@
+/* e2e_recipes.c - the grep/awk recipes of portlogd(8), run on a log of the real daemon. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "e2e.h"
+
+#define WAIT_MS 15000
+#define BURST 200                   /* packets sent while the flusher is stalled */
+#define RING 64                     /* ring_records: far fewer than BURST */
+
+static struct e2e_daemon live;
+static int gps = -1, plc = -1;      /* pty masters */
+
+static int teardown(void **state)
+{
+	(void)state;
+	e2e_kill(&live);
+	if (gps >= 0)
+		close(gps);
+	if (plc >= 0)
+		close(plc);
+	gps = plc = -1;
+	return 0;
+}
+
+/* A growing string. */
+struct buf {
+	char *s;
+	size_t len, cap;
+};
+
+static void put(struct buf *b, const char *data, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n + 1) * 2;
+		b->s = realloc(b->s, b->cap);
+		assert_non_null(b->s);
+	}
+	memcpy(b->s + b->len, data, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void putf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void putf(struct buf *b, const char *fmt, ...)
+{
+	char tmp[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	assert_true(n >= 0 && (size_t)n < sizeof(tmp));
+	put(b, tmp, (size_t)n);
+}
+
+static void send_all(int fd, const char *s)
+{
+	assert_int_equal(write(fd, s, strlen(s)), (ssize_t)strlen(s));
+}
+
+/* Waits (bounded) until the log has at least n lines containing `what`. */
+static void wait_lines(const char *path, const char *what, size_t n)
+{
+	for (int i = 0; i < WAIT_MS / 10; i++) {
+		struct e2e_log log = { 0 };
+		size_t k = 0;
+
+		if (e2e_read_log(&log, path) == 0)
+			for (size_t j = 0; j < log.n; j++)
+				k += strstr(log.line[j].text, what) != NULL;
+		e2e_free_log(&log);
+		if (k >= n)
+			return;
+		usleep(10000);
+	}
+	fail_msg("fewer than %zu lines with '%s' in %s", n, what, path);
+}
+
+static void stop_daemon(void)
+{
+	int status = e2e_stop(&live, SIGTERM, WAIT_MS, NULL);
+
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/*
+ * Two runs of the daemon append to one log: the first logs a few packets of
+ * two ports; in the second the flusher is stalled (PORTLOGD_TEST_STALL) while
+ * a burst arrives, so the ring overflows and the log gets DROP lines.
+ */
+static void make_log(const char *dir, char *path, size_t plen)
+{
+	static const char *const env[] = { "WATCHDOG_USEC=500000", "PORTLOGD_TEST_STALL=flusher",
+					   NULL };
+	char conf[300], text[1024], gps_dev[64], plc_dev[64], msg[4096];
+	struct buf burst = { 0 };
+
+	gps = e2e_open_pty(gps_dev, sizeof(gps_dev));
+	plc = e2e_open_pty(plc_dev, sizeof(plc_dev));
+	assert_true(gps >= 0 && plc >= 0);
+	snprintf(path, plen, "%s/portlogd.log", dir);
+	snprintf(conf, sizeof(conf), "%s/portlogd.conf", dir);
+	snprintf(text, sizeof(text),
+		 "[logger]\nlog_file = %s\ntimestamp = epoch\nflush_interval_ms = 20\n"
+		 "stat_interval_s = 0\nring_records = %d\n"
+		 "[serial gps]\ndevice = %s\ndelimiter = \\n\npriority = other\n"
+		 "[serial plc]\ndevice = %s\ndelimiter = \\n\npriority = other\n",
+		 path, RING, gps_dev, plc_dev);
+	e2e_write_file(conf, text);
+
+	assert_int_equal(e2e_start(&live, dir, conf), 0);
+	assert_int_equal(e2e_wait_ready(&live, WAIT_MS), 0);
+	send_all(gps, "$GPGGA,1*41\r\n$GPGGA,2*42\r\n");
+	send_all(plc, "plc one\n");
+	wait_lines(path, " plc RX ", 1);
+	send_all(plc, "plc two\n");
+	wait_lines(path, " plc RX ", 2);
+	send_all(plc, "plc three\n");
+	send_all(gps, "$GPGGA,3*43\r\n");
+	wait_lines(path, " plc RX ", 3);
+	wait_lines(path, " gps RX ", 3);
+	stop_daemon();
+
+	assert_int_equal(e2e_start_env(&live, dir, conf, env), 0);
+	for (;;) {      /* READY=1, pings, then the stall */
+		int n = e2e_notify_recv(&live, msg, sizeof(msg), WAIT_MS);
+
+		if (n <= 0)
+			fail_msg("no 'thread flusher stalled' status (stderr: %s)", live.err_path);
+		if (strstr(msg, "watchdog withheld: thread flusher stalled") != NULL)
+			break;
+	}
+	for (int i = 0; i < BURST; i++)
+		putf(&burst, "burst %03d\n", i);
+	send_all(gps, burst.s);
+	free(burst.s);
+	/* no wait: at stop the reader takes all the kernel holds, into its full ring */
+	stop_daemon();
+}
+
+/* Roff source of a recipe line to what a reader of the page types. */
+static void unroff(const char *in, struct buf *out)
+{
+	static const struct { const char *roff, *text; } esc[] = {
+		{ "\\(aq", "'" }, { "\\(dq", "\"" }, { "\\-", "-" }, { "\\e", "\\" },
+		{ "\\&", "" },
+	};
+
+	while (*in != '\0' && *in != '\n') {
+		size_t i;
+
+		for (i = 0; i < sizeof(esc) / sizeof(esc[0]); i++)
+			if (strncmp(in, esc[i].roff, strlen(esc[i].roff)) == 0)
+				break;
+		if (i < sizeof(esc) / sizeof(esc[0])) {
+			put(out, esc[i].text, strlen(esc[i].text));
+			in += strlen(esc[i].roff);
+		} else {
+			if (*in == '\\')
+				fail_msg("unknown roff escape in a recipe: %s", in);
+			put(out, in++, 1);
+		}
+	}
+}
+
+/* The recipe named `name` from the man page: the .EX block after its marker. */
+static char *recipe(const char *page, const char *name)
+{
+	char marker[64];
+	const char *p, *end;
+	struct buf out = { 0 };
+
+	snprintf(marker, sizeof(marker), ".\\\" recipe %s\n.EX\n", name);
+	p = strstr(page, marker);
+	if (p == NULL)
+		fail_msg("no recipe '%s' in %s", name, PORTLOGD_MAN8);
+	p += strlen(marker);
+	end = strstr(p, ".EE\n.\\\" end\n");
+	assert_non_null(end);
+	for (; p < end; p = strchr(p, '\n') + 1) {
+		unroff(p, &out);
+		put(&out, "\n", 1);
+	}
+	return out.s;
+}
+
+static char *slurp_cmd(const char *cmd)
+{
+	FILE *f = popen(cmd, "r");
+	struct buf b = { 0 };
+	char tmp[4096];
+	size_t n;
+
+	assert_non_null(f);
+	put(&b, "", 0);
+	while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0)
+		put(&b, tmp, n);
+	if (pclose(f) != 0)
+		fail_msg("'%s' failed", cmd);
+	return b.s;
+}
+
+static char *slurp_file(const char *path)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "cat '%s'", path);
+	return slurp_cmd(cmd);
+}
+
+/* Runs a recipe in dir (where portlogd.log is) and compares its output. */
+static void check(const char *page, const char *rendered, const char *dir, const char *name,
+		  const char *expected)
+{
+	char *r = recipe(page, name), *out, cmd[600], path[512];
+
+	/* the page shows the recipe as it is run: each line appears in the rendered text */
+	for (char *line = r, *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+		char want[1024];
+
+		snprintf(want, sizeof(want), "\n%.*s\n", (int)(nl - line), line);
+		if (strstr(rendered, want) == NULL)
+			fail_msg("recipe %s: the rendered page does not show the line\n%.*s",
+				 name, (int)(nl - line), line);
+	}
+	/* run by sh (dash on Debian), in the log's directory */
+	snprintf(path, sizeof(path), "%s/recipe.sh", dir);
+	e2e_write_file(path, r);
+	snprintf(cmd, sizeof(cmd), "cd '%s' && LC_ALL=C sh recipe.sh 2>&1", dir);
+	out = slurp_cmd(cmd);
+	if (strcmp(out, expected) != 0)
+		fail_msg("recipe %s:\n%s-- printed --\n%s-- expected --\n%s", name, r, out, expected);
+	printf("# recipe %s: %zu bytes of output as expected\n", name, strlen(out));
+	free(out);
+	free(r);
+}
+
+/* The value of "key=N" in a line, or -1. */
+static long long field(const char *line, const char *key)
+{
+	const char *p = strstr(line, key);
+
+	return p != NULL ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+/* The n-th space-separated field (1-based) of a line, copied into out. */
+static void nth(const char *line, int n, char *out, size_t len)
+{
+	const char *p = line;
+
+	for (int i = 1; i < n && p != NULL; i++) {
+		p = strchr(p, ' ');
+		p = p != NULL ? p + 1 : NULL;
+	}
+	assert_non_null(p);
+	snprintf(out, len, "%.*s", (int)strcspn(p, " "), p);
+}
+
+static void recipes(void **state)
+{
+	char dir[256], path[300], cmd[600], f[256];
+	struct e2e_log log = { 0 };
+	struct buf port_packets = { 0 }, per_source = { 0 }, lost = { 0 }, intervals = { 0 },
+		   decode = { 0 }, events = { 0 };
+	size_t gps_rx = 0, plc_rx = 0, burst_rx = 0, gps_open = 0, gps_close = 0, lost_ev;
+	long long drop_records = 0, drop_bytes = 0, stat_drops = -1, stat_drop_bytes = -1;
+	char *page, *rendered;
+	bool have_prev = false;
+	double prev = 0;
+
+	(void)state;
+	e2e_tmpdir(dir, sizeof(dir));
+	make_log(dir, path, sizeof(path));
+	assert_int_equal(e2e_read_log(&log, path), 0);
+
+	/* what each recipe must print, worked out here from the parsed log */
+	for (size_t i = 0; i < log.n; i++) {
+		const struct e2e_line *l = &log.line[i];
+
+		if (strcmp(l->kind, "RX") == 0 && strcmp(l->src, "gps") == 0) {
+			putf(&port_packets, "%s\n", l->text);
+			if (gps_rx++ == 0)
+				put(&decode, (const char *)l->data, l->len);
+			burst_rx += strstr(l->text, " \"burst\\x20") != NULL;
+		}
+		if (strcmp(l->kind, "RX") == 0 && strcmp(l->src, "plc") == 0) {
+			double t;
+
+			plc_rx++;
+			nth(l->text, 1, f, sizeof(f));
+			t = strtod(f, NULL);
+			if (have_prev)
+				putf(&intervals, "%.3f\n", (t - prev) * 1000);
+			prev = t;
+			have_prev = true;
+		}
+		if (strcmp(l->kind, "DROP") == 0) {
+			assert_string_equal(l->src, "gps");     /* only gps had a burst */
+			nth(l->text, 4, f, sizeof(f));
+			drop_records += atoll(f);
+			nth(l->text, 5, f, sizeof(f));
+			drop_bytes += atoll(f);
+		}
+		if (strcmp(l->kind, "EV") == 0 && strcmp(l->src, "portlogd") != 0) {
+			nth(l->text, 4, f, sizeof(f));
+			putf(&events, "%s %s\n", l->src, f);
+			gps_open += strcmp(l->src, "gps") == 0 && strcmp(f, "open") == 0;
+			gps_close += strcmp(l->src, "gps") == 0 && strcmp(f, "close") == 0;
+		}
+		if (strncmp(l->text + strcspn(l->text, " "), " portlogd STAT gps ", 19) == 0) {
+			stat_drops = field(l->text, " drops=");
+			stat_drop_bytes = field(l->text, " drop_bytes=");
+		}
+	}
+	putf(&per_source, "gps %zu\nplc %zu\n", gps_rx, plc_rx);
+	putf(&lost, "gps %lld\n", drop_bytes);
+
+	/* the log is what the recipes need: drops, every burst packet accounted for */
+	assert_int_equal(plc_rx, 3);
+	assert_int_equal(gps_rx, 3 + burst_rx);
+	assert_true(drop_records > 0 && burst_rx > 0);
+	/* the full ring may also have cost the second run its "EV close reason=stop":
+	 * then that event is one of the dropped records */
+	assert_true(gps_open == 2 && (gps_close == 1 || gps_close == 2));
+	lost_ev = gps_open - gps_close;
+	assert_int_equal(burst_rx + (size_t)drop_records, BURST + lost_ev);
+	assert_int_equal(drop_bytes, (long long)(BURST - burst_rx) * (long long)strlen("burst 000\n")
+			 + (long long)(lost_ev * strlen("reason=stop")));
+	/* the second run's final STAT counts the same drops */
+	assert_int_equal(stat_drops, drop_records);
+	assert_int_equal(stat_drop_bytes, drop_bytes);
+	assert_memory_equal(decode.s, "$GPGGA,1*41\r\n", 13);
+
+	page = slurp_file(PORTLOGD_MAN8);
+	snprintf(cmd, sizeof(cmd), "groff -man -Tutf8 -P-cbou -rLL=300n '%s' | sed 's/^ *//'",
+		 PORTLOGD_MAN8);
+	rendered = slurp_cmd(cmd);
+	check(page, rendered, dir, "port-packets", port_packets.s);
+	check(page, rendered, dir, "per-source", per_source.s);
+	check(page, rendered, dir, "lost-bytes", lost.s);
+	check(page, rendered, dir, "intervals", intervals.s);
+	check(page, rendered, dir, "decode", decode.s);
+	check(page, rendered, dir, "port-events", events.s);
+	free(page);
+	free(rendered);
+	free(port_packets.s);
+	free(per_source.s);
+	free(lost.s);
+	free(intervals.s);
+	free(decode.s);
+	free(events.s);
+	e2e_free_log(&log);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(recipes, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
