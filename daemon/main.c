@@ -280,6 +280,7 @@ static int run(struct daemon *d)
 	d->flusher.hook = stat_hook;
 	d->flusher.hook_ctx = &d->view;
 	notify_init(&d->notify, &d->view, &d->flusher);
+	d->notify.rt = &d->rt;     /* STATUS= says whether real time is fully in place */
 	timer_init(&d->timer, &d->conf.timer, d->sampler_ptrs, d->conf.nparallel);
 	event_start(d);
 	if (!setup_rt(d))

@@ -93,6 +93,8 @@ void notify_figures(const struct notify *n, struct notify_figures *fig)
 		fig->timer_max_us = LD(v->timer->st.max_ns) / NS_PER_US;
 	}
 	fig->lines = LD(n->flusher->lines);
+	if (n->rt != NULL)
+		rt_summary(n->rt, fig->rt, sizeof(fig->rt));
 	fig->stalled = n->stalled >= 0 ? n->probe[n->stalled].name : NULL;
 }
 
@@ -110,6 +112,8 @@ size_t notify_status_text(char *buf, size_t len, const struct notify_figures *fi
 	if (fig->timer_max_us >= 0 && k >= 0 && (size_t)k < len)
 		k += snprintf(buf + k, len - (size_t)k, ", timer max %" PRId64 " us",
 			      fig->timer_max_us);
+	if (fig->rt[0] != '\0' && k >= 0 && (size_t)k < len)
+		k += snprintf(buf + k, len - (size_t)k, ", %s", fig->rt);
 	if (k < 0)
 		k = 0;
 	return (size_t)k < len ? (size_t)k : len - 1;

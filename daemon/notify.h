@@ -16,6 +16,7 @@
 #include "conf.h"
 #include "flush.h"
 #include "health.h"
+#include "rt.h"
 #include "stat.h"
 
 #define NOTIFY_STATUS_S 5
@@ -27,6 +28,7 @@ struct notify_figures {
 	uint64_t records, drops, overruns, lines;
 	int64_t timer_max_us;       /* -1 without a timer */
 	const char *stalled;        /* the thread that withholds WATCHDOG=1, or NULL */
+	char rt[96];                /* "rt ok" or "rt degraded: no ...", or "" when unknown */
 };
 
 struct notify {
@@ -41,6 +43,7 @@ struct notify {
 	int stalled;                /* probe withholding the ping, or -1 */
 	unsigned pings;
 	const char *stall_test;     /* PORTLOGD_TEST_STALL, or NULL */
+	const struct rt *rt;        /* the real-time set-up, for STATUS=; NULL: not shown */
 };
 
 /* Reads NOTIFY_SOCKET and WATCHDOG_USEC and lists the threads to watch. */

@@ -252,6 +252,7 @@ int e2e_wait_ready(struct e2e_daemon *d, int timeout_ms)
 		if (n == 0 && left <= 0)
 			return -1;
 		if (n > 0 && e2e_notify_has(buf, "READY", "1") != NULL) {
+			snprintf(d->ready_msg, sizeof(d->ready_msg), "%.1000s", buf);
 			/* Nobody reads the socket from here on: close it, so that the
 			 * daemon's later notifications fail at once. Left open, its queue
 			 * (net.unix.max_dgram_qlen, 10 here) fills with STATUS= updates and

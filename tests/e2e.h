@@ -12,6 +12,7 @@ struct e2e_daemon {
 	int notify_fd;              /* our AF_UNIX datagram socket, the daemon's NOTIFY_SOCKET */
 	char notify_path[300];
 	char err_path[300];         /* the daemon's stderr */
+	char ready_msg[1024];       /* the notification that said READY=1 */
 };
 
 /* A fresh directory under $TMPDIR or /tmp; aborts the test on failure. */

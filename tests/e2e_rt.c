@@ -258,6 +258,9 @@ static void threads_as_configured(void **state)
 	assert_int_equal(e2e_start(&d, dir, conf), 0);
 	live = d;
 	assert_int_equal(e2e_wait_ready(&d, 10000), 0);
+	/* the service status says real time is in place */
+	if (strstr(d.ready_msg, ", rt ok") == NULL)
+		fail_msg("STATUS does not say 'rt ok': %s", d.ready_msg);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(sim_port_wait_open(&p[i], 5000), 0);
 
@@ -365,6 +368,11 @@ static void unprivileged_user(void **state)
 		fail_msg("the unprivileged daemon did not become ready");
 	}
 	assert_int_equal(sim_port_wait_open(&p, 5000), 0);
+	/* and the service status says what is missing */
+	printf("# READY: %s\n", d.ready_msg);
+	if (strstr(d.ready_msg, ", rt degraded: no sched_fifo") == NULL
+	    || strstr(d.ready_msg, "no cpu_dma_latency") == NULL)
+		fail_msg("STATUS does not say what real time lacks: %s", d.ready_msg);
 	n = threads_of(d.pid, t, 16);
 	for (size_t i = 0; i < n; i++)
 		if (t[i].policy != SCHED_OTHER)

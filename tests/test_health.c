@@ -164,6 +164,12 @@ static void status_text(void **state)
 	notify_status_text(buf, sizeof(buf), &fig);
 	assert_string_equal(buf, "watchdog withheld: thread serial:gps stalled; 2/3 ports up, "
 			    "1234 records, 5 drops, 6 overruns, 1240 lines");
+	/* the real-time state, when main knows it */
+	fig.stalled = NULL;
+	snprintf(fig.rt, sizeof(fig.rt), "rt degraded: no sched_fifo, no mlockall");
+	notify_status_text(buf, sizeof(buf), &fig);
+	assert_string_equal(buf, "2/3 ports up, 1234 records, 5 drops, 6 overruns, 1240 lines, "
+			    "rt degraded: no sched_fifo, no mlockall");
 	/* cut short, still a string */
 	assert_int_equal(notify_status_text(small, sizeof(small), &fig), sizeof(small) - 1);
 	assert_int_equal(strlen(small), sizeof(small) - 1);
