@@ -542,6 +542,28 @@ static bool late_near(const struct e2e_log *log, const char *src, int64_t t)
 	return false;
 }
 
+/*
+ * Was burst k, or the one before it, handed to the daemon late? A line that
+ * begins in one of them and is dated more than half a gap after the burst it
+ * begins in was written shows it: the kernel's tty worker held the bytes, so
+ * the gap between the bursts could not be seen (as e2e_serial accepts too).
+ */
+static bool line_late(const struct e2e_log *log, const struct sim_port *p, const size_t *starts,
+		      const size_t *idx, size_t nl, size_t k, unsigned gap_us)
+{
+	size_t from = k > 0 ? p->pkt[k - 1].off : 0, to = p->pkt[k].off + p->pkt[k].len, b = 0;
+
+	for (size_t i = 0; i < nl; i++) {
+		if (starts[i] < from || starts[i] >= to)
+			continue;
+		while (b + 1 < p->npkt && p->pkt[b + 1].off <= starts[i])
+			b++;
+		if (log->line[idx[i]].t - p->pkt[b].frag_real[0] > (int64_t)gap_us * 500)
+			return true;
+	}
+	return false;
+}
+
 /* Every line of a file is whole: ends in a newline, TIME SOURCE KIND at least. */
 static size_t check_whole_lines(const char *path)
 {
@@ -690,12 +712,14 @@ static void garbage(void **state)
 		if (ok || !sim_packet_clean(&p, k))
 			continue;
 		late++;
-		if (!late_near(&log, "g", b->frag_real[0]))
+		if (!late_near(&log, "g", b->frag_real[0])
+		    && !line_late(&log, &p, starts, idx, nl, k, cfg.gap_us))
 			fail_msg("burst %zu (%u bytes at offset %u) is not cut at its start and every "
-				 "64 bytes, and no late delivery was logged near it", k, b->len, b->off);
+				 "64 bytes, and neither a logged late delivery nor a line dated late "
+				 "explains it", k, b->len, b->off);
 	}
 	printf("# garbage: %zu bytes in %zu bursts, %zu lines; %zu bursts cut otherwise after a "
-	       "logged late delivery\n", len, p.npkt, nl, late);
+	       "late delivery\n", len, p.npkt, nl, late);
 	free(got);
 	free(starts);
 	free(idx);
