@@ -804,6 +804,7 @@ int conf_load(struct conf *c, const char *path, char *err, size_t errlen)
 	char *text;
 	ssize_t n;
 	size_t got = 0;
+	bool regular;
 	int fd, rc;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -811,8 +812,14 @@ int conf_load(struct conf *c, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: cannot open the config file: %s", path, strerror(errno));
 		return -2;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > CONF_FILE_MAX) {
-		snprintf(err, errlen, "%s: not a regular file of at most %d bytes", path, CONF_FILE_MAX);
+	regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	if (!regular || st.st_size > CONF_FILE_MAX) {
+		if (!regular)
+			snprintf(err, errlen, "%s: not a regular file; give the path of the config "
+				 "file", path);
+		else
+			snprintf(err, errlen, "%s: %lld bytes; a config file has at most %d",
+				 path, (long long)st.st_size, CONF_FILE_MAX);
 		close(fd);
 		return -2;
 	}
