@@ -246,10 +246,14 @@ static int parse_bool(const struct ctx *x, bool *out)
 static int parse_path(const struct ctx *x, char *out, size_t outlen, bool absolute)
 {
 	size_t n = strlen(x->value);
+	/* conf_print writes "key = value", which must fit on a line too */
+	size_t max = INI_MAX_LINE - 2 - strlen(x->key) - 3;
 
-	if (n >= outlen) {
+	if (max > outlen - 1)
+		max = outlen - 1;
+	if (n > max) {
 		CTX_FAIL(x, "path is %zu bytes long; at most %zu are supported",
-			 x->p->cur->title, x->key, n, outlen - 1);
+			 x->p->cur->title, x->key, n, max);
 		return -1;
 	}
 	if (absolute && x->value[0] != '/') {

@@ -577,6 +577,9 @@ static const struct bad_case {
 	{ "a line of 199 characters", GPS "# " X50 X50 X50 X10 X10 X10 X10 "xxxxxxx\n", 3,
 	  { "longer than 198 characters" } },
 	{ "long line that is a key", GPS "baud = 9600" X250 "\n", 3, { "longer than" } },
+	/* found by fuzz_conf: --check-config printed "log_file = " and 188 bytes, too long */
+	{ "log_file too long to print", "[logger]\nlog_file=/" X50 X50 X50 X10 X10 X10 "xxxxxxx\n"
+	  GPS, 2, { "[logger] log_file", "188 bytes long", "at most 187" } },
 	{ "no port sections", "[logger]\n[timer]\n", 2,
 	  { "no [serial NAME] or [parallel NAME] section" } },
 	{ "only comments", "# nothing\n", 1, { "no [serial NAME] or [parallel NAME] section" } },
