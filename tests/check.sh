@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/check.sh - install, build warning-free, and run every test: plain, ASan+UBSan, TSan.
-# CHECK_BUILDS="plain asan tsan" picks builds; PORTLOGD_SEED repeats a random run.
+# CHECK_BUILDS="plain asan tsan" picks builds; PORTLOGD_SEED repeats a random run;
+# then the fuzz targets run FUZZ_SECONDS (60) each, or not at all with FUZZ_SECONDS=0.
 set -eu
 cd "$(dirname "$0")/.."
 . tests/deps.sh
@@ -18,3 +19,7 @@ for b in ${CHECK_BUILDS:-plain asan tsan}; do
 	cmake --build "build-$b" -j"$jobs"
 	env $env ctest --test-dir "build-$b" --output-on-failure --timeout 900
 done
+if [ "${FUZZ_SECONDS:-60}" != 0 ]; then
+	echo "=== fuzz ==="
+	sh tests/fuzz.sh "${FUZZ_SECONDS:-60}"
+fi

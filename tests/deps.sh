@@ -1,6 +1,6 @@
 # tests/deps.sh - sourced by demo.sh and check.sh: installs missing Debian packages.
 PORTLOGD_PACKAGES="cmake make gcc libc6-dev pkg-config libserialport-dev libieee1284-3-dev
-libsystemd-dev libinih-dev libcmocka-dev libck-dev"
+libsystemd-dev libinih-dev libcmocka-dev libck-dev clang"
 
 portlogd_deps() {
 	missing=""
