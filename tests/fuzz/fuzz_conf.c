@@ -10,10 +10,9 @@
 #include <string.h>
 
 #include "conf.h"
+#include "fuzz.h"
 
 #define PATH "fuzz.conf"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct conf conf_a, conf_b;     /* about 20 KiB each */
 

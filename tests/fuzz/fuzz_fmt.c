@@ -14,17 +14,9 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "fuzz.h"
 
 #define MAX_FIELDS 8
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
-		abort(); \
-	} \
-} while (0)
 
 struct in {
 	const uint8_t *p, *end;

@@ -17,10 +17,9 @@
 #include <string.h>
 
 #include "reasm.h"
+#include "fuzz.h"
 
 #define REAL_OFFSET 1000000000000000000LL   /* CLOCK_REALTIME - CLOCK_MONOTONIC */
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 struct run {
 	const uint8_t *fed;         /* every byte fed so far, in order */
@@ -30,13 +29,6 @@ struct run {
 	int64_t last_t;
 	int64_t now;
 };
-
-#define CHECK(cond) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
-		abort(); \
-	} \
-} while (0)
 
 static void on_packet(void *ctx, const struct reasm_packet *pkt)
 {
