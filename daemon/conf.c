@@ -892,8 +892,11 @@ void conf_print(const struct conf *c, FILE *out)
 	static const char *const drivers[] = { "ieee1284", "lines", "sim" };
 	static const char *const reads[] = { "", "status", "data", "status+data" };
 	const struct conf_logger *l = &c->logger;
+	size_t plen = strlen(c->path);
 
-	fprintf(out, "# effective configuration of %s\n[logger]\n", c->path);
+	/* the comment, too, must fit on a line: the end of a long path */
+	fprintf(out, "# effective configuration of %s%s\n[logger]\n", plen > 160 ? "..." : "",
+		c->path + (plen > 160 ? plen - 160 : 0));
 	fprintf(out, "log_file = %s\ntimestamp = %s\npayload = %s\n", l->log_file,
 		l->timestamp == CONF_TS_ISO ? "iso" : "epoch", payload[l->payload]);
 	fprintf(out, "flush_interval_ms = %u\nsync_interval_ms = %u\nstat_interval_s = %u\n"

@@ -848,6 +848,19 @@ static void test_print_reparse(void **state)
 		free(again);
 		free(out);
 	}
+
+	/* a config file whose path is longer than a line prints a config that parses */
+	char path[CONF_PATH_MAX], *out;
+
+	memset(path, 'p', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = '\0';
+	if (conf_parse_string(&conf_a, path, GPS, err, sizeof(err)) != 0)
+		fail_msg("long path: rejected: %s", err);
+	out = print_conf(&conf_a);
+	if (parse(&conf_b, out, err) != 0)
+		fail_msg("long path: printed config does not parse: %s\n%s", err, out);
+	free(out);
 }
 
 int main(void)
