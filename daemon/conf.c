@@ -261,6 +261,12 @@ static int parse_path(const struct ctx *x, char *out, size_t outlen, bool absolu
 			 x->p->cur->title, x->key, x->value);
 		return -1;
 	}
+	/* "device =#x" is the value "#x", but "device = #x" (as printed) a comment */
+	if (x->value[0] == '#' || x->value[0] == ';') {
+		CTX_FAIL(x, "'%s' starts with '%c', which reads as a comment after a blank; "
+			 "write ./%s", x->p->cur->title, x->key, x->value, x->value[0], x->value);
+		return -1;
+	}
 	memcpy(out, x->value, n + 1);
 	return 0;
 }

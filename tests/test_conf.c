@@ -580,6 +580,11 @@ static const struct bad_case {
 	/* found by fuzz_conf: --check-config printed "log_file = " and 188 bytes, too long */
 	{ "log_file too long to print", "[logger]\nlog_file=/" X50 X50 X50 X10 X10 X10 "xxxxxxx\n"
 	  GPS, 2, { "[logger] log_file", "188 bytes long", "at most 187" } },
+	/* found by fuzz_conf: printed as "device = #lpt", a comment */
+	{ "device starting with #", "[parallel lpt0]\ndevice =#lpt\n", 2,
+	  { "[parallel lpt0] device", "'#lpt' starts with '#'", "write ./#lpt" } },
+	{ "device starting with ;", "[parallel lpt0]\ndevice =;lpt\n", 2,
+	  { "[parallel lpt0] device", "starts with ';'" } },
 	{ "no port sections", "[logger]\n[timer]\n", 2,
 	  { "no [serial NAME] or [parallel NAME] section" } },
 	{ "only comments", "# nothing\n", 1, { "no [serial NAME] or [parallel NAME] section" } },
