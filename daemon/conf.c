@@ -47,6 +47,7 @@ static void fail(struct parse *p, int line, const char *fmt, ...)
 
 static void fail(struct parse *p, int line, const char *fmt, ...)
 {
+	char msg[CONF_ERR_MAX];
 	va_list ap;
 	int n;
 
@@ -59,8 +60,21 @@ static void fail(struct parse *p, int line, const char *fmt, ...)
 	if (n < 0 || (size_t)n >= p->errlen)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(p->err + n, p->errlen - n, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* the message quotes the file, which can hold any byte: keep control
+	 * characters (a terminal's escapes) and non-ASCII bytes out, as \xHH */
+	for (const unsigned char *m = (const unsigned char *)msg; *m != '\0'; m++) {
+		bool plain = *m >= 0x20 && *m < 0x7f;
+
+		if ((size_t)n + (plain ? 1 : 4) >= p->errlen)
+			break;
+		if (plain)
+			p->err[n++] = (char)*m;
+		else
+			n += snprintf(p->err + n, p->errlen - n, "\\x%02x", *m);
+	}
+	p->err[n] = '\0';
 }
 
 void conf_defaults(struct conf *c)
@@ -232,15 +246,25 @@ static int parse_bool(const struct ctx *x, bool *out)
 static int parse_path(const struct ctx *x, char *out, size_t outlen, bool absolute)
 {
 	size_t n = strlen(x->value);
+	/* conf_print writes "key = value", which must fit on a line too */
+	size_t max = INI_MAX_LINE - 2 - strlen(x->key) - 3;
 
-	if (n >= outlen) {
+	if (max > outlen - 1)
+		max = outlen - 1;
+	if (n > max) {
 		CTX_FAIL(x, "path is %zu bytes long; at most %zu are supported",
-			 x->p->cur->title, x->key, n, outlen - 1);
+			 x->p->cur->title, x->key, n, max);
 		return -1;
 	}
 	if (absolute && x->value[0] != '/') {
 		CTX_FAIL(x, "'%s' is not an absolute path; write the full path, starting with /",
 			 x->p->cur->title, x->key, x->value);
+		return -1;
+	}
+	/* "device =#x" is the value "#x", but "device = #x" (as printed) a comment */
+	if (x->value[0] == '#' || x->value[0] == ';') {
+		CTX_FAIL(x, "'%s' starts with '%c', which reads as a comment after a blank; "
+			 "write ./%s", x->p->cur->title, x->key, x->value, x->value[0], x->value);
 		return -1;
 	}
 	memcpy(out, x->value, n + 1);
@@ -378,22 +402,14 @@ static int set_timer(const struct ctx *x, int key)
 {
 	struct conf_timer *t = &x->p->c->timer;
 
-	unsigned n;
-
 	switch (key) {
 	case K_PERIOD:
 		return parse_unsigned(x, 20, 1000000, &t->period_us);
 	case K_WARMUP:
 		return parse_unsigned(x, 0, 600000, &t->warmup_ms);
 	case K_DMA:
-		if (strcmp(x->value, "off") == 0) {
-			t->cpu_dma_latency = -1;
-			return 0;
-		}
-		if (parse_unsigned(x, 0, 1000000, &n) < 0)
-			return -1;
-		t->cpu_dma_latency = (int)n;
-		return 0;
+		return parse_word_or_number(x, "off", -1, 0, 1000000, "a latency; expected "
+					    "microseconds from 0 to 1000000", &t->cpu_dma_latency);
 	case K_TCPU:
 		return parse_cpu(x, &t->cpu);
 	}
@@ -501,6 +517,10 @@ static int on_key(void *user, const char *section, const char *name, const char 
 			     "[timer], [serial NAME] or [parallel NAME]", name);
 		return 1;
 	}
+	if (name[0] == '\0') {
+		fail(p, p->line, "[%s]: '= %s' has no key; write key = value", s->title, value);
+		return 1;
+	}
 	keys = section_keys(s->kind);
 	for (int i = 0; keys[i] != NULL; i++) {
 		if (strcmp(keys[i], name) == 0)
@@ -571,11 +591,20 @@ static void open_section(struct parse *p, const char *start)
 		return;         /* inih reports the syntax error */
 	n = (size_t)(end - start - 1);
 	if (n >= sizeof(raw)) {
-		fail(p, p->line, "section name too long");
+		fail(p, p->line, "[%.20s...]: section header of %zu characters; a port name has at "
+		     "most %d", start + 1, n, CONF_NAME_MAX - 1);
 		return;
 	}
 	memcpy(raw, start + 1, n);
 	raw[n] = '\0';
+	/* inih ignores what follows the ']': a CR-only file would be one line */
+	for (end++; isspace((unsigned char)*end); end++)
+		;
+	if (*end != '\0' && *end != ';') {
+		fail(p, p->line, "[%s]: '%.40s' after the section header; put keys on lines of "
+		     "their own", raw, end);
+		return;
+	}
 	fields = sscanf(raw, " %15s %127s", type, name);
 	if (fields == 1 && (strcmp(type, "logger") == 0 || strcmp(type, "timer") == 0)) {
 		/* fine */
@@ -628,7 +657,8 @@ static void open_section(struct parse *p, const char *start)
 		p->c->timer.line = p->line;
 	} else if (strcmp(type, "serial") == 0) {
 		if (p->c->nserial == CONF_MAX_PORTS) {
-			fail(p, p->line, "[%s]: more than %d serial ports", s->title, CONF_MAX_PORTS);
+			fail(p, p->line, "[%s]: more than %d serial ports; run a second portlogd "
+			     "for the rest", s->title, CONF_MAX_PORTS);
 			return;
 		}
 		s->kind = SECT_SERIAL;
@@ -638,7 +668,8 @@ static void open_section(struct parse *p, const char *start)
 		p->c->serial[s->index].line = p->line;
 	} else {
 		if (p->c->nparallel == CONF_MAX_PORTS) {
-			fail(p, p->line, "[%s]: more than %d parallel ports", s->title, CONF_MAX_PORTS);
+			fail(p, p->line, "[%s]: more than %d parallel ports; run a second portlogd "
+			     "for the rest", s->title, CONF_MAX_PORTS);
 			return;
 		}
 		s->kind = SECT_PARALLEL;
@@ -723,6 +754,30 @@ static int validate(struct parse *p)
 	return p->err_line == 0 ? 0 : -1;
 }
 
+/* inih found a line that is no section, key = value or comment: quote it. */
+static void syntax_error(struct parse *p, int line)
+{
+	const char *t = p->text;
+	char sect[CONF_NAME_MAX + 24] = "";
+	int n;
+
+	for (int i = 1; i < line && strchr(t, '\n') != NULL; i++)
+		t = strchr(t, '\n') + 1;
+	if (line == 1 && strncmp(t, "\xef\xbb\xbf", 3) == 0)
+		t += 3;
+	t += strspn(t, " \t");
+	n = (int)strcspn(t, "\r\n");
+	/* sections before the line were all accepted, or that would be the error */
+	for (unsigned i = 0; i < p->nsects && p->sects[i].line < line; i++)
+		snprintf(sect, sizeof(sect), "[%s]: ", p->sects[i].title);
+	if (t[0] == '[')
+		fail(p, line, "syntax error: '%.*s' has no closing ']'; write [logger], [timer], "
+		     "[serial NAME] or [parallel NAME]", n < 40 ? n : 40, t);
+	else
+		fail(p, line, "%ssyntax error: '%.*s' is not key = value; write key = value, "
+		     "a [section], or a comment starting with # or ;", sect, n < 40 ? n : 40, t);
+}
+
 int conf_parse_string(struct conf *c, const char *path, const char *text,
 		      char *err, size_t errlen)
 {
@@ -742,8 +797,7 @@ int conf_parse_string(struct conf *c, const char *path, const char *text,
 	rc = ini_parse_stream(read_line, p, on_key, p);
 	if (rc > 0 && (p->err_line == 0 || rc < p->err_line)) {
 		p->err_line = 0;
-		fail(p, rc, "syntax error; expected [section], key = value, or a comment "
-		     "starting with # or ;");
+		syntax_error(p, rc);
 	} else if (rc < 0 && p->err_line == 0) {
 		fail(p, 0, "cannot parse (inih error %d)", rc);
 	}
@@ -760,6 +814,7 @@ int conf_load(struct conf *c, const char *path, char *err, size_t errlen)
 	char *text;
 	ssize_t n;
 	size_t got = 0;
+	bool regular;
 	int fd, rc;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -767,8 +822,14 @@ int conf_load(struct conf *c, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: cannot open the config file: %s", path, strerror(errno));
 		return -2;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > CONF_FILE_MAX) {
-		snprintf(err, errlen, "%s: not a regular file of at most %d bytes", path, CONF_FILE_MAX);
+	regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	if (!regular || st.st_size > CONF_FILE_MAX) {
+		if (!regular)
+			snprintf(err, errlen, "%s: not a regular file; give the path of the config "
+				 "file", path);
+		else
+			snprintf(err, errlen, "%s: %lld bytes; a config file has at most %d",
+				 path, (long long)st.st_size, CONF_FILE_MAX);
 		close(fd);
 		return -2;
 	}
@@ -795,7 +856,8 @@ int conf_load(struct conf *c, const char *path, char *err, size_t errlen)
 		int line = 1;
 		for (const char *q = text; *q != '\0'; q++)
 			line += *q == '\n';
-		snprintf(err, errlen, "%s:%d: a NUL byte: this is not a text file", path, line);
+		snprintf(err, errlen, "%s:%d: a NUL byte: this is not a text file; save the config "
+			 "as plain text (ASCII or UTF-8, not UTF-16)", path, line);
 		free(text);
 		return -1;
 	}
@@ -836,8 +898,11 @@ void conf_print(const struct conf *c, FILE *out)
 	static const char *const drivers[] = { "ieee1284", "lines", "sim" };
 	static const char *const reads[] = { "", "status", "data", "status+data" };
 	const struct conf_logger *l = &c->logger;
+	size_t plen = strlen(c->path);
 
-	fprintf(out, "# effective configuration of %s\n[logger]\n", c->path);
+	/* the comment, too, must fit on a line: the end of a long path */
+	fprintf(out, "# effective configuration of %s%s\n[logger]\n", plen > 160 ? "..." : "",
+		c->path + (plen > 160 ? plen - 160 : 0));
 	fprintf(out, "log_file = %s\ntimestamp = %s\npayload = %s\n", l->log_file,
 		l->timestamp == CONF_TS_ISO ? "iso" : "epoch", payload[l->payload]);
 	fprintf(out, "flush_interval_ms = %u\nsync_interval_ms = %u\nstat_interval_s = %u\n"

@@ -52,7 +52,11 @@ void reasm_feed(struct reasm *r, const uint8_t *data, size_t n,
 			r->first_real = now_real - back;
 		}
 		r->buf[r->len++] = data[i];
-		r->last_mono = i + 1 == n ? now_mono : t_mono + r->char_ns;
+		/* the next byte starts a character later, but not after the wake-up
+		 * that brought it: bytes held back (the tty worker) must not be
+		 * dated in the future */
+		r->last_mono = i + 1 == n || t_mono + r->char_ns > now_mono ? now_mono
+									     : t_mono + r->char_ns;
 		r->have_last = true;
 		if (r->delim >= 0 && data[i] == (uint8_t)r->delim)
 			emit(r, REASM_DELIM);

@@ -2,6 +2,7 @@
 # tests/check.sh - install, build warning-free, and run every test: plain, ASan+UBSan, TSan.
 # CHECK_BUILDS="plain asan tsan" picks builds; PORTLOGD_SEED repeats a random run.
 # The tests labelled "long" (1000 rotations) run once, in the plain build; CHECK_LONG=0 skips them.
+# Then the fuzz targets run FUZZ_SECONDS (60) each, or not at all with FUZZ_SECONDS=0.
 set -eu
 cd "$(dirname "$0")/.."
 . tests/deps.sh
@@ -23,3 +24,7 @@ for b in ${CHECK_BUILDS:-plain asan tsan}; do
 		ctest --test-dir build-plain --output-on-failure --timeout 900 -L long
 	fi
 done
+if [ "${FUZZ_SECONDS:-60}" != 0 ]; then
+	echo "=== fuzz ==="
+	sh tests/fuzz.sh "${FUZZ_SECONDS:-60}"
+fi

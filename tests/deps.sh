@@ -1,9 +1,10 @@
 # tests/deps.sh - sourced by demo.sh and check.sh: installs missing Debian packages.
 # systemd, man-db: systemd-analyze (verify looks up Documentation= man pages);
 # dpkg-dev, file: cpack's .deb with dpkg-shlibdeps; groff-base: the man page tests;
-# logrotate: its config's test
+# logrotate: its config's test; clang: the libFuzzer targets (tests/fuzz.sh)
 PORTLOGD_PACKAGES="cmake make gcc libc6-dev pkg-config libserialport-dev libieee1284-3-dev
-libsystemd-dev libinih-dev libcmocka-dev libck-dev systemd man-db dpkg-dev file groff-base logrotate"
+libsystemd-dev libinih-dev libcmocka-dev libck-dev systemd man-db dpkg-dev file groff-base logrotate
+clang"
 
 portlogd_deps() {
 	missing=""

@@ -557,12 +557,34 @@ static const struct bad_case {
 	  { "[logger] log_file", "'portlogd.log'", "not an absolute path" } },
 	{ "serial device relative", "[serial gps]\ndevice = ttyUSB0\n", 2,
 	  { "[serial gps] device", "not an absolute path" } },
-	{ "line without =", GPS "baud 9600\n", 3, { "syntax error" } },
-	{ "section without ]", "[serial gps\ndevice = /dev/x\n", 1, { "syntax error" } },
+	{ "line without =", GPS "baud 9600\n", 3,
+	  { "[serial gps]: syntax error", "'baud 9600' is not key = value" } },
+	{ "text before any section", "hello\n" GPS, 1, { "syntax error: 'hello'" } },
+	{ "section without ]", "[serial gps\ndevice = /dev/x\n", 1,
+	  { "syntax error", "'[serial gps' has no closing ']'" } },
+	{ "text after ]", "[serial gps] receiver\ndevice = /dev/x\n", 1,
+	  { "[serial gps]", "'receiver' after the section header" } },
+	{ "CR line ends", "[serial gps]\rdevice = /dev/x\r", 1,
+	  { "'device = /dev/x\\x0d' after the section header" } },
+	{ "= without a key", GPS "= 9600\n", 3, { "[serial gps]: '= 9600' has no key" } },
+	{ "section header of 150 characters", "[serial " X50 X50 X50 "]\n", 1,
+	  { "[serial xxxxxxxxxxxxx...]", "157 characters", "at most 31" } },
+	{ "control bytes are escaped", "[serial g\033[2J]\ndevice = /dev/x\n", 1,
+	  { "'g\\x1b[2J' cannot be a port name" } },
+	{ "cpu_dma_latency low", "[timer]\ncpu_dma_latency = low\n" GPS, 2,
+	  { "[timer] cpu_dma_latency", "'low' is not a latency", "or 'off'" } },
 	{ "line longer than 200 characters", GPS "# " X250 "\n", 3, { "longer than" } },
 	{ "a line of 199 characters", GPS "# " X50 X50 X50 X10 X10 X10 X10 "xxxxxxx\n", 3,
 	  { "longer than 198 characters" } },
 	{ "long line that is a key", GPS "baud = 9600" X250 "\n", 3, { "longer than" } },
+	/* found by fuzz_conf: --check-config printed "log_file = " and 188 bytes, too long */
+	{ "log_file too long to print", "[logger]\nlog_file=/" X50 X50 X50 X10 X10 X10 "xxxxxxx\n"
+	  GPS, 2, { "[logger] log_file", "188 bytes long", "at most 187" } },
+	/* found by fuzz_conf: printed as "device = #lpt", a comment */
+	{ "device starting with #", "[parallel lpt0]\ndevice =#lpt\n", 2,
+	  { "[parallel lpt0] device", "'#lpt' starts with '#'", "write ./#lpt" } },
+	{ "device starting with ;", "[parallel lpt0]\ndevice =;lpt\n", 2,
+	  { "[parallel lpt0] device", "starts with ';'" } },
 	{ "no port sections", "[logger]\n[timer]\n", 2,
 	  { "no [serial NAME] or [parallel NAME] section" } },
 	{ "only comments", "# nothing\n", 1, { "no [serial NAME] or [parallel NAME] section" } },
@@ -831,6 +853,19 @@ static void test_print_reparse(void **state)
 		free(again);
 		free(out);
 	}
+
+	/* a config file whose path is longer than a line prints a config that parses */
+	char path[CONF_PATH_MAX], *out;
+
+	memset(path, 'p', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = '\0';
+	if (conf_parse_string(&conf_a, path, GPS, err, sizeof(err)) != 0)
+		fail_msg("long path: rejected: %s", err);
+	out = print_conf(&conf_a);
+	if (parse(&conf_b, out, err) != 0)
+		fail_msg("long path: printed config does not parse: %s\n%s", err, out);
+	free(out);
 }
 
 int main(void)

@@ -121,6 +121,11 @@ static const struct script_case script_cases[] = {
 	  { FEED("a", 1000), FEED("bc", 1050), FLUSH },
 	  { PKT("a", REASM_DELIM, 900), PKT("bc", REASM_FLUSH, 1000) }, PENDING(""),
 	  .deadline = INT64_MAX },
+	/* found by fuzz_reasm: "c" was dated 1100, after the read at 1010 */
+	{ "a byte held back is never dated after the read that brought it", 64, 1000, 100, 'b',
+	  { FEED("a", 1000), FEED("bcd", 1010), FLUSH },
+	  { PKT("ab", REASM_DELIM, 900), PKT("cd", REASM_FLUSH, 1010) }, PENDING(""),
+	  .deadline = INT64_MAX },
 	{ "a read gap_ns - 1 after the last byte continues the packet", 64, 1000, 0, NONE,
 	  { FEED("ab", 0), FEED("cd", 999) }, { { 0 } },
 	  PENDING("abcd"), .deadline = 1999 },
