@@ -130,9 +130,11 @@ static unsigned make_nmea(struct sim_port *p, uint8_t *out)
 	return (unsigned)sprintf((char *)out, "$%s*%02X\r\n", body, cs);
 }
 
-/* The master is non-blocking so that a daemon that went away cannot hang us. */
-static int write_all(struct sim_port *p, const uint8_t *buf, size_t len)
+/* The master is non-blocking so that a daemon that went away cannot hang us.
+ * *done says how much went out, also when it fails halfway. */
+static int write_all(struct sim_port *p, const uint8_t *buf, size_t len, size_t *done)
 {
+	*done = 0;
 	while (len > 0) {
 		ssize_t n = write(p->master, buf, len);
 
@@ -154,6 +156,7 @@ static int write_all(struct sim_port *p, const uint8_t *buf, size_t len)
 		}
 		buf += n;
 		len -= (size_t)n;
+		*done += (size_t)n;
 	}
 	return 0;
 }
@@ -175,6 +178,7 @@ int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg)
 	for (unsigned k = 0; cfg->packets == 0 || k < cfg->packets; k++) {
 		struct sim_packet *pk;
 		unsigned len, frags, sent = 0;
+		size_t done;
 		int64_t prev_end = 0, prev_start = 0, pause;
 		uint8_t *buf;
 		int rc;
@@ -209,8 +213,17 @@ int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg)
 				pk->t_first_real = now_ns(CLOCK_REALTIME);
 				pk->t_first_mono = start;
 			}
-			if ((rc = write_all(p, buf + sent, n)) < 0) {
+			if ((rc = write_all(p, buf + sent, n, &done)) < 0) {
 				p->error = -rc;
+				if (sent + done > 0) {
+					/* what went out is on the line: recorded as a short packet
+					 * (not counted in `done`: it was not completely written) */
+					pk->len = (uint32_t)(sent + done);
+					pk->nfrag = f + 1;
+					pk->t_last_mono = now_ns(CLOCK_MONOTONIC);
+					p->data_len += pk->len;
+					p->npkt++;
+				}
 				return rc;
 			}
 			prev_end = now_ns(CLOCK_MONOTONIC);
