@@ -187,6 +187,12 @@ int main(int argc, char **argv)
 				_exit(1);
 			}
 			rc = sim_port_run(&ports[i], &pcfg[i]);
+			/* a socket's peer drops what it has not read when we hang up */
+			if (rc == 0 && ports[i].link[0] == '\0' && sim_port_drain(&ports[i], 30000) < 0) {
+				fprintf(stderr, "portlogd-sim: %s: the peer has not read everything "
+					"after 30 s\n", ports[i].name);
+				rc = -ETIMEDOUT;
+			}
 			if (print)
 				for (size_t k = 0; k < ports[i].npkt; k++) {
 					const struct sim_packet *pk = &ports[i].pkt[k];

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -89,6 +91,21 @@ void sim_port_close(struct sim_port *p)
 	free(p->pkt);
 	p->data = NULL;
 	p->pkt = NULL;
+}
+
+int sim_port_drain(struct sim_port *p, int timeout_ms)
+{
+	int64_t end = now_ns(CLOCK_MONOTONIC) + (int64_t)timeout_ms * 1000000;
+	int queued = 0;
+
+	while (ioctl(p->master, SIOCOUTQ, &queued) == 0 && queued > 0) {
+		struct timespec ms = { 0, 1000000 };
+
+		if (now_ns(CLOCK_MONOTONIC) > end)
+			return -ETIMEDOUT;
+		nanosleep(&ms, NULL);
+	}
+	return 0;
 }
 
 int sim_port_wait_open(struct sim_port *p, int timeout_ms)

@@ -69,6 +69,10 @@ int sim_port_open(struct sim_port *p, const char *name, const char *link);
  * non-blocking, closed by sim_port_close). Returns 0 or -errno. */
 int sim_port_attach(struct sim_port *p, const char *name, int fd);
 void sim_port_close(struct sim_port *p);
+/* For an attached socket: waits until the peer has read every byte written
+ * (SIOCOUTQ is 0), so that closing it loses nothing (QEMU drops what it has not
+ * read when its peer hangs up). Returns 0, or -ETIMEDOUT after timeout_ms. */
+int sim_port_drain(struct sim_port *p, int timeout_ms);
 
 /* Waits until some process has the slave open (the master stops reporting
  * POLLHUP). Returns 0, or -ETIMEDOUT after timeout_ms. */
