@@ -51,7 +51,8 @@ static void usage(FILE *out)
 		"                        (e.g. QEMU's -chardev socket of a guest UART) instead\n"
 		"                        of a pty; repeatable; no NAME arguments needed then\n"
 		"  -p, --print           print each packet sent: port, send time, length, hex,\n"
-		"                        longest pause inside (us), clean|unclean (its pauses\n"
+		"                        duration of its writes and longest pause inside (us),\n"
+		"                        clean|unclean (its pauses\n"
 		"                        inside under half --daemon-gap, around over 1.5 gaps)\n"
 		"  -o, --output FILE     --print into FILE instead of stdout\n"
 		"  -h, --help\n");
@@ -203,9 +204,12 @@ int main(int argc, char **argv)
 					       (long long)(pk->t_first_real % 1000000000), pk->len);
 					for (uint32_t b = 0; b < pk->len; b++)
 						fprintf(out, "%02x", ports[i].data[pk->off + b]);
-					/* the longest pause inside it as measured, and whether its
+					/* from its first write to the return of its last, the
+					 * longest pause inside it as measured, and whether its
 					 * pauses kept to --daemon-gap (sim_packet_clean) */
-					fprintf(out, " %lld %s\n", (long long)(pk->max_intra_gap_ns / 1000),
+					fprintf(out, " %lld %lld %s\n",
+						(long long)((pk->t_last_mono - pk->t_first_mono) / 1000),
+						(long long)(pk->max_intra_gap_ns / 1000),
 						sim_packet_clean(&ports[i], k) ? "clean" : "unclean");
 				}
 			fflush(out);
