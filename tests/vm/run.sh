@@ -29,7 +29,7 @@ include=systemd,systemd-sysv,udev,kmod,linux-image-amd64,libieee1284-3,libserial
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "not root (debootstrap and chroot need root)"
 for t in qemu-system-x86_64 debootstrap mkfs.ext4 debugfs cpack dpkg-deb chroot mkfifo; do
-	command -v $t >/dev/null || skip "no $t (tests/deps.sh portlogd_vm_deps installs them)"
+	command -v $t >/dev/null || skip "no $t (tests/deps.sh: PORTLOGD_VM_PACKAGES)"
 done
 [ -x "$build/tests/vm_check" ] && [ -x "$build/tests/portlogd-sim" ] ||
 	{ echo "build $build first (vm_check, portlogd-sim)"; exit 1; }
@@ -297,10 +297,13 @@ done
 grep -i 'overall exposure' "$work/vmtest/security.txt" || true
 echo "---"
 rc=0
+# the watchdog: systemd kills the stopped daemon WatchdogSec after its last WATCHDOG=1,
+# then RestartSec=2s, then ExecStartPre and the start up to READY=1 (seconds under TCG):
+# WatchdogSec + 15 s
 "$build/tests/vm_check" --dir "$work/vmtest" --sent "$work/sent1.txt" --sent "$work/sent2.txt" \
 	--gap-us 3000 --prio plog-timer=90 --prio plog-lpt0=80 --prio plog-line1=70 \
 	--prio plog-flush=10 --user portlogd --groups dialout,lp --max-exposure 2.0 \
-	--watchdog-margin 12 || rc=1
+	--watchdog-margin 15 || rc=1
 phase checks
 echo "timings:$timings total=$(echo "$t_all $(date +%s.%N)" | awk '{ printf "%.1f", $2 - $1 }')s"
 [ $rc = 0 ] || { echo "--- journal (last 20 lines)"; tail -20 "$work/vmtest/journal.txt"; fail "see the checks above"; }
