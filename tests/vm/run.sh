@@ -255,7 +255,7 @@ phase boot
 # --- traffic: packets into ttyS1 at most as fast as 115200 baud allows, fragmented,
 # 8-12 ms apart (the guest's gap_us is 3 ms); the log rotated in the middle
 sim() { # sim N OUTFILE SEED
-	timeout 300 "$build/tests/portlogd-sim" --connect line1="$work/ser1.sock" -n "$1" -l 1-64 -F 3 \
+	timeout $(($1 / 50 + 60)) "$build/tests/portlogd-sim" --connect line1="$work/ser1.sock" -n "$1" -l 1-64 -F 3 \
 		-i 300 -g 8000-12000 -G 3000 -b 115200 -s "$3" -o "$2" >>"$work/sim.log" 2>&1
 }
 echo "seed $seed, $packets packets"
@@ -265,7 +265,10 @@ sleep $((packets / 250 + 1))       # about a third of the way
 send ROTATE
 expect "VMTEST ROTATE*" 60 || fail "traffic: no answer to ROTATE"
 case $reply in "VMTEST ROTATE rc=0 "*) ;; *) fail "check rotate: logrotate -f in the guest: $reply" ;; esac
-wait "$simpid" || { cat "$work/sim.log"; simpid=; fail "traffic: portlogd-sim failed"; }
+# a failed or stuck simulator (nobody reads ttyS1 in the guest) is reported, and the
+# checks still run on what the guest has
+simfail=0
+wait "$simpid" || { cat "$work/sim.log"; echo "traffic: portlogd-sim failed or timed out"; simfail=1; }
 simpid=
 echo "sent $(wc -l <"$work/sent1.txt") packets"
 sleep 1                            # the flusher writes every 100 ms
@@ -276,7 +279,8 @@ send COLLECT
 expect "VMTEST COLLECT*" 120 || fail "collect: no answer to COLLECT"
 send WATCHDOG
 expect "VMTEST WATCHDOG*" 120 || fail "collect: no answer to WATCHDOG"
-sim 200 "$work/sent2.txt" $((seed + 1)) || { cat "$work/sim.log"; fail "traffic: portlogd-sim (after the restart) failed"; }
+sim 200 "$work/sent2.txt" $((seed + 1)) ||
+	{ cat "$work/sim.log"; echo "traffic: portlogd-sim (after the restart) failed"; simfail=1; }
 sleep 1
 send DONE
 expect "VMTEST DONE" 120 || fail "collect: no answer to DONE"
@@ -306,5 +310,6 @@ rc=0
 	--watchdog-margin 15 || rc=1
 phase checks
 echo "timings:$timings total=$(echo "$t_all $(date +%s.%N)" | awk '{ printf "%.1f", $2 - $1 }')s"
+[ $simfail = 0 ] || { echo "FAIL traffic: portlogd-sim could not play every packet into ttyS1"; rc=1; }
 [ $rc = 0 ] || { echo "--- journal (last 20 lines)"; tail -20 "$work/vmtest/journal.txt"; fail "see the checks above"; }
 echo "vm: all checks passed"
