@@ -302,8 +302,9 @@ int main(int argc, char **argv)
 	/*
 	 * Exactly one RX line per packet, for every packet the host sent clean. As in
 	 * e2e_serial, a wrong boundary is accepted only where the log itself proves the daemon could not see the gap: an EV
-	 * late-delivery line of the port within 100 ms of a line holding the packet's
-	 * bytes (or the next line), or such a line dated more than a gap after the last
+	 * late-delivery line of the port dated at a line holding the packet's bytes or at
+	 * the next line (the daemon dates it at the packet it concerns), or such a line
+	 * dated more than a gap after the last
 	 * write of the packet it begins in (its bytes reached the daemon late: a guest
 	 * under TCG, the UART's FIFO, a host that stalls the vCPU). Host and guest
 	 * clocks are compared through their offset: the median over the packets that
@@ -339,7 +340,7 @@ int main(int argc, char **argv)
 		for (size_t l = j; l <= e + 1 && l < nlines; l++) {
 			int64_t t = log.line[idx[l]].t;
 			for (size_t m = 0; m < nlate && !ev; m++)
-				ev = late[m] > t - 100000000 && late[m] < t + 100000000;
+				ev = late[m] == t;
 			/* the packet this line begins in: was the line dated more than a gap
 			 * after the packet's last write? then its bytes reached the daemon late */
 			while (pk + 1 < s.n && s.pkt_off[pk + 1] <= starts[l])
