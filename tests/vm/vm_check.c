@@ -301,14 +301,14 @@ int main(int argc, char **argv)
 		printf("  first difference at byte %zu (sent %zu, logged %zu)\n", first_diff, s.len, got_len);
 	/*
 	 * Exactly one RX line per packet, for every packet the host sent clean. As in
-	 * e2e_serial, a wrong boundary is accepted only where the log itself proves the daemon could not see the gap: an EV
-	 * late-delivery line of the port dated at a line holding the packet's bytes or at
-	 * the next line (the daemon dates it at the packet it concerns), or such a line
-	 * dated more than a gap after the last
-	 * write of the packet it begins in (its bytes reached the daemon late: a guest
-	 * under TCG, the UART's FIFO, a host that stalls the vCPU). Host and guest
-	 * clocks are compared through their offset: the median over the packets that
-	 * are exactly one line.
+	 * e2e_serial, a wrong boundary is accepted only where the log itself proves the
+	 * daemon could not see the gap: an EV late-delivery line of the port dated at a
+	 * line holding the packet's bytes or at the next line (the daemon dates it at the
+	 * packet it concerns), or such a line dated more than a gap after the last write
+	 * of the packet it begins in (its bytes reached the daemon late: a guest under
+	 * TCG, the UART's FIFO, a host that stalls the vCPU). Host and guest clocks are
+	 * compared through their offset: the median over the packets that are exactly
+	 * one line.
 	 */
 	int64_t *late = calloc(log.n + 1, sizeof(int64_t)), *offs = calloc(s.n + 1, sizeof(int64_t));
 	size_t nlate = 0, noffs = 0;
