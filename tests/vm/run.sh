@@ -42,9 +42,17 @@ cleanup() {
 	[ -n "$simpid" ] && kill "$simpid" 2>/dev/null
 	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null && wait "$qpid" 2>/dev/null
 	[ -n "$mounted" ] && umount "$mounted" 2>/dev/null
-	if [ "${PORTLOGD_VM_KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
+	if [ "${PORTLOGD_VM_KEEP:-0}" = 1 ]; then
+		echo "kept $work"
+	elif [ "$1" != 0 ] && [ "$1" != 77 ] && [ -d "$work/vmtest" ]; then
+		# a failure: keep what the guest collected, the packets sent and the console
+		rm -rf "$work/rootfs" "$work/rootfs.img" "$work/vmlinuz" "$work/initrd" "$work/deb"
+		echo "kept what the guest collected in $work"
+	else
+		rm -rf "$work"
+	fi
 }
-trap cleanup EXIT
+trap 'cleanup $?' EXIT
 root=$work/rootfs
 
 t_all=$(date +%s.%N)
