@@ -304,7 +304,7 @@ int main(int argc, char **argv)
 	 * e2e_serial, a wrong boundary is accepted only where the log itself proves the
 	 * daemon could not see the gap: an EV late-delivery line of the port dated at a
 	 * line holding the packet's bytes or at the next line (the daemon dates it at the
-	 * packet it concerns), or such a line dated more than a gap after the last write
+	 * packet it concerns), or such a line dated more than half a gap after the last write
 	 * of the packet it begins in (its bytes reached the daemon late: a guest under
 	 * TCG, the UART's FIFO, a host that stalls the vCPU). Host and guest clocks are
 	 * compared through their offset: the median over the packets that are exactly
@@ -347,7 +347,7 @@ int main(int argc, char **argv)
 				pk++;
 			while (pk > 0 && s.pkt_off[pk] > starts[l])
 				pk--;
-			if (t - (s.pkt_end[pk] + offset) > gap_ns)
+			if (t - (s.pkt_end[pk] + offset) > gap_ns / 2)
 				tm = true;
 		}
 		if (!s.pkt_clean[k]) {
@@ -370,7 +370,7 @@ int main(int argc, char **argv)
 		result(bad == 0 && ncheck == s.n, "packet-boundaries",
 		       "%zu of %zu packets are exactly one RX line (%zu RX lines); of the others, %zu "
 		       "were not sent clean (the host paused over half a gap inside or under 1.5 "
-		       "around), %zu with EV late-delivery (%zu such lines), %zu dated over a gap "
+		       "around), %zu with EV late-delivery (%zu such lines), %zu dated over half a gap "
 		       "late (clock offset %.1f ms), %zu without any proof", noffs, s.n, nlines,
 		       unclean, by_event, nlate, by_time, (double)offset / 1e6, bad);
 	free(late);
