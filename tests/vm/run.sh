@@ -222,7 +222,8 @@ fi
 [ -n "$accel" ] || start_qemu tcg max
 echo "qemu pid $qpid, accel=$accel"
 
-# expect PATTERN SECONDS: the next control line matching PATTERN (others are printed)
+# expect PATTERN SECONDS: the next control line matching PATTERN (others are printed).
+# Patterns start at "TEST": the guest's ttyS2 once lost a line's first bytes.
 reply=
 expect() {
 	local end=$((SECONDS + $2)) line
@@ -230,7 +231,7 @@ expect() {
 		if read -r -t 1 line <&4; then
 			line=${line%$'\r'}
 			echo "guest: $line"
-			case $line in $1) reply=$line; return 0 ;; "VMTEST NOTREADY"*) reply=$line; return 1 ;; esac
+			case $line in $1) reply=$line; return 0 ;; *"TEST NOTREADY"*) reply=$line; return 1 ;; esac
 		elif ! kill -0 "$qpid" 2>/dev/null; then
 			cat "$work/qemu.log"
 			return 2
@@ -242,7 +243,7 @@ send() { echo "host: $1"; printf '%s\n' "$1" >"$work/ctl.in"; }
 
 boot_limit=$([ "$accel" = tcg ] && echo 400 || echo 200)
 rc=0
-expect "VMTEST READY*" "$boot_limit" || rc=$?
+expect "*TEST READY*" "$boot_limit" || rc=$?
 if [ $rc != 0 ]; then
 	# QEMU gone without a word from the guest: it cannot run here
 	[ $rc = 2 ] && ! grep -q . "$work/console.log" && skip "QEMU cannot run here"
@@ -256,7 +257,7 @@ if [ $rc != 0 ]; then
 		grep -Ev 'portlogd\[[0-9]+\]: ([a-z_0-9]+ = |\[|# )' "$work/vmtest/journal.txt" 2>/dev/null |
 			tail -15 || true
 		fail "check service-active: portlogd did not become active within 120 s of the guest test" \
-			"starting (${reply#VMTEST NOTREADY }): no READY=1 from the daemon, or it failed"
+			"starting (${reply#*TEST NOTREADY }): no READY=1 from the daemon, or it failed"
 	fi
 	fail "boot: no VMTEST READY from the guest within $boot_limit s"
 fi
@@ -273,8 +274,8 @@ sim "$packets" "$work/sent1.txt" "$seed" &
 simpid=$!
 sleep $((packets / 250 + 1))       # about a third of the way
 send ROTATE
-expect "VMTEST ROTATE*" 60 || fail "traffic: no answer to ROTATE"
-case $reply in "VMTEST ROTATE rc=0 "*) ;; *) fail "check rotate: logrotate -f in the guest: $reply" ;; esac
+expect "*TEST ROTATE*" 60 || fail "traffic: no answer to ROTATE"
+case $reply in *"TEST ROTATE rc=0 "*) ;; *) fail "check rotate: logrotate -f in the guest: $reply" ;; esac
 # a failed or stuck simulator (nobody reads ttyS1 in the guest) is reported, and the
 # checks still run on what the guest has
 simfail=0
@@ -286,14 +287,14 @@ phase traffic
 
 # --- collect: the running service's state; the watchdog; more packets to the new daemon
 send COLLECT
-expect "VMTEST COLLECT*" 120 || fail "collect: no answer to COLLECT"
+expect "*TEST COLLECT*" 120 || fail "collect: no answer to COLLECT"
 send WATCHDOG
-expect "VMTEST WATCHDOG*" 120 || fail "collect: no answer to WATCHDOG"
+expect "*TEST WATCHDOG*" 120 || fail "collect: no answer to WATCHDOG"
 sim 200 "$work/sent2.txt" $((seed + 1)) ||
 	{ cat "$work/sim.log"; echo "traffic: portlogd-sim (after the restart) failed"; simfail=1; }
 sleep 1
 send DONE
-expect "VMTEST DONE" 120 || fail "collect: no answer to DONE"
+expect "*TEST DONE" 120 || fail "collect: no answer to DONE"
 end=$((SECONDS + 120))
 while kill -0 "$qpid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.2; done
 kill -0 "$qpid" 2>/dev/null && fail "collect: the guest did not power off within 120 s"
