@@ -18,7 +18,7 @@ for b in ${CHECK_BUILDS:-plain asan tsan}; do
 	echo "=== $b build ==="
 	cmake -S . -B "build-$b" -DPORTLOGD_WERROR=ON $opts >/dev/null
 	cmake --build "build-$b" -j"$jobs"
-	env $env ctest --test-dir "build-$b" --output-on-failure --timeout 900 -LE long
+	env $env ctest --test-dir "build-$b" --output-on-failure --timeout 900 -LE 'long|vm'
 	if [ "$b" = plain ] && [ "${CHECK_LONG:-1}" != 0 ]; then
 		echo "=== plain build: long tests ==="
 		ctest --test-dir build-plain --output-on-failure --timeout 900 -L long

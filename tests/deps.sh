@@ -6,6 +6,10 @@ PORTLOGD_PACKAGES="cmake make gcc libc6-dev pkg-config libserialport-dev libieee
 libsystemd-dev libinih-dev libcmocka-dev libck-dev systemd man-db dpkg-dev file groff-base logrotate
 clang"
 
+# the guest test (tests/vm/run.sh, ctest -L vm): QEMU, a Debian guest made by debootstrap,
+# its ext4 image (mkfs.ext4 -d) read back with debugfs. Install: portlogd_deps $PORTLOGD_VM_PACKAGES
+PORTLOGD_VM_PACKAGES="qemu-system-x86 debootstrap e2fsprogs"
+
 portlogd_deps() {
 	missing=""
 	for p in $PORTLOGD_PACKAGES "$@"; do

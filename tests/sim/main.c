@@ -1,11 +1,14 @@
-/* portlogd-sim - creates simulated serial devices (ptys) and plays traffic into them. */
+/* portlogd-sim - creates simulated serial devices (ptys) and plays traffic into them,
+ * or into a connected unix socket (a virtual machine's UART, --connect). */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,7 +45,16 @@ static void usage(FILE *out)
 		"  -g, --gap MIN-MAX     pause after a packet, us (default 50000-200000)\n"
 		"  -G, --daemon-gap US   the daemon's gap_us, to judge timing (default 1000)\n"
 		"  -s, --seed N          random seed (default: the time)\n"
-		"  -p, --print           print each packet sent: port, send time, length, hex\n"
+		"  -b, --baud N          a packet starts no sooner than the previous one would\n"
+		"                        have gone out at N baud (8N1), default: no limit\n"
+		"  -c, --connect NAME=SOCKET  play NAME into the unix stream socket SOCKET\n"
+		"                        (e.g. QEMU's -chardev socket of a guest UART) instead\n"
+		"                        of a pty; repeatable; no NAME arguments needed then\n"
+		"  -p, --print           print each packet sent: port, send time, length, hex,\n"
+		"                        duration of its writes and longest pause inside (us),\n"
+		"                        clean|unclean (its pauses\n"
+		"                        inside under half --daemon-gap, around over 1.5 gaps)\n"
+		"  -o, --output FILE     --print into FILE instead of stdout\n"
 		"  -h, --help\n");
 }
 
@@ -59,6 +71,8 @@ int main(int argc, char **argv)
 		{ "intra", required_argument, NULL, 'i' }, { "gap", required_argument, NULL, 'g' },
 		{ "daemon-gap", required_argument, NULL, 'G' }, { "seed", required_argument, NULL, 's' },
 		{ "print", no_argument, NULL, 'p' }, { "help", no_argument, NULL, 'h' },
+		{ "baud", required_argument, NULL, 'b' }, { "connect", required_argument, NULL, 'c' },
+		{ "output", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sim_cfg cfg = {
@@ -67,11 +81,14 @@ int main(int argc, char **argv)
 		.gap_us = 1000, .seed = (uint64_t)time(NULL),
 	};
 	struct sim_cfg pcfg[MAX_PORTS];
-	const char *dir = "/tmp/portlogd-demo";
+	const char *dir = "/tmp/portlogd-demo", *socks[MAX_PORTS];
+	unsigned nconnect = 0;
+	FILE *out = stdout;
 	bool print = false;
 	int opt, rc = 0;
+	char name[32];
 
-	while ((opt = getopt_long(argc, argv, "d:n:l:F:i:g:G:s:ph", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:n:l:F:i:g:G:s:pb:c:o:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'd': dir = optarg; break;
 		case 'n': cfg.packets = (unsigned)strtoul(optarg, NULL, 10); break;
@@ -92,11 +109,26 @@ int main(int argc, char **argv)
 		case 'G': cfg.gap_us = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 's': cfg.seed = strtoull(optarg, NULL, 0); break;
 		case 'p': print = true; break;
+		case 'b': cfg.baud = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'c':
+			if (strchr(optarg, '=') == NULL || nconnect == MAX_PORTS) {
+				fprintf(stderr, "portlogd-sim: --connect wants NAME=SOCKET\n");
+				return 1;
+			}
+			socks[nconnect++] = optarg;
+			break;
+		case 'o':
+			if ((out = fopen(optarg, "w")) == NULL) {
+				fprintf(stderr, "portlogd-sim: %s: %s\n", optarg, strerror(errno));
+				return 1;
+			}
+			print = true;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
 		}
 	}
-	if (optind == argc || argc - optind > MAX_PORTS) {
+	if ((optind == argc && nconnect == 0) || argc - optind + nconnect > MAX_PORTS) {
 		usage(stderr);
 		return 1;
 	}
@@ -108,8 +140,29 @@ int main(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);       /* a closed socket is an error of the write */
+	for (unsigned c = 0; c < nconnect; c++) {
+		const char *eq = strchr(socks[c], '=');
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", eq + 1);
+		if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			fprintf(stderr, "portlogd-sim: %s: %s\n", eq + 1, strerror(errno));
+			return 1;
+		}
+		pcfg[nports] = cfg;
+		pcfg[nports].seed = cfg.seed + nports;
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - socks[c]), socks[c]);
+		if ((rc = sim_port_attach(&ports[nports], name, fd)) < 0) {
+			fprintf(stderr, "portlogd-sim: %s: %s\n", eq + 1, strerror(-rc));
+			return 1;
+		}
+		printf("%s -> %s (binary)\n", name, eq + 1);
+		nports++;
+	}
 	for (int a = optind; a < argc; a++) {
-		char name[32], link[512];
+		char link[512];
 		const char *colon = strchr(argv[a], ':');
 		size_t n = colon ? (size_t)(colon - argv[a]) : strlen(argv[a]);
 
@@ -137,16 +190,32 @@ int main(int argc, char **argv)
 				_exit(1);
 			}
 			rc = sim_port_run(&ports[i], &pcfg[i]);
+			/* a socket's peer drops what it has not read when we hang up */
+			if (rc == 0 && ports[i].link[0] == '\0' && sim_port_drain(&ports[i], 30000) < 0) {
+				fprintf(stderr, "portlogd-sim: %s: the peer has not read everything "
+					"after 30 s\n", ports[i].name);
+				rc = -ETIMEDOUT;
+			}
 			if (print)
 				for (size_t k = 0; k < ports[i].npkt; k++) {
 					const struct sim_packet *pk = &ports[i].pkt[k];
-					printf("%s %lld.%09lld %u ", ports[i].name,
+					fprintf(out, "%s %lld.%09lld %u ", ports[i].name,
 					       (long long)(pk->t_first_real / 1000000000),
 					       (long long)(pk->t_first_real % 1000000000), pk->len);
 					for (uint32_t b = 0; b < pk->len; b++)
-						printf("%02x", ports[i].data[pk->off + b]);
-					printf("\n");
+						fprintf(out, "%02x", ports[i].data[pk->off + b]);
+					/* from its first write to the return of its last, the
+					 * longest pause inside it as measured, and whether its
+					 * pauses kept to --daemon-gap (sim_packet_clean) */
+					fprintf(out, " %lld %lld %s\n",
+						(long long)((pk->t_last_mono - pk->t_first_mono) / 1000),
+						(long long)(pk->max_intra_gap_ns / 1000),
+						sim_packet_clean(&ports[i], k) ? "clean" : "unclean");
 				}
+			fflush(out);
+			if (rc < 0)
+				fprintf(stderr, "portlogd-sim: %s: %s after %zu packets\n", ports[i].name,
+					strerror(-rc), ports[i].npkt);
 			_exit(rc < 0 && rc != -ECANCELED && rc != -EPIPE ? 1 : 0);
 		}
 		children[i] = pid;

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,6 +63,23 @@ int sim_port_open(struct sim_port *p, const char *name, const char *link)
 	return 0;
 }
 
+int sim_port_attach(struct sim_port *p, const char *name, int fd)
+{
+	int fl;
+
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	p->master = fd;
+	if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
+	    fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+		p->master = -1;
+		return -errno;
+	}
+	atomic_init(&p->done, 0);
+	atomic_init(&p->stop, false);
+	return 0;
+}
+
 void sim_port_close(struct sim_port *p)
 {
 	if (p->master >= 0)
@@ -72,6 +91,21 @@ void sim_port_close(struct sim_port *p)
 	free(p->pkt);
 	p->data = NULL;
 	p->pkt = NULL;
+}
+
+int sim_port_drain(struct sim_port *p, int timeout_ms)
+{
+	int64_t end = now_ns(CLOCK_MONOTONIC) + (int64_t)timeout_ms * 1000000;
+	int queued = 0;
+
+	while (ioctl(p->master, SIOCOUTQ, &queued) == 0 && queued > 0) {
+		struct timespec ms = { 0, 1000000 };
+
+		if (now_ns(CLOCK_MONOTONIC) > end)
+			return -ETIMEDOUT;
+		nanosleep(&ms, NULL);
+	}
+	return 0;
 }
 
 int sim_port_wait_open(struct sim_port *p, int timeout_ms)
@@ -179,7 +213,7 @@ int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg)
 		struct sim_packet *pk;
 		unsigned len, frags, sent = 0;
 		size_t done;
-		int64_t prev_end = 0, prev_start = 0, pause;
+		int64_t prev_end = 0, prev_start = 0, pause, line_end;
 		uint8_t *buf;
 		int rc;
 
@@ -243,12 +277,16 @@ int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg)
 			sent += n;
 			next = prev_end + (int64_t)uniform(&p->rng, 0, cfg->intra_gap_max_us) * 1000;
 		}
+		/* a real line takes 10 bit times a byte: the next packet cannot start before
+		 * this one would have gone out (fragments are not paced: a device that
+		 * delivers at once, as QEMU's UART does, would see gaps inside packets) */
+		line_end = cfg->baud ? pk->t_first_mono + (int64_t)len * 10 * 1000000000 / cfg->baud : 0;
 		pk->t_last_mono = prev_end;
 		p->data_len += len;
 		p->npkt++;
 		atomic_store(&p->done, p->npkt);
-		next = prev_end + (int64_t)uniform(&p->rng, cfg->inter_gap_min_us,
-						    cfg->inter_gap_max_us) * 1000;
+		next = (prev_end > line_end ? prev_end : line_end)
+		       + (int64_t)uniform(&p->rng, cfg->inter_gap_min_us, cfg->inter_gap_max_us) * 1000;
 	}
 	return 0;
 }

@@ -25,6 +25,7 @@ struct sim_cfg {
 	unsigned intra_gap_max_us;  /* pause between fragments of one packet: 0..max */
 	unsigned inter_gap_min_us, inter_gap_max_us;    /* pause after a packet */
 	unsigned gap_us;            /* the daemon's gap threshold, to judge timing */
+	unsigned baud;              /* 0, or pace writes no faster than this line (8N1: 10 bits a byte) */
 	uint64_t seed;
 };
 
@@ -63,7 +64,15 @@ struct sim_port {
 
 /* Creates the pty and the symlink `link` to its slave. Returns 0 or -errno. */
 int sim_port_open(struct sim_port *p, const char *name, const char *link);
+/* Uses an fd that is already connected to a device (e.g. a socket whose other
+ * end is a virtual machine's UART) instead of a pty; takes it over (made
+ * non-blocking, closed by sim_port_close). Returns 0 or -errno. */
+int sim_port_attach(struct sim_port *p, const char *name, int fd);
 void sim_port_close(struct sim_port *p);
+/* For an attached socket: waits until the peer has read every byte written
+ * (SIOCOUTQ is 0), so that closing it loses nothing (QEMU drops what it has not
+ * read when its peer hangs up). Returns 0, or -ETIMEDOUT after timeout_ms. */
+int sim_port_drain(struct sim_port *p, int timeout_ms);
 
 /* Waits until some process has the slave open (the master stops reporting
  * POLLHUP). Returns 0, or -ETIMEDOUT after timeout_ms. */

@@ -1,0 +1,151 @@
+#!/bin/sh
+# tests/vm/guest.sh - runs inside the test guest as portlogd-vmtest.service (installed by
+# run.sh as /usr/local/sbin/portlogd-vmtest). It waits for portlogd to be active, says
+# "VMTEST READY" on the control port /dev/ttyS2, then obeys the host's line commands
+# there, answering each with one "VMTEST <CMD> ..." line:
+#   ROTATE    logrotate -f /etc/logrotate.d/portlogd (the shipped file, as cron would)
+#   COLLECT   the service's state while it runs, into /var/tmp/vmtest/
+#   WATCHDOG  SIGSTOP the daemon; wait for systemd to kill and restart it and for the
+#             new daemon to log; record how long that took
+#   DONE      the journal, stop the service (its last STAT lines), copy the logs,
+#             power off
+# The host reads /var/tmp/vmtest from the image afterwards (debugfs rdump).
+# Nothing here judges: the host checks what is collected (vm_check).
+out=/var/tmp/vmtest
+ctl=/dev/ttyS2
+log=/var/log/portlogd/portlogd.log
+mkdir -p "$out"
+exec >>"$out/guest.log" 2>&1
+set -x
+
+stty -F "$ctl" 115200 raw -echo -echoe -echok -echoctl -echoke -ixon -ixoff
+exec 3<>"$ctl"
+
+say() {
+	printf 'VMTEST %s\n' "$*" >&3
+	printf 'VMTEST %s\n' "$*" >/dev/ttyS0
+}
+
+now() { date +%s.%N; }
+# seconds (3 decimals) from $1 to now
+since() { echo "$1 $(now)" | awk '{ printf "%.3f", $2 - $1 }'; }
+
+show() {
+	systemctl show portlogd.service -p ActiveState -p SubState -p Result -p NRestarts \
+		-p MainPID -p StatusText -p WatchdogUSec -p ExecMainStatus -p User
+}
+
+collect() {
+	pid=$(systemctl show -P MainPID portlogd.service)
+	show >"$out/show.txt"
+	systemd-detect-virt >"$out/virt.txt" 2>&1
+	{ uname -r; nproc; } >"$out/uname.txt"
+	# one line per thread: TID NAME POLICY PRIORITY, from chrt (and /proc for the name)
+	: >"$out/threads.txt"
+	for t in /proc/"$pid"/task/*; do
+		tid=${t##*/}
+		pol=$(chrt -p "$tid" | sed -n 's/.*scheduling policy: //p')
+		prio=$(chrt -p "$tid" | sed -n 's/.*scheduling priority: //p')
+		echo "$tid $(cat "$t/comm") $pol $prio" >>"$out/threads.txt"
+	done
+	ps -L -o tid,cls,rtprio,psr,comm -p "$pid" >"$out/ps.txt"
+	# who it runs as: user, group, supplementary groups; and its capabilities
+	echo "$(ps -o user= -p "$pid") $(ps -o group= -p "$pid") $(ps -o supgrp= -p "$pid")" \
+		>"$out/user.txt"
+	grep -E '^(Uid|Gid|Groups|CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/"$pid"/status >>"$out/user.txt"
+	# online: systemd's view of the running unit
+	systemd-analyze security portlogd.service --no-pager >"$out/security.txt" 2>&1
+	# the parallel port's status register read here without libieee1284: inb(0x379)
+	# through /dev/port (0x379 = 889)
+	dd if=/dev/port bs=1 skip=889 count=1 2>/dev/null | od -An -tx1 | tr -d ' \n' \
+		>"$out/status_reg.txt"
+	ls -l /dev/ttyS1 /dev/parport0 >"$out/devices.txt" 2>&1
+	lsmod | grep -E 'ppdev|parport' >>"$out/devices.txt"
+	cat /proc/tty/driver/serial >"$out/uart.txt" 2>&1
+}
+
+watchdog() {
+	ws=$(systemctl show -P WatchdogUSec portlogd.service)
+	case $ws in *min*) ws=600 ;; *ms) ws=1 ;; *s) ws=${ws%s} ;; *) ws=10 ;; esac
+	pid=$(systemctl show -P MainPID portlogd.service)
+	n0=$(systemctl show -P NRestarts portlogd.service)
+	starts0=$(grep -c ' portlogd EV start ' "$log")
+	t0=$(now)
+	kill -STOP "$pid"
+	restart_s= logged_s= newpid=
+	end=$(($(date +%s) + ws * 3))
+	while [ "$(date +%s)" -lt $end ]; do
+		sleep 0.2
+		n=$(systemctl show -P NRestarts portlogd.service)
+		state=$(systemctl is-active portlogd.service)
+		if [ -z "$restart_s" ] && [ "$n" != "$n0" ] && [ "$state" = active ]; then
+			restart_s=$(since "$t0")
+			newpid=$(systemctl show -P MainPID portlogd.service)
+		fi
+		if [ -z "$logged_s" ] && [ "$(grep -c ' portlogd EV start ' "$log")" -gt "$starts0" ]; then
+			logged_s=$(since "$t0")
+		fi
+		[ -n "$restart_s" ] && [ -n "$logged_s" ] && break
+	done
+	{
+		echo "watchdog_sec=$ws"
+		echo "stopped_pid=$pid"
+		echo "new_pid=$newpid"
+		echo "nrestarts_before=$n0"
+		echo "nrestarts=$(systemctl show -P NRestarts portlogd.service)"
+		echo "restart_s=$restart_s"
+		echo "logged_s=$logged_s"
+		echo "waited_s=$(since "$t0")"
+	} >"$out/watchdog.txt"
+	show >"$out/show-after.txt"
+}
+
+# portlogd is enabled; give it 120 s to become active (READY=1): its start timeout is
+# 90 s and a guest under TCG is slow
+t0=$(now)
+end=$(($(date +%s) + 120))
+until [ "$(systemctl is-active portlogd.service)" = active ] || [ "$(date +%s)" -ge $end ]; do
+	sleep 0.5
+done
+echo "active_s=$(since "$t0")" >"$out/ready.txt"
+if [ "$(systemctl is-active portlogd.service)" = active ]; then
+	say "READY $(cat /proc/uptime | cut -d' ' -f1)"
+else
+	# say why, keep what there is, and stop: the host reports it
+	show >"$out/show.txt"
+	journalctl -u portlogd.service -o short-iso --no-pager >"$out/journal.txt" 2>&1
+	cp -a /var/log/portlogd "$out/log" 2>/dev/null
+	say "NOTREADY $(systemctl show -P ActiveState portlogd.service)/$(systemctl show -P SubState portlogd.service)"
+	sync
+	systemctl poweroff
+	exit 0
+fi
+
+while read -r cmd <&3; do
+	cmd=$(printf '%s' "$cmd" | tr -d '\r')
+	case $cmd in
+	ROTATE)
+		logrotate -f /etc/logrotate.d/portlogd
+		say "ROTATE rc=$? $(ls /var/log/portlogd | tr '\n' ' ')"
+		;;
+	COLLECT)
+		collect
+		say "COLLECT done"
+		;;
+	WATCHDOG)
+		watchdog
+		say "WATCHDOG $(tr '\n' ' ' <"$out/watchdog.txt")"
+		;;
+	DONE)
+		journalctl -u portlogd.service -o short-iso --no-pager >"$out/journal.txt" 2>&1
+		systemctl stop portlogd.service
+		cp -a /var/log/portlogd "$out/log"
+		sync
+		say "DONE"
+		systemctl poweroff
+		exit 0
+		;;
+	'') ;;
+	*) say "UNKNOWN $cmd" ;;
+	esac
+done

@@ -1,0 +1,439 @@
+/* vm_check - the host's verdict on what tests/vm/run.sh collected in the guest.
+ *
+ * vm_check --dir OUT --sent FILE [--sent FILE]... [options]
+ *
+ * OUT is the guest's /var/tmp/vmtest (show.txt, threads.txt, user.txt, security.txt,
+ * status_reg.txt, watchdog.txt, journal.txt, log/portlogd.log*); each --sent file is
+ * what portlogd-sim --output printed (NAME SECONDS LEN HEX DURATION_US MAXPAUSE_US
+ * clean|unclean a line), in the order played.
+ * Every check prints "ok NAME: figures" or "FAIL NAME: why"; exit 1 when any failed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "e2e.h"
+
+static int failures;
+
+static void result(bool ok, const char *check, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %s: ", ok ? "ok" : "FAIL", check);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	if (!ok)
+		failures++;
+}
+
+/* The whole file as a string (NULL if unreadable). */
+static char *slurp(const char *dir, const char *name)
+{
+	char path[1024];
+	FILE *f;
+	char *buf = NULL;
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((f = fopen(path, "r")) == NULL)
+		return NULL;
+	FILE *m = open_memstream(&buf, &len);
+	int c;
+	while ((c = fgetc(f)) != EOF)
+		fputc(c, m);
+	fclose(m);
+	fclose(f);
+	return buf;
+}
+
+/* "KEY=value" at the start of a line of text: the value up to the end of the line. */
+static bool prop(const char *text, const char *key, char *out, size_t len)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = text; p != NULL && *p != '\0'; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
+			const char *v = p + kl + 1, *e = strchr(v, '\n');
+			size_t n = e ? (size_t)(e - v) : strlen(v);
+			snprintf(out, len, "%.*s", (int)n, v);
+			return true;
+		}
+	}
+	*out = '\0';
+	return false;
+}
+
+struct sent {
+	uint8_t *data;
+	size_t len;
+	size_t *pkt_off, *pkt_len;
+	int64_t *pkt_t;             /* host CLOCK_REALTIME of its first write, ns */
+	int64_t *pkt_end;           /* ... and of the return of its last write */
+	bool *pkt_clean;            /* its pauses as measured kept to the gap (portlogd-sim) */
+	size_t n, cap;
+};
+
+static int hexval(int c)
+{
+	return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+}
+
+static int read_sent(struct sent *s, const char *path, const char *port)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (f == NULL)
+		return -errno;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		char name[64], hex[8300];
+		long double t;
+		size_t len;
+		long long dur = 0;
+
+		if (sscanf(line, "%63s %Lf %zu %8299s %lld", name, &t, &len, hex, &dur) < 4 ||
+		    strcmp(name, port) != 0 || strlen(hex) != 2 * len)
+			continue;
+		if (s->n == s->cap) {
+			s->cap = s->cap ? 2 * s->cap : 4096;
+			s->pkt_off = realloc(s->pkt_off, s->cap * sizeof(size_t));
+			s->pkt_len = realloc(s->pkt_len, s->cap * sizeof(size_t));
+			s->pkt_t = realloc(s->pkt_t, s->cap * sizeof(int64_t));
+			s->pkt_end = realloc(s->pkt_end, s->cap * sizeof(int64_t));
+			s->pkt_clean = realloc(s->pkt_clean, s->cap * sizeof(bool));
+		}
+		s->data = realloc(s->data, s->len + len);
+		for (size_t i = 0; i < len; i++)
+			s->data[s->len + i] = (uint8_t)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
+		s->pkt_t[s->n] = (int64_t)(t * 1000000000.0L);
+		s->pkt_clean[s->n] = strstr(line, " unclean") == NULL;
+		s->pkt_end[s->n] = s->pkt_t[s->n] + dur * 1000;
+		s->pkt_off[s->n] = s->len;
+		s->pkt_len[s->n++] = len;
+		s->len += len;
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+struct prio {
+	char name[32];
+	int prio;
+};
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dir", required_argument, NULL, 'd' }, { "sent", required_argument, NULL, 's' },
+		{ "port", required_argument, NULL, 'p' }, { "lpt", required_argument, NULL, 'l' },
+		{ "prio", required_argument, NULL, 'P' }, { "user", required_argument, NULL, 'u' },
+		{ "groups", required_argument, NULL, 'g' },
+		{ "max-exposure", required_argument, NULL, 'x' },
+		{ "watchdog-margin", required_argument, NULL, 'w' },
+		{ "gap-us", required_argument, NULL, 'G' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dir = NULL, *sentf[8], *port = "line1", *lpt = "lpt0", *user = "portlogd";
+	const char *groups = "dialout,lp";
+	struct prio prio[16];
+	unsigned nsent = 0, nprio = 0;
+	double max_exposure = 2.0, margin = 12;
+	int gap_us = 3000;
+	int opt;
+	char path[1300], v[512];
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'd': dir = optarg; break;
+		case 's': if (nsent < 8) sentf[nsent++] = optarg; break;
+		case 'p': port = optarg; break;
+		case 'l': lpt = optarg; break;
+		case 'P':
+			if (nprio < 16 && strchr(optarg, '=') != NULL) {
+				snprintf(prio[nprio].name, sizeof(prio[nprio].name), "%.*s",
+					 (int)(strchr(optarg, '=') - optarg), optarg);
+				prio[nprio++].prio = atoi(strchr(optarg, '=') + 1);
+			}
+			break;
+		case 'u': user = optarg; break;
+		case 'g': groups = optarg; break;
+		case 'x': max_exposure = atof(optarg); break;
+		case 'w': margin = atof(optarg); break;
+		case 'G': gap_us = atoi(optarg); break;
+		default: return 2;
+		}
+	}
+	if (dir == NULL || nsent == 0) {
+		fprintf(stderr, "usage: vm_check --dir OUT --sent FILE... [options]\n");
+		return 2;
+	}
+
+	/* --- the service while it ran */
+	char *show = slurp(dir, "show.txt");
+	if (show == NULL) {
+		result(false, "collected", "no %s/show.txt", dir);
+		return 1;
+	}
+	prop(show, "ActiveState", v, sizeof(v));
+	result(strcmp(v, "active") == 0, "service-active", "ActiveState=%s", v);
+	prop(show, "NRestarts", v, sizeof(v));
+	result(strcmp(v, "0") == 0, "no-restart-before-watchdog", "NRestarts=%s", v);
+	prop(show, "StatusText", v, sizeof(v));
+	{
+		unsigned up = 0, ports = 0;
+		unsigned long long records = 0;
+		bool ok = sscanf(v, "%u/%u ports up, %llu records", &up, &ports, &records) == 3 &&
+			  up == ports && ports == 2 && records > 0;
+		result(ok, "status-text", "StatusText=%s (want 2/2 ports up and records > 0)", v);
+	}
+
+	/* --- who it runs as */
+	char *who = slurp(dir, "user.txt");
+	{
+		char u[64] = "", g[64] = "", sup[256] = "";
+		bool ok = who != NULL && sscanf(who, "%63s %63s %255s", u, g, sup) >= 2 &&
+			  strcmp(u, user) == 0;
+		char want[256];
+		snprintf(want, sizeof(want), "%s", groups);
+		for (char *save = NULL, *gr = strtok_r(want, ",", &save); ok && gr != NULL;
+		     gr = strtok_r(NULL, ",", &save)) {
+			char pad[300], gr2[64];
+			snprintf(pad, sizeof(pad), ",%s,", sup);
+			snprintf(gr2, sizeof(gr2), ",%s,", gr);
+			ok = strstr(pad, gr2) != NULL;
+		}
+		result(ok, "user", "runs as %s, group %s, supplementary %s (want %s in %s)", u, g, sup,
+		       user, groups);
+	}
+
+	/* --- thread policies and priorities */
+	char *thr = slurp(dir, "threads.txt");
+	for (unsigned i = 0; i < nprio; i++) {
+		bool found = false, ok = false;
+		char got[128] = "not running";
+		for (char *l = thr; l != NULL && *l != '\0'; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+			char name[32], pol[32];
+			int tid, pr;
+			if (sscanf(l, "%d %31s %31s %d", &tid, name, pol, &pr) == 4 &&
+			    strcmp(name, prio[i].name) == 0) {
+				found = true;
+				snprintf(got, sizeof(got), "%s %d", pol, pr);
+				ok = strcmp(pol, "SCHED_FIFO") == 0 && pr == prio[i].prio;
+			}
+		}
+		result(found && ok, "sched", "%s: %s (want SCHED_FIFO %d)", prio[i].name, got, prio[i].prio);
+	}
+
+	/* --- security, online */
+	char *sec = slurp(dir, "security.txt");
+	{
+		const char *p = sec ? strstr(sec, "Overall exposure level for portlogd.service:") : NULL;
+		double x = p ? atof(strchr(p, ':') + 1) : 99;
+		if (p != NULL)
+			*strchrnul(p, '\n') = '\0';
+		result(p != NULL && x <= max_exposure, "security",
+		       "systemd-analyze security (online, in the guest): %s (want <= %.1f)",
+		       p ? p + strlen("Overall exposure level for portlogd.service:") : "no score", max_exposure);
+	}
+
+	/* --- the log: rotated file(s) first (highest number first), then the current one */
+	struct e2e_log log = { 0 };
+	size_t nfiles = 0, rotated_rx = 0, current_rx = 0;
+	char logdir[1100];
+	snprintf(logdir, sizeof(logdir), "%s/log", dir);
+	for (int k = 9; k >= 0; k--) {
+		if (k > 0)
+			snprintf(path, sizeof(path), "%s/portlogd.log.%d", logdir, k);
+		else
+			snprintf(path, sizeof(path), "%s/portlogd.log", logdir);
+		size_t before = log.n;
+		if (e2e_read_log(&log, path) < 0)
+			continue;
+		nfiles++;
+		for (size_t i = before; i < log.n; i++)
+			if (strcmp(log.line[i].kind, "RX") == 0 && strcmp(log.line[i].src, port) == 0)
+				*(k > 0 ? &rotated_rx : &current_rx) += 1;
+		if (k == 0 && before < log.n)
+			result(strstr(log.line[before].text, " portlogd EV reopen ") != NULL, "rotation-reopen",
+			       "the current file starts with: %s", log.line[before].text);
+	}
+	result(nfiles >= 2 && rotated_rx > 0 && current_rx > 0, "rotation",
+	       "%zu log files; %s RX lines in the rotated one(s), %zu in the current one "
+	       "(want a rotation in the middle of the traffic)", nfiles, port, rotated_rx, current_rx);
+
+	/* the serial port opened through libserialport, not the pty path */
+	{
+		const char *open = NULL;
+		for (size_t i = 0; i < log.n && open == NULL; i++)
+			if (strcmp(log.line[i].src, port) == 0 && strstr(log.line[i].text, " EV open ") != NULL)
+				open = log.line[i].text;
+		result(open != NULL && strstr(open, " driver=libserialport ") != NULL &&
+		       strstr(open, " device=/dev/ttyS1 ") != NULL && strstr(open, " baud=115200 ") != NULL,
+		       "serial-open", "%s", open ? open : "no EV open line");
+	}
+
+	/* every packet exactly once, byte-exact, one RX line each */
+	struct sent s = { 0 };
+	for (unsigned i = 0; i < nsent; i++)
+		if (read_sent(&s, sentf[i], port) < 0)
+			result(false, "packets", "cannot read %s", sentf[i]);
+	size_t got_len, *starts, *idx, nlines;
+	uint8_t *got = e2e_concat(&log, port, &got_len, &starts, &idx, &nlines);
+	size_t first_diff = 0;
+	while (first_diff < got_len && first_diff < s.len && got[first_diff] == s.data[first_diff])
+		first_diff++;
+	bool exact = got_len == s.len && first_diff == s.len;
+	result(exact && s.n > 0, "bytes",
+	       "%zu packets, %zu bytes sent; %zu bytes in %zu RX lines of %s%s", s.n, s.len, got_len,
+	       nlines, port, exact ? ", identical" : ", DIFFERENT");
+	if (!exact)
+		printf("  first difference at byte %zu (sent %zu, logged %zu)\n", first_diff, s.len, got_len);
+	/*
+	 * Exactly one RX line per packet, for every packet the host sent clean. As in
+	 * e2e_serial, a wrong boundary is accepted only where the log itself proves the
+	 * daemon could not see the gap: an EV late-delivery line of the port dated at a
+	 * line holding the packet's bytes or at the next line (the daemon dates it at the
+	 * packet it concerns), or such a line dated more than half a gap after the last write
+	 * of the packet it begins in (its bytes reached the daemon late: a guest under
+	 * TCG, the UART's FIFO, a host that stalls the vCPU). Host and guest clocks are
+	 * compared through their offset: the median over the packets that are exactly
+	 * one line.
+	 */
+	int64_t *late = calloc(log.n + 1, sizeof(int64_t)), *offs = calloc(s.n + 1, sizeof(int64_t));
+	size_t nlate = 0, noffs = 0;
+	for (size_t i = 0; i < log.n; i++)
+		if (strcmp(log.line[i].src, port) == 0 && strstr(log.line[i].text, " EV late-delivery ") != NULL)
+			late[nlate++] = log.line[i].t;
+	size_t *line_of = calloc(s.n + 1, sizeof(size_t)), *last_of = calloc(s.n + 1, sizeof(size_t));
+	size_t ncheck = 0;
+	for (size_t k = 0, j = 0; k < s.n && s.pkt_off[k] + s.pkt_len[k] <= first_diff && nlines > 0; k++) {
+		size_t a = s.pkt_off[k], b = a + s.pkt_len[k];
+		while (j + 1 < nlines && starts[j + 1] <= a)
+			j++;
+		size_t e = j;
+		while (e + 1 < nlines && starts[e + 1] < b)
+			e++;
+		line_of[k] = j;
+		last_of[k] = e;
+		ncheck = k + 1;
+		if (starts[j] == a && e == j && starts[j + 1] == b)
+			offs[noffs++] = log.line[idx[j]].t - s.pkt_t[k];
+	}
+	int64_t offset = e2e_pct(offs, noffs, 50), gap_ns = (int64_t)gap_us * 1000;
+	size_t bad = 0, by_event = 0, by_time = 0, unclean = 0, pk = 0;
+	for (size_t k = 0; k < ncheck; k++) {
+		size_t a = s.pkt_off[k], b = a + s.pkt_len[k], j = line_of[k], e = last_of[k];
+		if (starts[j] == a && e == j && starts[j + 1] == b)
+			continue;
+		bool ev = false, tm = false;
+		for (size_t l = j; l <= e + 1 && l < nlines; l++) {
+			int64_t t = log.line[idx[l]].t;
+			for (size_t m = 0; m < nlate && !ev; m++)
+				ev = late[m] == t;
+			/* the packet this line begins in: was the line dated more than a gap
+			 * after the packet's last write? then its bytes reached the daemon late */
+			while (pk + 1 < s.n && s.pkt_off[pk + 1] <= starts[l])
+				pk++;
+			while (pk > 0 && s.pkt_off[pk] > starts[l])
+				pk--;
+			if (t - (s.pkt_end[pk] + offset) > gap_ns / 2)
+				tm = true;
+		}
+		if (!s.pkt_clean[k]) {
+			unclean++;
+		} else if (ev) {
+			by_event++;
+		} else if (tm) {
+			by_time++;
+		} else {
+			if (bad < 5)
+				printf("  packet %zu (%zu bytes at stream offset %zu, sent %+.1f ms after the "
+				       "previous) is RX lines %zu..%zu (log lines %zu..%zu): no late delivery "
+				       "in the log\n", k, s.pkt_len[k], a,
+				       k ? (double)(s.pkt_t[k] - s.pkt_t[k - 1]) / 1e6 : 0.0, j, e, idx[j] + 1,
+				       idx[e] + 1);
+			bad++;
+		}
+	}
+	if (nlines > 0)
+		result(bad == 0 && ncheck == s.n, "packet-boundaries",
+		       "%zu of %zu packets are exactly one RX line (%zu RX lines); of the others, %zu "
+		       "were not sent clean (the host paused over half a gap inside or under 1.5 "
+		       "around), %zu with EV late-delivery (%zu such lines), %zu dated over half a gap "
+		       "late (clock offset %.1f ms), %zu without any proof", noffs, s.n, nlines,
+		       unclean, by_event, nlate, by_time, (double)offset / 1e6, bad);
+	free(late);
+	free(offs);
+	free(line_of);
+	free(last_of);
+
+	/* the parallel port's first IN line against the register the guest read itself */
+	{
+		char *raw = slurp(dir, "status_reg.txt");
+		const char *in = NULL;
+		for (size_t i = 0; i < log.n && in == NULL; i++)
+			if (strcmp(log.line[i].src, lpt) == 0 && strcmp(log.line[i].kind, "IN") == 0)
+				in = log.line[i].text;
+		unsigned r = raw ? (unsigned)strtoul(raw, NULL, 16) : 0x100, val = 0x100;
+		if (in != NULL)
+			val = (unsigned)strtoul(strstr(in, " IN ") + 4, NULL, 16);
+		/* libieee1284 reports BUSY as the pin is: the PC register XOR 0x80 */
+		result(raw != NULL && in != NULL && val == ((r ^ 0x80) & 0xff), "parallel-in",
+		       "first %s IN line: %s; inb(0x379) in the guest read 0x%02x, so want 0x%02x",
+		       lpt, in ? in : "none", r, (r ^ 0x80) & 0xff);
+	}
+
+	/* the log accounts for every record */
+	{
+		char why[1024];
+		int n = e2e_check_accounting(&log, why, sizeof(why));
+		if (n > 0)
+			result(true, "accounting", "every record is a line or counted in a DROP line, "
+			       "at %d STAT lines", n);
+		else
+			result(false, "accounting", "%s", n == 0 ? "no STAT line with accounted=" : why);
+	}
+
+	/* --- watchdog */
+	char *wd = slurp(dir, "watchdog.txt");
+	{
+		char n[32] = "", rs[32] = "", ls[32] = "", ws[32] = "";
+		if (wd) {
+			prop(wd, "nrestarts", n, sizeof(n));
+			prop(wd, "restart_s", rs, sizeof(rs));
+			prop(wd, "logged_s", ls, sizeof(ls));
+			prop(wd, "watchdog_sec", ws, sizeof(ws));
+		}
+		double limit = atof(ws) + margin;
+		result(wd != NULL && strcmp(n, "1") == 0 && *rs != '\0' && atof(rs) <= limit, "watchdog",
+		       "after SIGSTOP: NRestarts=%s, active again after %s s (WatchdogSec=%s, want <= %.0f s)",
+		       n, *rs ? rs : "never", ws, limit);
+		result(*ls != '\0', "watchdog-logs", "the restarted daemon wrote EV start after %s s",
+		       *ls ? ls : "never");
+		char *j = slurp(dir, "journal.txt");
+		result(j != NULL && strstr(j, "Watchdog timeout") != NULL, "watchdog-journal",
+		       "the journal %s systemd's \"Watchdog timeout\"", j && strstr(j, "Watchdog timeout") ?
+		       "has" : "lacks");
+		size_t starts_n = 0;
+		for (size_t i = 0; i < log.n; i++)
+			if (strstr(log.line[i].text, " portlogd EV start ") != NULL)
+				starts_n++;
+		result(starts_n == 2, "restarts-in-log", "%zu EV start lines (want 2: boot, watchdog restart)",
+		       starts_n);
+		free(j);
+	}
+
+	printf("%s: %d check(s) failed\n", failures ? "FAIL" : "ok", failures);
+	return failures ? 1 : 0;
+}
