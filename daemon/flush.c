@@ -112,6 +112,26 @@ static int open_log(struct flusher *f)
 }
 
 /*
+ * Writes go to the freshly opened fd from now on. Its first line says why
+ * (text), ahead of any lines still waiting to be written, which go there too.
+ */
+static void use_new_log(struct flusher *f, int fd, const char *text)
+{
+	size_t pending = f->out_len, n;
+	char line[EV_TEXT_MAX + FMT_TIME_MAX + 64];
+
+	close(f->fd);
+	f->fd = fd;
+	say(f, text);
+	n = f->out_len - pending;
+	if (pending > 0 && n > 0 && n <= sizeof(line)) {
+		memcpy(line, f->out + pending, n);
+		memmove(f->out + n, f->out, pending);
+		memcpy(f->out, line, n);
+	}
+}
+
+/*
  * The log file was removed from under us (rm, or its directory): lines
  * written to it now would vanish with the last reference. Make a new one,
  * and the directory too if it went (mode 0750, as systemd's LogsDirectory).
@@ -137,24 +157,7 @@ static int replace_removed_log(struct flusher *f)
 	}
 	if (fd < 0)
 		return fd;
-	close(f->fd);
-	f->fd = fd;
-	/* first in the new file, as after SIGHUP: before the lines still pending */
-	{
-		size_t pending = f->out_len;
-
-		say(f, "reopen reason=removed");
-		if (f->out_len > pending && pending > 0) {
-			size_t n = f->out_len - pending;
-			char line[EV_TEXT_MAX + FMT_TIME_MAX + 64];
-
-			if (n <= sizeof(line)) {
-				memcpy(line, f->out + pending, n);
-				memmove(f->out + n, f->out, pending);
-				memcpy(f->out, line, n);
-			}
-		}
-	}
+	use_new_log(f, fd, "reopen reason=removed");
 	return 0;
 }
 
@@ -546,13 +549,11 @@ static void reopen(struct flusher *f)
 		signal_fd(f->reopened_fd);
 		return;
 	}
-	close(f->fd);
-	f->fd = fd;
-	atomic_store(&f->reopen_req, false);
 	memcpy(text, "reopen", 6);
 	tl = 6;
 	fmt_kv(text, sizeof(text), &tl, "file", f->conf->logger.log_file);
-	say(f, text);
+	use_new_log(f, fd, text);     /* the buffer is empty: written above */
+	atomic_store(&f->reopen_req, false);
 	signal_fd(f->reopened_fd);
 }
 
