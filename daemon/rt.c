@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "rt.h"
+#include "thread.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define RT_SANITIZER 1      /* terabytes of shadow mappings: mlockall would exhaust memory */
@@ -89,25 +90,19 @@ static void *probe(void *arg)
 	return arg;
 }
 
+/* A short-lived thread started the way every real one is: refused SCHED_FIFO,
+ * thread_start falls back to SCHED_OTHER and says so in `degraded`. */
 void rt_probe_fifo(struct rt *rt)
 {
-	struct sched_param sp = { .sched_priority = rt->fifo_prio };
-	pthread_attr_t attr;
-	pthread_t t;
-	int rc;
+	struct thread t;
+	int degraded = 0;
 
 	if (!rt->wanted[RT_FIFO])
 		return;
-	pthread_attr_init(&attr);
-	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-	pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
-	pthread_attr_setschedparam(&attr, &sp);
-	rc = pthread_create(&t, &attr, probe, NULL);
-	pthread_attr_destroy(&attr);
-	if (rc == 0)
-		pthread_join(t, NULL);
-	/* EAGAIN and the like are no verdict on the privilege; thread_start will tell */
-	rt->err[RT_FIFO] = rc == EPERM ? EPERM : 0;
+	/* other failures (EAGAIN) are no verdict on the privilege; the threads will tell */
+	if (thread_start(&t, "plog-probe", rt->fifo_prio, -1, probe, NULL, &degraded) == 0)
+		thread_join(&t);
+	rt->err[RT_FIFO] = degraded ? EPERM : 0;
 }
 
 void rt_lock_memory(struct rt *rt)
