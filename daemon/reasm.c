@@ -24,20 +24,44 @@ static void emit(struct reasm *r, enum reasm_end end)
 	r->emit(r->ctx, &pkt);
 }
 
+/*
+ * Byte i of n read at now_mono started (n - i) character times before the
+ * wake-up; but back-dating (a wrong baud, a late wake-up) must not date a byte
+ * before the previous one: keep the source's time order.
+ */
+static int64_t byte_mono(const struct reasm *r, size_t n, size_t i, int64_t now_mono)
+{
+	int64_t t_mono = now_mono - (int64_t)(n - i) * r->char_ns;
+
+	return r->have_last && t_mono < r->last_mono ? r->last_mono : t_mono;
+}
+
+/* A silence longer than the gap before a byte dated t_mono ends the packet in progress. */
+static bool gap_before(const struct reasm *r, int64_t t_mono)
+{
+	return r->len > 0 && t_mono - r->last_mono >= r->gap_ns;
+}
+
+void reasm_packet_time(const struct reasm *r, size_t n, int64_t now_mono, int64_t now_real,
+		       int64_t *t_mono, int64_t *t_real)
+{
+	int64_t first = byte_mono(r, n, 0, now_mono);
+
+	if (r->len > 0 && !gap_before(r, first)) {
+		*t_mono = r->first_mono;
+		*t_real = r->first_real;
+	} else {
+		*t_mono = first;
+		*t_real = now_real - (now_mono - first);
+	}
+}
+
 void reasm_feed(struct reasm *r, const uint8_t *data, size_t n,
 		int64_t now_mono, int64_t now_real)
 {
 	for (size_t i = 0; i < n; i++) {
-		/* byte i started (n - i) character times before the wake-up */
-		int64_t back = (int64_t)(n - i) * r->char_ns;
-		int64_t t_mono = now_mono - back;
-
-		/* back-dating (a wrong baud, a late wake-up) must not date a byte
-		 * before the previous one: keep the source's time order */
-		if (r->have_last && t_mono < r->last_mono) {
-			back -= r->last_mono - t_mono;
-			t_mono = r->last_mono;
-		}
+		int64_t t_mono = byte_mono(r, n, i, now_mono);
+		int64_t back = now_mono - t_mono;
 
 		/*
 		 * A silence longer than the gap before this byte ends the packet in
@@ -45,7 +69,7 @@ void reasm_feed(struct reasm *r, const uint8_t *data, size_t n,
 		 * of a read can follow a gap; the reader's ppoll() timeout normally
 		 * ends the packet before, this catches a late wake-up.
 		 */
-		if (r->len > 0 && i == 0 && t_mono - r->last_mono >= r->gap_ns)
+		if (i == 0 && gap_before(r, t_mono))
 			emit(r, REASM_GAP);
 		if (r->len == 0) {
 			r->first_mono = t_mono;

@@ -245,13 +245,14 @@ static ssize_t port_read(struct serial_port *p)
 }
 
 /*
- * Bytes reached us so late that the gap before them cannot be judged: they
- * were seen `late` ns after the packet's gap deadline, because the kernel held
- * them (the read waited for its worker) or this thread woke late (the CPU was
- * taken from it).
- * Say so in an EV line, dated at the start of the packet in progress so that
- * the source's lines stay in time order; the packet boundary next to it may be
- * wrong. Rare, so formatting here is acceptable.
+ * Bytes reached us so late that the gaps before and among them cannot be
+ * judged: they were read `late` ns after the packet's gap deadline or after
+ * the wake-up that found them, because the kernel held them (the read waited
+ * for its worker) or this thread ran late (the CPU was taken from it).
+ * Say so in an EV line, dated at the start of the packet the bytes join (the
+ * one in progress, or the one they begin) so that the source's lines stay in
+ * time order; a packet boundary in or next to that packet may be wrong. Rare,
+ * so formatting here is acceptable.
  */
 static void report_late(struct serial_port *p, int64_t first_mono, int64_t first_real,
 			int64_t late, ssize_t bytes)
@@ -341,14 +342,25 @@ static void *serial_thread(void *arg)
 		if (pfd[1].revents != 0)
 			break;
 		if (pfd[0].revents != 0) {
-			int64_t first_mono = p->reasm.first_mono, first_real = p->reasm.first_real;
 			ssize_t n = port_read(p);
+			/*
+			 * These bytes arrived at some time before the read ended. A gap
+			 * can hide among them, or before them, when that window is long:
+			 * from the deadline if this thread woke after it, else from the
+			 * wake-up (the thread was preempted before its read, or its CPU
+			 * stopped: a virtual machine's vCPU), to the end of the read.
+			 */
+			int64_t late = mono_ns() - (deadline < now_mono ? deadline : now_mono);
 
 			if (n < 0)
 				continue;
-			/* woken well after the deadline: were these bytes before or after it? */
-			if (n > 0 && deadline != INT64_MAX && now_mono - deadline > p->gap_ns / 4)
-				report_late(p, first_mono, first_real, now_mono - deadline, n);
+			if (n > 0 && late > p->gap_ns / 4) {
+				int64_t t_mono, t_real;
+
+				reasm_packet_time(&p->reasm, (size_t)n, now_mono, now_real, &t_mono,
+						  &t_real);
+				report_late(p, t_mono, t_real, late, n);
+			}
 			reasm_feed(&p->reasm, p->rbuf, (size_t)n, now_mono, now_real);
 		} else if (now_mono >= deadline) {
 			at_deadline(p, deadline, now_mono, now_real);

@@ -5,7 +5,9 @@
  * real: a pty, the termios driver, the reader thread, its ring. TIOCSSERIAL is
  * wrapped to refuse, to show the refusal is reported; that it really sets
  * ASYNC_LOW_LATENCY is shown on the 16550A in test_drv. The FTDI latency timer
- * is a file under a fixture sysfs tree.
+ * is a file under a fixture sysfs tree. read is wrapped too, to stall the
+ * reader between its wake-up and its read, as a preempted thread or a stopped
+ * vCPU does, while more bytes arrive.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +66,44 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 		return -1;
 	}
 	return __real_ioctl(fd, req, arg);
+}
+
+/*
+ * A stalled read: the reader's next read of stall_fd first sleeps STALL_NS (a
+ * silence longer than the gap), then writes stall_more into the pty's master and
+ * waits until the line discipline holds stall_inq bytes, so that the read
+ * returns bytes from both sides of that silence at once.
+ */
+#define STALL_NS 20000000
+static _Atomic int stall_fd = -1;
+static int stall_master;
+static const char *stall_more;
+static int stall_inq;
+static _Atomic unsigned reads;
+
+ssize_t __real_read(int fd, void *buf, size_t len);
+ssize_t __wrap_read(int fd, void *buf, size_t len);
+
+ssize_t __wrap_read(int fd, void *buf, size_t len)
+{
+	int want = atomic_load(&stall_fd);
+
+	if (want >= 0 && fd == want && atomic_compare_exchange_strong(&stall_fd, &want, -1)) {
+		struct timespec pause = { 0, STALL_NS }, ms = { 0, 1000000 };
+		int inq = 0;
+
+		nanosleep(&pause, NULL);
+		if (write(stall_master, stall_more, strlen(stall_more)) < 0)
+			abort();
+		for (int i = 0; i < 1000 && inq < stall_inq; i++) {
+			if (ioctl(fd, TIOCINQ, &inq) < 0)
+				abort();
+			if (inq < stall_inq)
+				nanosleep(&ms, NULL);
+		}
+	}
+	atomic_fetch_add(&reads, 1);
+	return __real_read(fd, buf, len);
 }
 
 static struct conf_serial pty_conf(char *device)
@@ -227,6 +267,114 @@ static void refused_low_latency_is_reported(void **state)
 	close(stop_fd);
 }
 
+/* Pops n records into one string: RX payloads as they are, an EV late-delivery as
+ * "<late>"; late_at_rx says whether each late EV has the time of the RX after it. */
+static void pop_late_and_rx(struct serial_port *p, unsigned n, char *out, size_t len,
+			    bool *late_at_rx)
+{
+	int64_t late_mono = -1;
+
+	*out = '\0';
+	*late_at_rx = true;
+	for (unsigned i = 0; i < n; i++) {
+		const struct rec *r = &ring_rslot(&p->src.ring, 0)->rec;
+		int kind = r->kind;
+		int64_t t = r->t_mono;
+		const char *text = pop(p, kind, kind == REC_EV ? EV_LATE : 0);
+
+		if (kind == REC_EV) {
+			printf("# EV late-delivery %s\n", text);
+			assert_non_null(strstr(text, "wait_us="));
+			late_mono = t;
+			strncat(out, "<late>", len - strlen(out) - 1);
+			continue;
+		}
+		if (late_mono >= 0 && late_mono != t)
+			*late_at_rx = false;
+		late_mono = -1;
+		strncat(out, text, len - strlen(out) - 1);
+	}
+}
+
+/*
+ * The reader is stalled after it woke for some bytes and before it read them,
+ * and more bytes arrive after a silence longer than the gap: one read returns
+ * both. The daemon cannot split them, but it must say so: an EV late-delivery
+ * dated at the packet they join (none in progress; then one in progress).
+ */
+static void stalled_read_is_reported(void **state)
+{
+	char device[64], got[128];
+	struct conf_serial c;
+	struct serial_port p;
+	int master, slave, stop_fd, degraded = 0;
+	uint64_t one = 1;
+	unsigned before;
+	bool late_at_rx;
+
+	(void)state;
+	assert_int_equal(openpty(&master, &slave, device, NULL, NULL), 0);
+	close(slave);
+	c = pty_conf(device);
+	c.delimiter = -1;
+	c.gap_us = 5000;
+	stop_fd = eventfd(0, EFD_CLOEXEC);
+	assert_int_equal(serial_init(&p, &c, 64, stop_fd), 0);
+	assert_int_equal(serial_open(&p), 0);
+	pop(&p, REC_EV, EV_OPEN);
+	assert_int_equal(serial_start(&p, &degraded), 0);
+	stall_master = master;
+
+	/* no packet in progress: "first", 20 ms of silence, "second", read as one */
+	stall_more = "second";
+	stall_inq = 11;
+	atomic_store(&stall_fd, p.drv.fd);
+	assert_int_equal(write(master, "first", 5), 5);
+	wait_records(&p, 2);
+	pop_late_and_rx(&p, 2, got, sizeof(got), &late_at_rx);
+	assert_string_equal(got, "<late>firstsecond");
+	assert_true(late_at_rx);
+
+	/* a packet in progress: "third" read alone, then "x" woken for and stalled
+	 * on, "fourth" after the silence. However the test thread is scheduled,
+	 * "x" and "fourth" come in one read, flagged. */
+	before = atomic_load(&reads);
+	assert_int_equal(write(master, "third", 5), 5);
+	for (int i = 0; i < 1000 && atomic_load(&reads) == before; i++) {
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+	stall_more = "fourth";
+	stall_inq = 7;
+	atomic_store(&stall_fd, p.drv.fd);
+	assert_int_equal(write(master, "x", 1), 1);
+	got[0] = '\0';
+	for (int i = 0; i < 5000 && !strstr(got, "fourth"); i++) {
+		struct timespec ms = { 0, 1000000 };
+		unsigned n = ring_ready(&p.src.ring);
+		char more[128];
+		bool at;
+
+		if (n == 0) {
+			nanosleep(&ms, NULL);
+			continue;
+		}
+		pop_late_and_rx(&p, n, more, sizeof(more), &at);
+		strncat(got, more, sizeof(got) - strlen(got) - 1);
+		late_at_rx = late_at_rx && at;
+	}
+	printf("# %s\n", got);
+	/* "third" alone or with "x"; the late EV before the packet holding "fourth" */
+	assert_true(strcmp(got, "third<late>xfourth") == 0 || strcmp(got, "<late>thirdxfourth") == 0);
+	assert_true(late_at_rx);
+
+	assert_int_equal(write(stop_fd, &one, sizeof(one)), sizeof(one));
+	serial_join(&p);
+	serial_fini(&p);
+	close(master);
+	close(stop_fd);
+}
+
 static void write_file(const char *path, const char *text, mode_t mode)
 {
 	FILE *f = fopen(path, "w");
@@ -309,6 +457,7 @@ int main(void)
 		cmocka_unit_test(error_counters_become_events),
 		cmocka_unit_test(pty_has_no_counters),
 		cmocka_unit_test(refused_low_latency_is_reported),
+		cmocka_unit_test(stalled_read_is_reported),
 		cmocka_unit_test(ftdi_latency_timer),
 	};
 
