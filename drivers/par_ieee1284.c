@@ -104,6 +104,15 @@ static int check_node(const char *name)
 	return access(path, R_OK | W_OK) < 0 ? -errno : -EIO;
 }
 
+/* ppdev registers every node it makes in sysfs, which a private /dev does not hide. */
+static bool has_ppdev_class(const char *name)
+{
+	char path[CONF_PATH_MAX];
+
+	(void)snprintf(path, sizeof(path), "/sys/class/ppdev/%s", name);
+	return access(path, F_OK) == 0;
+}
+
 /* rc is -errno from open (claim = false) or claim (claim = true). */
 static void explain(const char *name, int rc, bool claim, char *err, size_t errlen)
 {
@@ -115,8 +124,15 @@ static void explain(const char *name, int rc, bool claim, char *err, size_t errl
 			 " /dev/%s", name, name);
 		break;
 	case -ENOENT:
-		snprintf(err, errlen, "parallel port %s has no /dev/%s: load ppdev"
-			 " (modprobe ppdev)", name, name);
+		if (has_ppdev_class(name))
+			/* ppdev made the node, but this process does not see it */
+			snprintf(err, errlen, "/dev/%s exists (ppdev has it) but this process"
+				 " cannot see it: it runs with a private /dev, as"
+				 " PrivateDevices=yes in its unit or a drop-in makes"
+				 " (systemctl cat portlogd); remove that", name);
+		else
+			snprintf(err, errlen, "parallel port %s has no /dev/%s: load ppdev"
+				 " (modprobe ppdev)", name, name);
 		break;
 	case -EBUSY:
 		snprintf(err, errlen, "parallel port %s is busy: another program or driver"

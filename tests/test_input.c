@@ -10,6 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sched.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -330,6 +334,51 @@ static void init_failure_checks_node(void **state)
 	assert_non_null(strstr(err, "modprobe ppdev"));
 }
 
+/*
+ * ppdev made the node (sysfs lists it) but this process has a private /dev, as
+ * PrivateDevices=yes gives: the message says so instead of "load ppdev". As
+ * root, in a child with its own mount namespace and a /sys/class that lists
+ * parport7 under ppdev.
+ */
+static void hidden_node_is_named(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid() != 0 || access("/dev/parport7", F_OK) == 0) {
+		printf("# needs root and no /dev/parport7: skipped\n");
+		skip();
+	}
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct conf_parallel c = par_conf("parport7", CONF_READ_STATUS);
+		char err[CONF_ERR_MAX] = "";
+		void *st;
+		int rc;
+
+		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0
+		    || mount("tmpfs", "/sys/class", "tmpfs", 0, NULL) < 0
+		    || mkdir("/sys/class/ppdev", 0755) < 0
+		    || mkdir("/sys/class/ppdev/parport7", 0755) < 0) {
+			perror("# namespace");
+			_exit(2);
+		}
+		set_ports(1, "parport7");
+		will_return(__wrap_ieee1284_find_ports, E1284_OK);
+		OPEN(E1284_INIT, 0);
+		rc = drv_input_ieee1284.open(&c, &st, err, sizeof(err));
+		printf("# %s\n", err);
+		fflush(stdout);
+		_exit(rc == -ENOENT && strstr(err, "PrivateDevices=yes") != NULL
+		      && strstr(err, "modprobe") == NULL ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* ppdev's PPCLAIM fails with ENXIO when another driver holds the port exclusively. */
 static void claim_busy_closes_port(void **state)
 {
@@ -578,6 +627,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(no_ports_says_modprobe, setup, teardown),
 		cmocka_unit_test_setup_teardown(permission_denied, setup, teardown),
 		cmocka_unit_test_setup_teardown(init_failure_checks_node, setup, teardown),
+		cmocka_unit_test_setup_teardown(hidden_node_is_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(claim_busy_closes_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(read_layouts, setup, teardown),
 		cmocka_unit_test_setup_teardown(read_error, setup, teardown),

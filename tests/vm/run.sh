@@ -13,6 +13,8 @@
 # Environment:
 #   PORTLOGD_VM_CACHE=DIR   keep the debootstrapped rootfs in DIR and reuse it while its
 #                           package list is unchanged (development; CI builds it anew)
+#   PORTLOGD_VM_REQUIRE=1   a skip (a tool missing, QEMU unable to start) fails instead
+#                           (tests/check.sh: CI installs the tools, so a skip is a fault)
 #   PORTLOGD_VM_PACKETS=N   packets played before the watchdog (default 3000)
 #   PORTLOGD_VM_BREAK=unit|ready  break the service on purpose, to see the test fail:
 #                           unit: a drop-in with PrivateDevices=yes (hides /dev/ttyS1);
@@ -26,7 +28,11 @@ seed=${PORTLOGD_SEED:-$(date +%s)}
 # the guest's packages; the cache is reused only while this list is the same
 include=systemd,systemd-sysv,udev,kmod,linux-image-amd64,libieee1284-3,libserialport0,libinih1,libsystemd0,procps,util-linux,logrotate
 
-skip() { echo "SKIP: $*"; exit 77; }
+skip() {
+	[ "${PORTLOGD_VM_REQUIRE:-0}" = 1 ] && { echo "FAIL (PORTLOGD_VM_REQUIRE=1): $*"; exit 1; }
+	echo "SKIP: $*"
+	exit 77
+}
 [ "$(id -u)" -eq 0 ] || skip "not root (debootstrap and chroot need root)"
 for t in qemu-system-x86_64 debootstrap mkfs.ext4 debugfs cpack dpkg-deb chroot mkfifo; do
 	command -v $t >/dev/null || skip "no $t (tests/deps.sh: PORTLOGD_VM_PACKAGES)"
