@@ -3,7 +3,8 @@
 # CHECK_BUILDS="plain asan tsan" picks builds; PORTLOGD_SEED repeats a random run.
 # The tests labelled "long" (1000 rotations) run once, in the plain build; CHECK_LONG=0 skips them.
 # The guest test (tests/vm/run.sh: the .deb under systemd in a QEMU guest, ~5 min) runs once,
-# after the plain build's tests; CHECK_VM=0 skips it. Here a skip of its own counts as a failure.
+# after the plain build's tests, printing its phase timings and checks (-V); CHECK_VM=0 skips it.
+# Here a skip of its own counts as a failure.
 # Then the fuzz targets run FUZZ_SECONDS (60) each, or not at all with FUZZ_SECONDS=0.
 set -eu
 cd "$(dirname "$0")/.."
@@ -28,7 +29,7 @@ for b in ${CHECK_BUILDS:-plain asan tsan}; do
 	if [ "$b" = plain ] && [ "${CHECK_VM:-1}" != 0 ]; then
 		echo "=== plain build: the guest test ==="
 		portlogd_deps $PORTLOGD_VM_PACKAGES
-		PORTLOGD_VM_REQUIRE=1 ctest --test-dir build-plain --output-on-failure --timeout 900 -L vm
+		PORTLOGD_VM_REQUIRE=1 ctest --test-dir build-plain -V --timeout 900 -L vm
 	fi
 done
 if [ "${FUZZ_SECONDS:-60}" != 0 ]; then
