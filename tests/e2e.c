@@ -356,7 +356,7 @@ static int parse_time(const char *s, size_t n, int64_t *out)
 	return 0;
 }
 
-static int hexval(char c)
+int e2e_hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -406,7 +406,7 @@ int e2e_read_log(struct e2e_log *log, const char *path)
 				l->len = 0;
 			}
 			for (size_t i = 0; i < l->len; i++)
-				l->data[i] = (uint8_t)(hexval(field[4][2 * i]) << 4 | hexval(field[4][2 * i + 1]));
+				l->data[i] = (uint8_t)(e2e_hexval(field[4][2 * i]) << 4 | e2e_hexval(field[4][2 * i + 1]));
 		}
 		free(copy);
 	}

@@ -81,11 +81,6 @@ struct sent {
 	size_t n, cap;
 };
 
-static int hexval(int c)
-{
-	return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
-}
-
 static int read_sent(struct sent *s, const char *path, const char *port)
 {
 	FILE *f = fopen(path, "r");
@@ -114,7 +109,7 @@ static int read_sent(struct sent *s, const char *path, const char *port)
 		}
 		s->data = realloc(s->data, s->len + len);
 		for (size_t i = 0; i < len; i++)
-			s->data[s->len + i] = (uint8_t)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
+			s->data[s->len + i] = (uint8_t)(e2e_hexval(hex[2 * i]) << 4 | e2e_hexval(hex[2 * i + 1]));
 		s->pkt_t[s->n] = (int64_t)(t * 1000000000.0L);
 		s->pkt_clean[s->n] = strstr(line, " unclean") == NULL;
 		s->pkt_end[s->n] = s->pkt_t[s->n] + dur * 1000;
