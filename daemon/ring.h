@@ -76,7 +76,12 @@ static inline void ring_commit(struct ring *r, uint32_t n)
 	atomic_store_explicit(&r->head, head + n, memory_order_release);
 }
 
-/* Consumer: number of slots ready to read. */
+/*
+ * Consumer: number of slots ready to read. It answers from its copy of the
+ * producer's head and looks at the head again only once those slots are read,
+ * so the shared cache line is touched once per batch: a count above zero may
+ * be smaller than what is there now (ring_ready_now is current).
+ */
 static inline uint32_t ring_ready(struct ring *r)
 {
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
@@ -85,6 +90,14 @@ static inline uint32_t ring_ready(struct ring *r)
 		/* acquire: pairs with ring_commit, so the slots' contents are visible */
 		r->head_cache = atomic_load_explicit(&r->head, memory_order_acquire);
 	return r->head_cache - tail;
+}
+
+/* Consumer: number of slots ready to read now, for a consumer that waits for a count. */
+static inline uint32_t ring_ready_now(struct ring *r)
+{
+	/* acquire: pairs with ring_commit, so the slots' contents are visible */
+	r->head_cache = atomic_load_explicit(&r->head, memory_order_acquire);
+	return ring_ready(r);
 }
 
 /* Consumer: the i-th unread slot (valid for i < ring_ready()). */

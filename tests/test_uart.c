@@ -116,14 +116,14 @@ static struct conf_serial pty_conf(char *device)
 	return c;
 }
 
-/* Waits (bounded) until the port's ring holds n records. */
+/* Waits (bounded) until the port's ring holds n records (one slot each here). */
 static void wait_records(struct serial_port *p, unsigned n)
 {
-	for (int i = 0; i < 5000 && ring_ready(&p->src.ring) < n; i++) {
+	for (int i = 0; i < 5000 && ring_ready_now(&p->src.ring) < n; i++) {
 		struct timespec ms = { 0, 1000000 };
 		nanosleep(&ms, NULL);
 	}
-	assert_int_equal(ring_ready(&p->src.ring), n);
+	assert_int_equal(ring_ready_now(&p->src.ring), n);
 }
 
 /* Pops one record, checks its kind and EV code, returns its payload as text
