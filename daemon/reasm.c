@@ -42,12 +42,14 @@ static bool gap_before(const struct reasm *r, int64_t t_mono)
 	return r->len > 0 && t_mono - r->last_mono >= r->gap_ns;
 }
 
-void reasm_packet_time(const struct reasm *r, size_t n, int64_t now_mono, int64_t now_real,
-		       int64_t *t_mono, int64_t *t_real)
+void reasm_begin(struct reasm *r, size_t n, int64_t now_mono, int64_t now_real,
+		 int64_t *t_mono, int64_t *t_real)
 {
 	int64_t first = byte_mono(r, n, 0, now_mono);
 
-	if (r->len > 0 && !gap_before(r, first)) {
+	if (gap_before(r, first))
+		emit(r, REASM_GAP);
+	if (r->len > 0) {
 		*t_mono = r->first_mono;
 		*t_real = r->first_real;
 	} else {

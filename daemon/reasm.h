@@ -52,10 +52,15 @@ void reasm_init(struct reasm *r, uint8_t *buf, size_t max_len, int64_t gap_ns,
 void reasm_feed(struct reasm *r, const uint8_t *data, size_t n,
 		int64_t now_mono, int64_t now_real);
 
-/* The time of the packet that the first of n bytes read at a wake-up at (now_mono,
- * now_real) will belong to once fed: the packet in progress, or the one they begin. */
-void reasm_packet_time(const struct reasm *r, size_t n, int64_t now_mono, int64_t now_real,
-		       int64_t *t_mono, int64_t *t_real);
+/*
+ * Before feeding n bytes read at a wake-up at (now_mono, now_real): ends the
+ * packet in progress now if a gap precedes the first byte (reasm_feed would end
+ * it too), and returns the time of the packet these bytes will belong to: the
+ * one in progress, or the one they begin. A record the caller pushes for that
+ * packet then follows every packet before it, so the source stays in time order.
+ */
+void reasm_begin(struct reasm *r, size_t n, int64_t now_mono, int64_t now_real,
+		 int64_t *t_mono, int64_t *t_real);
 
 /* CLOCK_MONOTONIC time at which the packet in progress ends by gap; INT64_MAX if none. */
 int64_t reasm_deadline(const struct reasm *r);

@@ -357,8 +357,8 @@ static void *serial_thread(void *arg)
 			if (n > 0 && late > p->gap_ns / 4) {
 				int64_t t_mono, t_real;
 
-				reasm_packet_time(&p->reasm, (size_t)n, now_mono, now_real, &t_mono,
-						  &t_real);
+				reasm_begin(&p->reasm, (size_t)n, now_mono, now_real, &t_mono,
+					    &t_real);
 				report_late(p, t_mono, t_real, late, n);
 			}
 			reasm_feed(&p->reasm, p->rbuf, (size_t)n, now_mono, now_real);

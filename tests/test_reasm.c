@@ -360,6 +360,51 @@ static void test_pending_char_ns_date(void **state)
 	}
 }
 
+/*
+ * reasm_begin: bytes after a silence longer than the gap end the packet in
+ * progress before anything about them is said, and are dated as a new packet;
+ * bytes within the gap join the packet in progress and get its date.
+ */
+static void test_begin(void **state)
+{
+	uint8_t buf[64];
+	struct reasm r;
+	struct sink s = { 0 };
+	const int64_t T = 1000000000, cns = 1000000, gap = 10 * cns;
+	int64_t t_mono, t_real;
+
+	(void)state;
+	reasm_init(&r, buf, sizeof(buf), gap, cns, NONE, sink_emit, &s);
+	reasm_begin(&r, 3, T, T + REAL_OFFSET, &t_mono, &t_real);
+	assert_int_equal(s.n, 0);
+	assert_int_equal(t_mono, T - 3 * cns);
+	assert_int_equal(t_real, t_mono + REAL_OFFSET);
+	reasm_feed(&r, (const uint8_t *)"abc", 3, T, T + REAL_OFFSET);
+
+	/* 5 ms later: within the gap, the packet in progress and its date */
+	reasm_begin(&r, 2, T + 5 * cns, T + 5 * cns + REAL_OFFSET, &t_mono, &t_real);
+	assert_int_equal(s.n, 0);
+	assert_int_equal(t_mono, T - 3 * cns);
+	assert_int_equal(t_real, T - 3 * cns + REAL_OFFSET);
+	reasm_feed(&r, (const uint8_t *)"de", 2, T + 5 * cns, T + 5 * cns + REAL_OFFSET);
+
+	/* 30 ms after that: "abcde" is emitted now, "fg" begins a packet */
+	reasm_begin(&r, 2, T + 35 * cns, T + 35 * cns + REAL_OFFSET, &t_mono, &t_real);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.pkts[0].len, 5);
+	assert_memory_equal(s.bytes, "abcde", 5);
+	assert_int_equal(s.pkts[0].end, REASM_GAP);
+	assert_int_equal(t_mono, T + 33 * cns);
+	assert_int_equal(t_real, t_mono + REAL_OFFSET);
+	reasm_feed(&r, (const uint8_t *)"fg", 2, T + 35 * cns, T + 35 * cns + REAL_OFFSET);
+	assert_int_equal(s.n, 1);           /* feed does not end it twice */
+	reasm_flush(&r);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.pkts[1].t_mono, t_mono);
+	assert_memory_equal(s.bytes + s.pkts[1].off, "fg", 2);
+	sink_free(&s);
+}
+
 /* ---- garbage: random bytes in random fragments, gaps below the threshold ---- */
 
 static uint64_t rng_state;
@@ -495,6 +540,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scripts),
 		cmocka_unit_test(test_pending_char_ns_date),
+		cmocka_unit_test(test_begin),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_char_and_auto_gap),
 	};
