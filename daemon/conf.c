@@ -128,9 +128,12 @@ struct ctx {
 	struct parse *p;
 	const char *key;
 	const char *value;
+	const char *word;       /* the key also takes this word: errors offer it */
 };
 
 #define CTX_FAIL(x, ...) fail((x)->p, (x)->p->line, "[%s] %s: " __VA_ARGS__)
+/* three %s: ", or 'WORD'" when the key also takes a word, else nothing */
+#define OR_WORD(x) (x)->word ? ", or '" : "", (x)->word ? (x)->word : "", (x)->word ? "'" : ""
 
 static int parse_uint(const struct ctx *x, unsigned long long min, unsigned long long max,
 		      unsigned long long *out)
@@ -147,20 +150,20 @@ static int parse_uint(const struct ctx *x, unsigned long long min, unsigned long
 			v = "";     /* strtoull would take a second 0x */
 	}
 	if (!isxdigit((unsigned char)v[0]) || (base == 10 && !isdigit((unsigned char)v[0]))) {
-		CTX_FAIL(x, "'%s' is not a number; expected a whole number from %llu to %llu",
-			 x->p->cur->title, x->key, x->value, min, max);
+		CTX_FAIL(x, "'%s' is not a number; expected a whole number from %llu to %llu%s%s%s",
+			 x->p->cur->title, x->key, x->value, min, max, OR_WORD(x));
 		return -1;
 	}
 	errno = 0;
 	n = strtoull(v, &end, base);
 	if (*end != '\0') {
-		CTX_FAIL(x, "'%s' is not a number; expected a whole number from %llu to %llu",
-			 x->p->cur->title, x->key, x->value, min, max);
+		CTX_FAIL(x, "'%s' is not a number; expected a whole number from %llu to %llu%s%s%s",
+			 x->p->cur->title, x->key, x->value, min, max, OR_WORD(x));
 		return -1;
 	}
 	if (errno == ERANGE || n < min || n > max) {
-		CTX_FAIL(x, "%s is out of range; expected %llu to %llu",
-			 x->p->cur->title, x->key, x->value, min, max);
+		CTX_FAIL(x, "%s is out of range; expected %llu to %llu%s%s%s",
+			 x->p->cur->title, x->key, x->value, min, max, OR_WORD(x));
 		return -1;
 	}
 	*out = n;
@@ -201,6 +204,7 @@ static int parse_word(const struct ctx *x, const char *const *words)
 static int parse_word_or_number(const struct ctx *x, const char *word, int word_value,
 				unsigned min, unsigned max, const char *what, int *out)
 {
+	struct ctx with_word = *x;
 	unsigned n;
 
 	if (strcmp(x->value, word) == 0) {
@@ -212,7 +216,8 @@ static int parse_word_or_number(const struct ctx *x, const char *word, int word_
 			 word);
 		return -1;
 	}
-	if (parse_unsigned(x, min, max, &n) < 0)
+	with_word.word = word;
+	if (parse_unsigned(&with_word, min, max, &n) < 0)
 		return -1;
 	*out = (int)n;
 	return 0;
@@ -434,11 +439,11 @@ static int set_serial(const struct ctx *x, int key, struct conf_serial *s)
 		s->flow = (enum conf_flow)i;
 		return 0;
 	case K_GAP:
-		if (strcmp(x->value, "auto") == 0) {
-			s->gap_us = 0;
-			return 0;
-		}
-		return parse_unsigned(x, 1, 10000000, &s->gap_us);
+		if (parse_word_or_number(x, "auto", 0, 1, 10000000,
+					 "a gap in microseconds; expected 1 to 10000000", &i) < 0)
+			return -1;
+		s->gap_us = (unsigned)i;
+		return 0;
 	case K_DELIM:
 		return parse_delimiter(x, &s->delimiter);
 	case K_MAXPKT:
