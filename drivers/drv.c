@@ -51,7 +51,11 @@ int drv_serial_open(const struct conf_serial *cfg, struct drv_serial *port, cons
 	}
 	rc = port->ops->open(cfg, port->path, &port->state, &port->fd);
 	if (rc < 0) {
+		/* a driver may have set fd before a later step failed and closed it:
+		 * a reader that polls a stale number could read another port's bytes */
 		port->ops = NULL;
+		port->state = NULL;
+		port->fd = -1;
 		return rc;
 	}
 	port->low_latency = drv_serial_low_latency(port->fd);

@@ -71,8 +71,9 @@ int drv_lines_map(int tiocm);
 /* The ops table of a configured driver. */
 const struct drv_input_ops *drv_input_find(enum conf_par_driver driver);
 
-/* Shared by both serial drivers: exclusive access, so a second logger or a
- * terminal program cannot steal bytes. Returns 0 or -errno (EBUSY if taken). */
+/* Exclusive access for the tty driver (flock + TIOCEXCL), so a second logger or
+ * a terminal program cannot steal bytes; the libserialport driver takes its
+ * flock before opening. Returns 0 or -errno (EBUSY if taken). */
 int drv_serial_lock(int fd);
 
 /*

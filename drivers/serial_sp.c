@@ -2,6 +2,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <termios.h>
 
 #include <libserialport.h>
@@ -53,6 +57,36 @@ static int enforce_termios(int fd, enum conf_flow flow)
 	return 0;
 }
 
+/* The open port: libserialport's handle, and our descriptor that holds the flock. */
+struct sp_state {
+	struct sp_port *port;
+	int lock_fd;
+};
+
+/*
+ * Is the port free? Asked before libserialport opens it, because sp_open
+ * configures the tty at once (VMIN 0, its own defaults) and the termios is the
+ * tty's, not the descriptor's: opening a port that tio, minicom or another
+ * logger holds, to find out only then that it is busy, would change the
+ * holder's settings under it (every retry, every 500 ms). So our own descriptor
+ * takes the flock first and keeps it while the port is open; libserialport's
+ * descriptor then gets TIOCEXCL. Returns that descriptor or -errno.
+ */
+static int lock_port(const char *path)
+{
+	int fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno == EWOULDBLOCK ? EBUSY : errno;
+
+		close(fd);      /* the holder has it open: not the last close, DTR stays */
+		return -e;
+	}
+	return fd;
+}
+
 static int sp_open_port(const struct conf_serial *cfg, const char *path, void **state, int *fd)
 {
 	static const enum sp_parity parity[] = {
@@ -63,13 +97,20 @@ static int sp_open_port(const struct conf_serial *cfg, const char *path, void **
 		[CONF_FLOW_NONE] = SP_FLOWCONTROL_NONE, [CONF_FLOW_RTSCTS] = SP_FLOWCONTROL_RTSCTS,
 		[CONF_FLOW_XONXOFF] = SP_FLOWCONTROL_XONXOFF, [CONF_FLOW_DTRDSR] = SP_FLOWCONTROL_DTRDSR,
 	};
+	struct sp_state *st;
 	struct sp_port *port = NULL;
 	enum sp_return r;
-	int rc, flags;
+	int rc, flags, lock_fd;
 
+	*fd = -1;
 	r = sp_get_port_by_name(path, &port);
 	if (r != SP_OK)
 		return r == SP_ERR_ARG ? -ENODEV : sp_errno(r);
+	lock_fd = lock_port(path);
+	if (lock_fd < 0) {
+		sp_free_port(port);
+		return lock_fd;
+	}
 	/* read-write: some USB adapters only raise DTR/RTS when opened for writing */
 	if ((r = sp_open(port, SP_MODE_READ_WRITE)) != SP_OK
 	    || (r = sp_set_baudrate(port, (int)cfg->baud)) != SP_OK
@@ -77,40 +118,49 @@ static int sp_open_port(const struct conf_serial *cfg, const char *path, void **
 	    || (r = sp_set_parity(port, parity[(unsigned char)cfg->parity])) != SP_OK
 	    || (r = sp_set_stopbits(port, (int)cfg->stop_bits)) != SP_OK
 	    || (r = sp_set_flowcontrol(port, flow[cfg->flow])) != SP_OK
-	    || (r = sp_get_port_handle(port, fd)) != SP_OK) {
+	    || (r = sp_get_port_handle(port, fd)) != SP_OK)
 		rc = sp_errno(r);
-		sp_close(port);     /* harmless on a port that did not open */
-		sp_free_port(port);
-		return rc;
-	}
-	rc = drv_serial_lock(*fd);
+	else
+		rc = ioctl(*fd, TIOCEXCL) < 0 ? -errno : 0;    /* plain opens by others: EBUSY */
 	if (rc == 0)
 		rc = enforce_termios(*fd, cfg->flow);
-	flags = fcntl(*fd, F_GETFL);
-	if (rc == 0 && (flags < 0 || fcntl(*fd, F_SETFL, flags | O_NONBLOCK) < 0))
-		rc = -errno;
+	if (rc == 0) {
+		flags = fcntl(*fd, F_GETFL);
+		if (flags < 0 || fcntl(*fd, F_SETFL, flags | O_NONBLOCK) < 0)
+			rc = -errno;
+	}
 	if (rc == 0)
 		rc = fcntl(*fd, F_SETFD, FD_CLOEXEC) < 0 ? -errno : 0;
+	st = rc == 0 ? malloc(sizeof(*st)) : NULL;
+	if (rc == 0 && st == NULL)
+		rc = -ENOMEM;
 	if (rc < 0) {
-		sp_close(port);
+		sp_close(port);     /* closes *fd; harmless on a port that did not open */
 		sp_free_port(port);
+		close(lock_fd);
+		*fd = -1;
 		return rc;
 	}
-	*state = port;
+	*st = (struct sp_state){ .port = port, .lock_fd = lock_fd };
+	*state = st;
 	return 0;
 }
 
 static void sp_close_port(void *state, int fd)
 {
+	struct sp_state *st = state;
+
 	(void)fd;   /* owned by the sp_port */
-	if (state == NULL)
+	if (st == NULL)
 		return;
-	(void)sp_close(state);  /* nothing to do about a failing close of a dead port */
-	sp_free_port(state);
+	(void)sp_close(st->port);  /* nothing to do about a failing close of a dead port */
+	sp_free_port(st->port);
+	close(st->lock_fd);
+	free(st);
 }
 
 const struct drv_serial_ops drv_serial_sp = {
 	.name = "libserialport",
-	.open = sp_open_port,       /* sp_get_port_by_name + sp_open + sp_set_* */
-	.close = sp_close_port,     /* sp_close + sp_free_port */
+	.open = sp_open_port,       /* flock, then sp_get_port_by_name + sp_open + sp_set_* */
+	.close = sp_close_port,     /* sp_close + sp_free_port, then our flock's descriptor */
 };

@@ -117,6 +117,8 @@ static void second_open_is_busy(void **state)
 	c = serial_conf(p.link);
 	assert_int_equal(drv_serial_open(&c, &a, NULL), 0);
 	assert_int_equal(drv_serial_open(&c, &b, NULL), -EBUSY);
+	assert_int_equal(b.fd, -1);     /* no number of a closed descriptor left behind */
+	assert_null(b.ops);
 	drv_serial_close(&a);
 	assert_int_equal(drv_serial_open(&c, &b, NULL), 0);
 	drv_serial_close(&b);
@@ -169,6 +171,17 @@ static void uart_gets_libserialport(void **state)
 	assert_ptr_equal(port.ops, &drv_serial_sp);
 	assert_string_equal(port.path, dev);
 	check_termios(port.fd, B19200, true, false);
+	{
+		/* busy: libserialport had opened and handed out its descriptor before
+		 * the lock failed; that closed number must not stay in busy.fd */
+		struct drv_serial busy;
+
+		assert_int_equal(drv_serial_open(&c, &busy, NULL), -EBUSY);
+		assert_int_equal(busy.fd, -1);
+		assert_null(busy.ops);
+		/* and the attempt left the holder's settings alone (termios is the tty's) */
+		check_termios(port.fd, B19200, true, false);
+	}
 	{
 		struct serial_struct now;
 		assert_int_equal(port.low_latency, 1);
