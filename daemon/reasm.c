@@ -58,6 +58,12 @@ void reasm_begin(struct reasm *r, size_t n, int64_t now_mono, int64_t now_real,
 	}
 }
 
+void reasm_floor(struct reasm *r, int64_t t_mono)
+{
+	r->last_mono = t_mono;
+	r->have_last = true;
+}
+
 void reasm_feed(struct reasm *r, const uint8_t *data, size_t n,
 		int64_t now_mono, int64_t now_real)
 {

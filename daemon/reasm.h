@@ -62,6 +62,10 @@ void reasm_feed(struct reasm *r, const uint8_t *data, size_t n,
 void reasm_begin(struct reasm *r, size_t n, int64_t now_mono, int64_t now_real,
 		 int64_t *t_mono, int64_t *t_real);
 
+/* No packet in progress: no byte fed from now on is dated before t_mono (a record
+ * the caller has just pushed, such as EV open, stays before the bytes). */
+void reasm_floor(struct reasm *r, int64_t t_mono);
+
 /* CLOCK_MONOTONIC time at which the packet in progress ends by gap; INT64_MAX if none. */
 int64_t reasm_deadline(const struct reasm *r);
 

@@ -205,6 +205,9 @@ int serial_open(struct serial_port *p)
 	p->has_icount = read_icount(p->drv.fd, p->icount_last);
 	(void)source_event(&p->src, EV_OPEN, 0, text);
 	report_port_rt(p);
+	/* the first read is dated back by its character times, but not before these
+	 * events: bytes that came during the open stay after EV open in the ring */
+	reasm_floor(&p->reasm, mono_ns());
 	return 0;
 }
 

@@ -405,6 +405,25 @@ static void test_begin(void **state)
 	sink_free(&s);
 }
 
+/* reasm_floor: a read right after it is not dated back before it. */
+static void test_floor(void **state)
+{
+	uint8_t buf[64];
+	struct reasm r;
+	struct sink s = { 0 };
+	const int64_t T = 1000000000, cns = 1000000;
+
+	(void)state;
+	reasm_init(&r, buf, sizeof(buf), 10 * cns, cns, NONE, sink_emit, &s);
+	reasm_floor(&r, T - 2 * cns);       /* EV open, 2 characters before the read */
+	reasm_feed(&r, (const uint8_t *)"abcde", 5, T, T + REAL_OFFSET);
+	reasm_flush(&r);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.pkts[0].t_mono, T - 2 * cns);    /* not T - 5 characters */
+	assert_int_equal(s.pkts[0].t_real, T - 2 * cns + REAL_OFFSET);
+	sink_free(&s);
+}
+
 /* ---- garbage: random bytes in random fragments, gaps below the threshold ---- */
 
 static uint64_t rng_state;
@@ -541,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_scripts),
 		cmocka_unit_test(test_pending_char_ns_date),
 		cmocka_unit_test(test_begin),
+		cmocka_unit_test(test_floor),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_char_and_auto_gap),
 	};
