@@ -37,21 +37,22 @@ static const char *ev_name(int64_t code)
 	}
 }
 
-void flush_line(struct flusher *f, const char *kind, const char *fields)
+bool flush_line(struct flusher *f, const char *kind, const char *fields)
 {
 	size_t len = strlen(fields);
 
 	if (f->out_cap - f->out_len < FMT_TIME_MAX + 32 + len)
-		return;     /* the buffer is full of unwritten lines; the caller logs anyway */
+		return false;   /* the buffer is full of unwritten lines */
 	f->out_len += fmt_fields(&f->fmt, f->out + f->out_len, real_ns(), "portlogd", kind,
 				 fields, len);
 	atomic_fetch_add_explicit(&f->lines, 1, memory_order_relaxed);
+	return true;
 }
 
-/* An event the flusher itself reports. */
-static void say(struct flusher *f, const char *text)
+/* An event the flusher itself reports; false when there was no room (see flush_line). */
+static bool say(struct flusher *f, const char *text)
 {
-	flush_line(f, "EV", text);
+	return flush_line(f, "EV", text);
 }
 
 /*
@@ -114,15 +115,30 @@ static int open_log(struct flusher *f)
 /*
  * Writes go to the freshly opened fd from now on. Its first line says why
  * (text), ahead of any lines still waiting to be written, which go there too.
+ * If the old file got only the start of the first waiting line (a write that
+ * ended inside it, then failed), its rest would be a torn line here: cut it
+ * off, and say how many bytes (cut=) in the first line.
  */
 static void use_new_log(struct flusher *f, int fd, const char *text)
 {
-	size_t pending = f->out_len, n;
-	char line[EV_TEXT_MAX + FMT_TIME_MAX + 64];
+	size_t pending, n, cut = 0;
+	char line[EV_TEXT_MAX + FMT_TIME_MAX + 64], why[EV_TEXT_MAX];
 
+	if (f->out_torn) {
+		const char *nl = memchr(f->out, '\n', f->out_len);
+
+		cut = nl != NULL ? (size_t)(nl + 1 - f->out) : f->out_len;
+		memmove(f->out, f->out + cut, f->out_len - cut);
+		f->out_len -= cut;
+		f->out_torn = false;
+		log_warn("%s: the rest of a line whose start went to the old file is cut off "
+			 "(%zu bytes)", f->conf->logger.log_file, cut);
+	}
+	snprintf(why, sizeof(why), cut > 0 ? "%s cut=%zu" : "%s", text, cut);
+	pending = f->out_len;
 	close(f->fd);
 	f->fd = fd;
-	say(f, text);
+	(void)say(f, why);
 	n = f->out_len - pending;
 	if (pending > 0 && n > 0 && n <= sizeof(line)) {
 		memcpy(line, f->out + pending, n);
@@ -310,6 +326,7 @@ int flush_write(struct flusher *f)
 		off += (size_t)n;
 	}
 	if (off > 0) {
+		f->out_torn = f->out[off - 1] != '\n';
 		memmove(f->out, f->out + off, f->out_len - off);
 		f->out_len -= off;
 		f->unsynced = true;
@@ -518,8 +535,19 @@ static void maybe_sync(struct flusher *f, int64_t now, bool force)
 	if (!f->regular || !f->unsynced || f->write_errno != 0
 	    || (!force && now - f->last_sync_mono < interval))
 		return;
-	if (fdatasync(f->fd) < 0)
-		log_warn("fdatasync %s: %s, ignoring", f->conf->logger.log_file, strerror(errno));
+	if (fdatasync(f->fd) < 0) {
+		/* the kernel may have dropped the lines written since the last sync (it
+		 * reports that once): say so in the log too, where the reader looks */
+		int e = errno;
+		const char *en = strerrorname_np(e);
+		char text[64];
+
+		atomic_fetch_add_explicit(&f->write_errors, 1, memory_order_relaxed);
+		snprintf(text, sizeof(text), "sync-failed errno=%s", en != NULL ? en : "?");
+		(void)say(f, text);
+		log_err("fdatasync %s: %s; lines written since the last sync may be missing "
+			"on disk", f->conf->logger.log_file, strerror(e));
+	}
 	f->unsynced = false;
 	f->last_sync_mono = now;
 }
@@ -537,15 +565,18 @@ static void reopen(struct flusher *f)
 	size_t tl = 0;
 	int fd;
 
+	/* taken now: a SIGHUP from here on (another rotation) asks for one more */
+	atomic_store(&f->reopen_req, false);
 	(void)flush_drain(f, false);
-	if (flush_write(f) < 0)
-		return;             /* try again at the next flush; nothing is lost */
+	if (flush_write(f) < 0) {
+		atomic_store(&f->reopen_req, true);     /* try again at the next flush */
+		return;
+	}
 	maybe_sync(f, mono_ns(), true);
 	fd = open_log(f);
 	if (fd < 0) {
 		log_err("cannot reopen %s: %s; still writing to the old file",
 			f->conf->logger.log_file, strerror(-fd));
-		atomic_store(&f->reopen_req, false);
 		signal_fd(f->reopened_fd);
 		return;
 	}
@@ -553,7 +584,6 @@ static void reopen(struct flusher *f)
 	tl = 6;
 	fmt_kv(text, sizeof(text), &tl, "file", f->conf->logger.log_file);
 	use_new_log(f, fd, text);     /* the buffer is empty: written above */
-	atomic_store(&f->reopen_req, false);
 	signal_fd(f->reopened_fd);
 }
 
@@ -590,6 +620,9 @@ static int64_t clock_offset(void)
 /*
  * The wall clock was set. Timestamps (CLOCK_REALTIME) jump by delta from here;
  * packet gaps, the merge order and the timer run on CLOCK_MONOTONIC and do not.
+ * The records already in the rings go first, so that the line stands where the
+ * times jump (records stamped between the step and this look go before it too).
+ * A full buffer keeps the step to say at the next look.
  */
 static void check_clock_step(struct flusher *f, bool fired)
 {
@@ -597,16 +630,21 @@ static void check_clock_step(struct flusher *f, bool fired)
 	uint64_t v;
 
 	if (fired && read(f->clock_fd, &v, sizeof(v)) < 0 && errno == ECANCELED) {
-		char text[96];
-
-		snprintf(text, sizeof(text), "clock-step delta_us=%+lld",
-			 (long long)((off - f->clock_off) / NS_PER_US));
-		say(f, text);
+		f->step_unsaid_ns += off - f->clock_off;
 		log_warn("the system clock was set: log times jump by %+.6f s here; packet gaps "
 			 "and sampling are not affected", (double)(off - f->clock_off) / NS_PER_S);
 		arm_clock_watch(f);
 	}
 	f->clock_off = off;
+	if (f->step_unsaid_ns != 0) {
+		char text[96];
+
+		(void)flush_drain(f, false);
+		snprintf(text, sizeof(text), "clock-step delta_us=%+lld",
+			 (long long)(f->step_unsaid_ns / NS_PER_US));
+		if (say(f, text))
+			f->step_unsaid_ns = 0;
+	}
 }
 
 static bool any_half_full(struct flusher *f)
@@ -615,6 +653,33 @@ static bool any_half_full(struct flusher *f)
 		if (ring_fill(&f->src[i]->ring) >= ring_capacity(&f->src[i]->ring) / 2)
 			return true;
 	return false;
+}
+
+/*
+ * Stopping, and the log cannot be written: what is lost, exactly, in the journal
+ * (the only place left): the lines in the buffer, and per source the records
+ * still in its ring and the drops no DROP line reported.
+ */
+static void report_unwritten(struct flusher *f)
+{
+	size_t lines = 0;
+
+	for (size_t i = 0; i < f->out_len; i++)
+		lines += f->out[i] == '\n';
+	log_err("stopping with %zu log lines (%zu bytes) that could not be written to %s: %s",
+		lines, f->out_len, f->conf->logger.log_file, strerror(f->write_errno));
+	for (unsigned i = 0; i < f->nsrc; i++) {
+		struct source *s = f->src[i];
+		uint32_t ready = ring_ready_now(&s->ring);
+		uint64_t left = 0, unsaid = atomic_load(&s->dropped) - s->drop_reported;
+
+		for (uint32_t k = 0; k < ready; k += rec_slots(ring_rslot(&s->ring, k)->rec.len))
+			left += ring_rslot(&s->ring, k)->rec.kind != REC_DROP;
+		if (left > 0 || unsaid > 0)
+			log_err("[%s] lost at stop: %llu records not written, %llu dropped records "
+				"not reported in a DROP line", s->name, (unsigned long long)left,
+				(unsigned long long)unsaid);
+	}
 }
 
 static void *flush_thread(void *arg)
@@ -686,8 +751,7 @@ static void *flush_thread(void *arg)
 	if (atomic_load(&f->reopen_req))
 		reopen(f);
 	if (flush_write(f) < 0)
-		log_err("stopping with %zu bytes of log lines that could not be written to %s",
-			f->out_len, f->conf->logger.log_file);
+		report_unwritten(f);
 	maybe_sync(f, mono_ns(), true);
 	return NULL;
 }

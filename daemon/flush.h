@@ -32,10 +32,12 @@ struct flusher {
 	int reopened_fd;        /* eventfd: we tell main a reopen is done (or failed) */
 	int clock_fd;           /* timerfd that fires when CLOCK_REALTIME is set */
 	int64_t clock_off;      /* CLOCK_REALTIME - CLOCK_MONOTONIC at the last look */
+	int64_t step_unsaid_ns; /* a clock step not yet said (the buffer was full) */
 	_Atomic bool reopen_req, stop_req;
 
 	char *out;              /* formatted lines not yet written */
 	size_t out_len, out_cap;
+	bool out_torn;          /* out starts mid-line: a write ended inside a line */
 	uint8_t *pkt;           /* one packet, rejoined from its slots */
 	size_t pkt_cap;
 	struct fmt fmt;
@@ -77,8 +79,9 @@ void flush_reopen(struct flusher *f);
 /* From main, after every producer has stopped: drain everything, sync, and end. */
 void flush_stop(struct flusher *f);
 
-/* Appends a line of source "portlogd" dated now: KIND and its fields. */
-void flush_line(struct flusher *f, const char *kind, const char *fields);
+/* Appends a line of source "portlogd" dated now: KIND and its fields. False when the
+ * buffer is full of unwritten lines: nothing was added, say it again later. */
+bool flush_line(struct flusher *f, const char *kind, const char *fields);
 
 /* One drain pass, for tests and for the thread: returns slots consumed. */
 uint32_t flush_drain(struct flusher *f, bool all);

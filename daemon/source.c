@@ -66,9 +66,11 @@ bool source_push(struct source *s, const struct rec *head, const void *data, uin
 		uint32_t n = len - off < REC_SIZE ? len - off : REC_SIZE;
 		memcpy(ring_wslot(&s->ring, i++)->raw, (const uint8_t *)data + off, n);
 	}
-	ring_commit(&s->ring, i);
+	/* counted before the commit: once the flusher has the record (the commit's
+	 * release), it sees it counted, so no STAT line accounts for more than there is */
 	add(&s->records, 1);
 	add(&s->bytes, len);
+	ring_commit(&s->ring, i);
 	return true;
 }
 

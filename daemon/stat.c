@@ -71,8 +71,8 @@ void stat_hook(void *ctx, struct flusher *f, bool stat_due, bool final)
 		/* the timer has no ring: its missed periods are reported from here */
 		if (missed != v->missed_reported) {
 			snprintf(text, sizeof(text), "%" PRIu64, missed - v->missed_reported);
-			flush_line(f, "OVERRUN", text);
-			v->missed_reported = missed;
+			if (flush_line(f, "OVERRUN", text))
+				v->missed_reported = missed;    /* else in the next one */
 		}
 	}
 	if (!stat_due && !final)

@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,7 +21,9 @@
 #include "flush.h"
 #include "rec.h"
 #include "source.h"
+#include "stat.h"
 #include "testutil.h"
+#include "timer.h"
 
 #define T_REAL_BASE 1763764867000000000LL
 
@@ -28,6 +31,12 @@
  * that returns EIO cannot be had here); every attempt on that fd is counted. */
 static int fail_fd = -1, fail_errno;
 static unsigned write_attempts;
+/* short_write > 0: the next write on fail_fd writes only that many bytes, and the
+ * ones after it fail with ENOSPC (a disk that fills in the middle of a line) */
+static size_t short_write;
+/* hup_in_write: the next write on fail_fd first asks for a reopen (a SIGHUP that
+ * comes while the flusher is in the middle of one) */
+static _Atomic(struct flusher *) hup_in_write;
 
 ssize_t __real_write(int fd, const void *buf, size_t n);
 ssize_t __wrap_write(int fd, const void *buf, size_t n);
@@ -35,7 +44,17 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n);
 ssize_t __wrap_write(int fd, const void *buf, size_t n)
 {
 	if (fd == fail_fd) {
+		struct flusher *f = atomic_exchange(&hup_in_write, NULL);
+
 		write_attempts++;
+		if (f != NULL)
+			flush_reopen(f);
+		if (short_write > 0 && short_write < n) {
+			n = short_write;
+			short_write = 0;
+			fail_errno = ENOSPC;
+			return __real_write(fd, buf, n);
+		}
 		if (fail_errno != 0) {
 			errno = fail_errno;
 			return -1;
@@ -702,11 +721,10 @@ static void run_reopen(struct fx *fx, bool wait_for_reopen)
 	assert_int_equal(rename(fx->path, old), 0);
 	flush_reopen(&fx->f);
 	if (wait_for_reopen) {
-		/* not a guess at timing: the flusher clears the request once it reopened */
-		struct timespec ms = { .tv_nsec = 1000000 };
+		/* not a guess at timing: the flusher signals reopened_fd once it reopened */
+		struct pollfd pfd = { .fd = fx->f.reopened_fd, .events = POLLIN };
 
-		while (atomic_load(&fx->f.reopen_req))
-			nanosleep(&ms, NULL);
+		assert_int_equal(poll(&pfd, 1, 10000), 1);
 	}
 	for (unsigned k = N1; k < N1 + N2; k++)
 		assert_true(push_label(&fx->src[0], k, 'r', 5, k));
@@ -849,6 +867,97 @@ static void test_removed_log_replaced(void **state)
 	rmdir(sub);
 }
 
+/*
+ * The disk fills in the middle of a line, then the log is removed to make room:
+ * the new file must not start with the rest of that line. It is cut, and the
+ * reopen line says how many bytes (cut=).
+ */
+static void test_torn_line_not_carried_over(void **state)
+{
+	struct fx *fx = *state;
+	char want[64];
+	const char *nl;
+	size_t first_len;
+	struct lines l;
+
+	fx_sources(fx, 1, 16);
+	fx_init(fx);
+	for (unsigned k = 0; k < 3; k++)
+		assert_true(push_label(&fx->src[0], k, 'r', 4, k));
+	assert_int_equal(flush_drain(&fx->f, true), 3);
+	nl = memchr(fx->f.out, '\n', fx->f.out_len);
+	assert_non_null(nl);
+	first_len = (size_t)(nl + 1 - fx->f.out);
+	fail_fd = fx->f.fd;
+	fail_errno = 0;
+	short_write = 10;
+	assert_int_equal(flush_write(&fx->f), -ENOSPC);
+	assert_int_equal(unlink(fx->path), 0);
+	fail_fd = -1;
+	fail_errno = 0;
+	fx->f.retry_at_mono = 0;
+	assert_int_equal(flush_write(&fx->f), 0);
+	read_lines(fx->path, &l);
+	assert_int_equal(l.n, 3);
+	snprintf(want, sizeof(want), "portlogd EV reopen reason=removed cut=%zu", first_len - 10);
+	assert_string_equal(after_time(l.v[0]), want);
+	assert_string_equal(after_time(l.v[1]), "a RX 5 7230303031 \"r0001\"");
+	assert_string_equal(after_time(l.v[2]), "a RX 5 7230303032 \"r0002\"");
+	free_lines(&l);
+}
+
+/* A SIGHUP while the flusher reopens (a second rotation) is not lost: a second reopen. */
+static void test_hup_during_reopen(void **state)
+{
+	struct fx *fx = *state;
+	struct pollfd pfd;
+	uint64_t done = 0, v;
+	int degraded = 0;
+
+	fx->conf.logger.flush_interval_ms = 60000;  /* no write but the reopen's */
+	fx_sources(fx, 1, 16);
+	fx_init(fx);
+	assert_int_equal(flush_start(&fx->f, &degraded), 0);
+	assert_true(push_label(&fx->src[0], 0, 'r', 4, 0));
+	fail_fd = fx->f.fd;
+	hup_in_write = &fx->f;
+	flush_reopen(&fx->f);
+	pfd = (struct pollfd){ .fd = fx->f.reopened_fd, .events = POLLIN };
+	while (done < 2 && poll(&pfd, 1, 10000) == 1 && read(pfd.fd, &v, sizeof(v)) == sizeof(v))
+		done += v;
+	fail_fd = -1;
+	assert_null(atomic_load(&hup_in_write));     /* the write did come */
+	flush_stop(&fx->f);
+	assert_int_equal(done, 2);
+}
+
+/* Missed timer periods found while the buffer is full wait for room: the OVERRUN
+ * line that finally says them has every one. */
+static void test_overrun_waits_for_room(void **state)
+{
+	struct fx *fx = *state;
+	struct timer t = { 0 };
+	struct stat_view v = { .timer = &t };
+	size_t len;
+	struct lines l;
+
+	fx_sources(fx, 1, 16);
+	fx_init(fx);
+	atomic_store(&t.st.missed, 7);
+	len = fx->f.out_len;
+	fx->f.out_len = fx->f.out_cap - 60;        /* unwritten lines fill the buffer */
+	stat_hook(&v, &fx->f, false, false);
+	assert_int_equal(fx->f.out_len, fx->f.out_cap - 60);   /* no room: nothing said */
+	atomic_store(&t.st.missed, 9);
+	fx->f.out_len = len;                        /* written meanwhile */
+	stat_hook(&v, &fx->f, false, false);
+	assert_int_equal(flush_write(&fx->f), 0);
+	read_lines(fx->path, &l);
+	assert_int_equal(l.n, 1);
+	assert_string_equal(after_time(l.v[0]), "portlogd OVERRUN 9");
+	free_lines(&l);
+}
+
 static void test_init_too_many_sources(void **state)
 {
 	struct fx *fx = *state;
@@ -876,6 +985,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_init_too_many_sources, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_error_backoff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_removed_log_replaced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_torn_line_not_carried_over, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hup_during_reopen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overrun_waits_for_room, setup, teardown),
 	};
 
 	seed = tu_seed("test_flush");
