@@ -222,7 +222,8 @@ static int run(struct daemon *d)
 	struct source *srcs[FLUSH_MAX_SOURCES];
 	char err[512];
 	int degraded = 0, rc, stop_sig = 0;
-	unsigned nsrc = 0, started = 0;
+	unsigned nsrc = 0, started = 0, samplers_up = 0;
+	bool timer_up = false, par_ok;
 
 	rt_init(&d->rt, &d->conf);
 	d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -292,22 +293,27 @@ static int run(struct daemon *d)
 		log_err("cannot start the flusher thread: %s", strerror(-rc));
 		return 1;
 	}
-	/* then the samplers, the timer that drives them, and the serial readers */
-	for (unsigned i = 0; i < d->conf.nparallel; i++) {
-		rc = sampler_start(&d->samplers[i], &degraded);
+	/* then the samplers, the timer that drives them, and the serial readers; a
+	 * thread that cannot start ends the start-up through the stop below, so that
+	 * what is in the rings (EV start, EV rt-missing) is written, then EV stop */
+	for (; samplers_up < d->conf.nparallel; samplers_up++) {
+		rc = sampler_start(&d->samplers[samplers_up], &degraded);
 		if (rc < 0) {
-			log_err("[parallel %s]: cannot start its thread: %s", d->conf.parallel[i].name,
-				strerror(-rc));
-			return 1;   /* exit() ends the started threads */
+			log_err("[parallel %s]: cannot start its thread: %s",
+				d->conf.parallel[samplers_up].name, strerror(-rc));
+			break;
 		}
 	}
-	if (d->conf.nparallel > 0 && (rc = timer_start(&d->timer, &degraded)) < 0) {
-		log_err("cannot start the timer thread: %s", strerror(-rc));
-		return 1;
+	if (samplers_up == d->conf.nparallel && d->conf.nparallel > 0) {
+		rc = timer_start(&d->timer, &degraded);
+		timer_up = rc == 0;
+		if (rc < 0)
+			log_err("cannot start the timer thread: %s", strerror(-rc));
 	}
-	for (unsigned i = 0; i < d->conf.nserial; i++)
+	par_ok = samplers_up == d->conf.nparallel && (d->conf.nparallel == 0 || timer_up);
+	for (unsigned i = 0; par_ok && i < d->conf.nserial; i++)
 		(void)serial_open(&d->serial[i]);  /* a missing port is retried by its reader */
-	for (; started < d->conf.nserial; started++) {
+	for (; par_ok && started < d->conf.nserial; started++) {
 		rc = serial_start(&d->serial[started], &degraded);
 		if (rc < 0) {
 			log_err("[serial %s]: cannot start its thread: %s",
@@ -320,7 +326,7 @@ static int run(struct daemon *d)
 		d->rt.err[RT_FIFO] = EPERM;
 		report_rt(d, RT_FIFO);
 	}
-	if (started == d->conf.nserial) {
+	if (par_ok && started == d->conf.nserial) {
 		rc = notify_ready(&d->notify);
 		if (rc < 0)
 			log_warn("cannot arm the status and watchdog timer: %s; no STATUS "
@@ -334,11 +340,10 @@ static int run(struct daemon *d)
 	(void)write(d->stop_fd, &one, sizeof(one));     /* an eventfd write cannot fail here */
 	for (unsigned i = 0; i < started; i++)
 		serial_join(&d->serial[i]);
-	if (d->conf.nparallel > 0) {
+	if (timer_up)
 		timer_stop(&d->timer);
-		for (unsigned i = 0; i < d->conf.nparallel; i++)
-			sampler_stop(&d->samplers[i]);
-	}
+	for (unsigned i = 0; i < samplers_up; i++)
+		sampler_stop(&d->samplers[i]);
 	{
 		char text[64], sig[16];
 		size_t tl = 0;
@@ -358,7 +363,7 @@ static int run(struct daemon *d)
 	notify_fini(&d->notify);
 	rt_fini(&d->rt);
 	source_fini(&d->self);
-	return started == d->conf.nserial ? 0 : 1;
+	return par_ok && started == d->conf.nserial ? 0 : 1;
 }
 
 /* --check-system; without a config (the default one does not exist) the system
