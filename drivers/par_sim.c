@@ -1,4 +1,4 @@
-/* par_sim.c - a simulated parallel port: a small mapped file whose bytes are the pins.
+/* par_sim.c - a simulated parallel port: a small file whose bytes are the pins.
  *
  * Byte 0 is the status register, byte 1 the data register. Another process
  * drives the pins with pwrite(2); the sampler sees the new value at its next
@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,8 +19,11 @@
 
 #define SIM_SIZE 8
 
+/* The file is read with pread each tick, not mapped: a mapping of a file that
+ * someone truncates (`printf x > pins.sim` does, for a moment) raises SIGBUS and
+ * would end the daemon; a short read is an error the sampler reports. */
 struct sim {
-	volatile uint8_t *map;
+	int fd;
 	enum conf_par_read read;
 };
 
@@ -47,17 +49,11 @@ static int sim_open(const struct conf_parallel *cfg, void **state, char *err, si
 	}
 	s = malloc(sizeof(*s));
 	if (s == NULL) {
+		snprintf(err, errlen, "out of memory");
 		close(fd);
 		return -ENOMEM;
 	}
-	s->map = mmap(NULL, SIM_SIZE, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);      /* the mapping stays */
-	if (s->map == MAP_FAILED) {
-		int e = errno;
-		free(s);
-		snprintf(err, errlen, "cannot map the sim file %s: %s", cfg->device, strerror(e));
-		return -e;
-	}
+	s->fd = fd;
 	s->read = cfg->read;
 	*state = s;
 	return 0;
@@ -76,9 +72,16 @@ static void spin_us(uint32_t us)
 static int sim_read(void *state)
 {
 	struct sim *s = state;
-	uint32_t delay = (uint32_t)s->map[4] | (uint32_t)s->map[5] << 8
-			 | (uint32_t)s->map[6] << 16 | (uint32_t)s->map[7] << 24;
-	uint8_t status = s->map[0], data = s->map[1];
+	uint8_t b[SIM_SIZE];
+	ssize_t n = pread(s->fd, b, sizeof(b), 0);
+	uint32_t delay;
+	uint8_t status, data;
+
+	if (n != (ssize_t)sizeof(b))
+		return n < 0 ? -errno : -EIO;   /* cut short: truncated by its writer */
+	delay = (uint32_t)b[4] | (uint32_t)b[5] << 8 | (uint32_t)b[6] << 16 | (uint32_t)b[7] << 24;
+	status = b[0];
+	data = b[1];
 
 	if (delay != 0)
 		spin_us(delay);
@@ -96,13 +99,13 @@ static void sim_close(void *state)
 
 	if (s == NULL)
 		return;
-	munmap((void *)s->map, SIM_SIZE);
+	close(s->fd);
 	free(s);
 }
 
 const struct drv_input_ops drv_input_sim = {
 	.name = "sim",
-	.open = sim_open,       /* open or create the file, map its 8 bytes */
-	.read = sim_read,       /* two loads from the mapping (and the test delay) */
-	.close = sim_close,     /* unmap */
+	.open = sim_open,       /* open or create the file, size it to 8 bytes */
+	.read = sim_read,       /* one pread of the 8 bytes (and the test delay) */
+	.close = sim_close,     /* close */
 };

@@ -576,6 +576,33 @@ static void file_has_no_lines(void **state)
 	assert_non_null(strstr(err, "no modem lines"));
 }
 
+/* The sim file: its bytes are the pins; cut short by its writer, a read error, not SIGBUS. */
+static void sim_pins_and_truncation(void **state)
+{
+	struct conf_parallel c = { .name = "sim0", .driver = CONF_PAR_SIM,
+				   .read = CONF_READ_BOTH, .mask = 0xffff };
+	char err[CONF_ERR_MAX] = "";
+	void *st;
+	int fd;
+
+	(void)state;
+	snprintf(c.device, sizeof(c.device), "/tmp/portlogd-test-sim-%d", (int)getpid());
+	unlink(c.device);
+	assert_int_equal(drv_input_sim.open(&c, &st, err, sizeof(err)), 0);
+	assert_int_equal(drv_input_sim.read(st), 0);        /* a new file: all pins low */
+	fd = open(c.device, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "\x5a\xa5", 2, 0), 2);
+	assert_int_equal(drv_input_sim.read(st), 0xa55a);
+	assert_int_equal(ftruncate(fd, 0), 0);              /* `printf x > file` does this first */
+	assert_int_equal(drv_input_sim.read(st), -EIO);
+	assert_int_equal(pwrite(fd, "\x01\0\0\0\0\0\0\0", 8, 0), 8);
+	assert_int_equal(drv_input_sim.read(st), 0x01);     /* and works again once whole */
+	close(fd);
+	drv_input_sim.close(st);
+	unlink(c.device);
+}
+
 static void lines_missing_device(void **state)
 {
 	struct conf_parallel c = lines_conf("/dev/portlogd-no-such-port");
@@ -638,6 +665,7 @@ int main(void)
 		cmocka_unit_test(file_has_no_lines),
 		cmocka_unit_test(lines_missing_device),
 		cmocka_unit_test(uart_lines),
+		cmocka_unit_test(sim_pins_and_truncation),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
