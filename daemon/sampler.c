@@ -71,7 +71,10 @@ static void sample(struct sampler *s)
 	int64_t t_real = real_ns(), t_mono = mono_ns();     /* right after the read */
 
 	atomic_fetch_add_explicit(&s->samples, 1, memory_order_relaxed);
-	report_overruns(s, t_mono, t_real, false);
+	if (v >= 0)
+		v &= (int)s->cfg->mask;
+	/* overruns before a change are said before it, even within the rate limit */
+	report_overruns(s, t_mono, t_real, v >= 0 && v != s->last);
 	if (v < 0) {
 		if (v != s->last_err) {
 			char text[64];
@@ -84,7 +87,6 @@ static void sample(struct sampler *s)
 		return;
 	}
 	s->last_err = 0;
-	v &= (int)s->cfg->mask;
 	if (v != s->last) {
 		struct rec r = {
 			.kind = REC_IN, .t_real = t_real, .t_mono = t_mono, .a = v,
