@@ -247,6 +247,7 @@ static int run(struct daemon *d)
 	for (unsigned i = 0; i < d->conf.nparallel; i++) {
 		const struct conf_parallel *pc = &d->conf.parallel[i];
 
+		err[0] = '\0';     /* not every failure writes a message */
 		rc = sampler_init(&d->samplers[i], pc, d->conf.logger.ring_records, err, sizeof(err));
 		if (rc < 0) {
 			log_err("%s:%d: [parallel %s] device %s: %s", d->conf.path, pc->line, pc->name,

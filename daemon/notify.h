@@ -21,7 +21,7 @@
 
 #define NOTIFY_STATUS_S 5
 /* flusher, timer, and per port a reader, a lines thread or a sampler */
-#define NOTIFY_MAX_PROBES (2 + 2 * CONF_MAX_PORTS)
+#define NOTIFY_MAX_PROBES (2 + 3 * CONF_MAX_PORTS)  /* flusher, timer; parallel, serial, lines */
 
 struct notify_figures {
 	unsigned ports, ports_up;

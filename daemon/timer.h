@@ -26,7 +26,7 @@ struct timer_stats {
 	_Atomic uint64_t rounds;    /* every wake-up, each triggering every sampler */
 	_Atomic uint64_t missed;    /* targets skipped because a wake-up came a period late */
 	_Atomic int64_t min_ns, max_ns, sum_ns;
-	_Atomic uint32_t hist[TIMER_HIST_US + 1];
+	_Atomic uint64_t hist[TIMER_HIST_US + 1];   /* 32 bits wrap in 50 days at 1 kHz */
 };
 
 struct timer {
