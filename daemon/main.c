@@ -191,7 +191,12 @@ static int serve(struct daemon *d)
 		uint64_t v;
 		ssize_t n;
 
-		if (poll(pfd, 3, -1) < 0) {
+		/* with parallel ports, wake twice a second to reopen any that was lost */
+		int rc = poll(pfd, 3, d->conf.nparallel > 0 ? SAMPLER_RETRY_MS : -1);
+
+		for (unsigned i = 0; i < d->conf.nparallel; i++)
+			(void)sampler_reopen(&d->samplers[i]);
+		if (rc < 0) {
 			if (errno == EINTR)
 				continue;
 			log_err("poll: %s; stopping", strerror(errno));

@@ -68,7 +68,9 @@ void notify_figures(const struct notify *n, struct notify_figures *fig)
 
 	memset(fig, 0, sizeof(*fig));
 	fig->ports = v->nserial + v->nsamplers;
-	fig->ports_up = v->nsamplers;   /* a parallel port that cannot be opened stops the start */
+	fig->ports_up = 0;
+	for (unsigned i = 0; i < v->nsamplers; i++)
+		fig->ports_up += LD(v->samplers[i].link) != SAMPLER_LOST;
 	for (unsigned i = 0; i < v->nserial; i++) {
 		const struct serial_port *p = &v->serial[i];
 

@@ -5,6 +5,7 @@
 
 #include "clock.h"
 #include "fmt.h"
+#include "log.h"
 #include "sampler.h"
 #include "thread.h"
 
@@ -24,6 +25,8 @@ int sampler_init(struct sampler *s, const struct conf_parallel *cfg, uint32_t ri
 	atomic_init(&s->tick, 0);
 	atomic_init(&s->overruns, 0);
 	atomic_init(&s->samples, 0);
+	atomic_init(&s->unread, 0);
+	atomic_init(&s->link, SAMPLER_UP);
 	atomic_init(&s->stop, false);
 	health_beat_init(&s->beat);
 	if (sem_init(&s->go, 0, 0) < 0)
@@ -64,12 +67,42 @@ static void report_overruns(struct sampler *s, int64_t t_mono, int64_t t_real, b
 	}
 }
 
+/* The port is back (main reopened it): say so, with the ticks it missed, and
+ * start over: the next value is an IN line whatever the pins did meanwhile. */
+static void port_back(struct sampler *s)
+{
+	uint64_t unread = atomic_load_explicit(&s->unread, memory_order_relaxed);
+	char text[SOURCE_EV_MAX];
+	size_t tl = 0;
+	int n;
+
+	fmt_kv(text, sizeof(text), &tl, "device", s->cfg->device);
+	n = snprintf(text + tl, sizeof(text) - tl, " unread=%llu",
+		     (unsigned long long)(unread - s->unread_said));
+	tl += n > 0 && (size_t)n < sizeof(text) - tl ? (size_t)n : 0;
+	(void)source_event(&s->src, EV_OPEN, 0, text);     /* rare: formatting is fine */
+	s->unread_said = unread;
+	s->last = -1;
+	s->last_err = 0;
+	atomic_store_explicit(&s->link, SAMPLER_UP, memory_order_relaxed);
+}
+
 static void sample(struct sampler *s)
 {
 	uint64_t tick = atomic_load_explicit(&s->tick, memory_order_relaxed);
-	int v = s->ops->read(s->state);
-	int64_t t_real = real_ns(), t_mono = mono_ns();     /* right after the read */
+	int link = atomic_load_explicit(&s->link, memory_order_acquire), v;
+	int64_t t_real, t_mono;
 
+	if (link == SAMPLER_LOST) {
+		atomic_fetch_add_explicit(&s->samples, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&s->unread, 1, memory_order_relaxed);
+		return;
+	}
+	if (link == SAMPLER_REOPENED)
+		port_back(s);
+	v = s->ops->read(s->state);
+	t_real = real_ns();
+	t_mono = mono_ns();     /* right after the read */
 	atomic_fetch_add_explicit(&s->samples, 1, memory_order_relaxed);
 	if (v >= 0)
 		v &= (int)s->cfg->mask;
@@ -84,6 +117,8 @@ static void sample(struct sampler *s)
 			(void)source_event(&s->src, EV_ERROR, -v, text);
 		}
 		s->last_err = v;
+		/* release: this thread is done with state before main may reopen it */
+		atomic_store_explicit(&s->link, SAMPLER_LOST, memory_order_release);
 		return;
 	}
 	s->last_err = 0;
@@ -127,6 +162,34 @@ int sampler_start(struct sampler *s, int *degraded)
 	snprintf(name, sizeof(name), "plog-%.10s", s->cfg->name);
 	return thread_start(&s->thread, name, s->cfg->priority, s->cfg->cpu, sampler_thread, s,
 			    degraded);
+}
+
+bool sampler_reopen(struct sampler *s)
+{
+	char err[CONF_ERR_MAX] = "";
+	void *state = NULL;
+	int rc;
+
+	/* acquire: pairs with the sampler's release, its last read of state is done */
+	if (atomic_load_explicit(&s->link, memory_order_acquire) != SAMPLER_LOST)
+		return false;
+	s->ops->close(s->state);
+	s->state = NULL;
+	rc = s->ops->open(s->cfg, &state, err, sizeof(err));
+	if (rc < 0) {
+		if (rc != s->open_err)
+			log_warn("[parallel %s] device %s: lost; reopening every %d ms: %s",
+				 s->cfg->name, s->cfg->device, SAMPLER_RETRY_MS,
+				 err[0] ? err : strerror(-rc));
+		s->open_err = rc;
+		return true;
+	}
+	s->open_err = 0;
+	s->state = state;
+	log_info("[parallel %s] device %s: open again", s->cfg->name, s->cfg->device);
+	/* release: the new state is in place before the sampler sees the port back */
+	atomic_store_explicit(&s->link, SAMPLER_REOPENED, memory_order_release);
+	return false;
 }
 
 void sampler_stop(struct sampler *s)

@@ -34,17 +34,32 @@ struct sampler {
 	_Atomic uint64_t overruns;  /* triggers that found the sampler busy */
 	_Atomic bool stop;
 
+	/*
+	 * The port's link. A read that fails makes it SAMPLER_LOST (the sampler, with
+	 * release): from then on the sampler leaves state alone and counts its ticks
+	 * as unread. Main reopens a lost port every 500 ms (sampler_reopen), outside
+	 * the real-time threads: on success it stores the new state and
+	 * SAMPLER_REOPENED (release); the sampler then says EV open and samples again.
+	 */
+	_Atomic int link;
+
 	/* written by the sampler, read by anyone */
 	_Atomic uint64_t samples;
+	_Atomic uint64_t unread;    /* ticks while the port was lost: not sampled */
 	struct health_beat beat;    /* for the watchdog */
 
 	/* sampler-private */
 	int last;                   /* -1 before the first sample */
 	int last_err;
+	uint64_t unread_said;       /* unread up to the last EV open */
 	uint64_t overruns_reported;
 	int64_t overrun_reported_mono;
 	struct thread thread;
+
+	int open_err;               /* main-private: the last reopen error, said once */
 };
+
+enum { SAMPLER_UP, SAMPLER_LOST, SAMPLER_REOPENED };
 
 /* Opens the driver and prepares the ring; err says what to do on failure. */
 int sampler_init(struct sampler *s, const struct conf_parallel *cfg, uint32_t ring_records,
@@ -53,6 +68,10 @@ void sampler_fini(struct sampler *s);
 int sampler_start(struct sampler *s, int *degraded);
 /* After the timer has stopped: take a pending trigger, report, end. */
 void sampler_stop(struct sampler *s);
+/* From main (not real time): reopen the port if it was lost. True while it stays
+ * lost (try again in SAMPLER_RETRY_MS). */
+#define SAMPLER_RETRY_MS 500
+bool sampler_reopen(struct sampler *s);
 
 /* From the timer thread, each tick: start a sample, or count an overrun. */
 static inline void sampler_trigger(struct sampler *s, uint64_t tick)

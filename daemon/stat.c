@@ -83,9 +83,9 @@ void stat_hook(void *ctx, struct flusher *f, bool stat_due, bool final)
 		struct sampler *s = &v->samplers[i];
 
 		snprintf(text, sizeof(text), "%s samples=%" PRIu64 " records=%" PRIu64
-			 " overruns=%" PRIu64 " drops=%" PRIu64 " accounted=%" PRIu64, s->cfg->name,
-			 LD(s->samples), LD(s->src.records), LD(s->overruns), LD(s->src.dropped),
-			 s->src.accounted);
+			 " overruns=%" PRIu64 " drops=%" PRIu64 " accounted=%" PRIu64
+			 " unread=%" PRIu64, s->cfg->name, LD(s->samples), LD(s->src.records),
+			 LD(s->overruns), LD(s->src.dropped), s->src.accounted, LD(s->unread));
 		faults(text, sizeof(text), "", &s->thread);
 		flush_line(f, "STAT", text);
 	}

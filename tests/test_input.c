@@ -21,6 +21,8 @@
 #include <ieee1284.h>
 
 #include "drv.h"
+#include "rec.h"
+#include "sampler.h"
 
 /*
  * libieee1284, mocked: there is no parallel port here (no CONFIG_PARPORT).
@@ -603,6 +605,87 @@ static void sim_pins_and_truncation(void **state)
 	unlink(c.device);
 }
 
+/* One tick from the test, as the timer gives it; returns once it is sampled. */
+static void tick(struct sampler *s, uint64_t k)
+{
+	struct timespec ms = { 0, 1000000 };
+
+	sampler_trigger(s, k);
+	for (int i = 0; i < 5000 && (atomic_load(&s->samples) < k || atomic_load(&s->busy)); i++)
+		nanosleep(&ms, NULL);
+	assert_int_equal(atomic_load(&s->samples), k);
+}
+
+/* Pops one record: its kind, its value (IN) or code (EV), and its text. */
+static const struct rec *pop_rec(struct sampler *s, char *text, size_t cap)
+{
+	static struct rec r;
+	uint32_t n = ring_ready_now(&s->src.ring);
+
+	assert_true(n > 0);
+	r = ring_rslot(&s->src.ring, 0)->rec;
+	snprintf(text, cap, "%.*s", (int)(r.len < REC_HEAD_DATA ? r.len : REC_HEAD_DATA),
+		 (const char *)r.data);
+	ring_release(&s->src.ring, rec_slots(r.len));
+	return &r;
+}
+
+/*
+ * A port whose reads fail is lost: its ticks are counted as unread, main
+ * reopens it (sampler_reopen), and the sampler says EV open with the count and
+ * starts over with an IN line.
+ */
+static void lost_port_is_reopened(void **state)
+{
+	struct conf_parallel c = { .name = "sim0", .driver = CONF_PAR_SIM,
+				   .read = CONF_READ_STATUS, .mask = 0xff, .cpu = CONF_CPU_ANY };
+	char err[CONF_ERR_MAX] = "", text[128], want[sizeof(c.device) + 16];
+	const struct rec *r;
+	struct sampler s;
+	int fd, degraded = 0;
+
+	(void)state;
+	snprintf(c.device, sizeof(c.device), "/tmp/portlogd-test-lost-%d", (int)getpid());
+	unlink(c.device);
+	assert_int_equal(sampler_init(&s, &c, 64, err, sizeof(err)), 0);
+	assert_int_equal(sampler_start(&s, &degraded), 0);
+	fd = open(c.device, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "\x01", 1, 0), 1);
+	tick(&s, 1);
+	assert_false(sampler_reopen(&s));                   /* not lost: nothing to do */
+	assert_int_equal(ftruncate(fd, 0), 0);
+	tick(&s, 2);                                        /* the read fails: lost */
+	tick(&s, 3);
+	tick(&s, 4);
+	assert_int_equal(atomic_load(&s.unread), 2);
+	assert_int_equal(atomic_load(&s.link), SAMPLER_LOST);
+	assert_false(sampler_reopen(&s));                   /* sim_open sizes the file again */
+	assert_int_equal(pwrite(fd, "\x03", 1, 0), 1);
+	tick(&s, 5);
+	sampler_stop(&s);
+
+	r = pop_rec(&s, text, sizeof(text));
+	assert_int_equal(r->kind, REC_IN);
+	assert_int_equal(r->a, 0x01);
+	r = pop_rec(&s, text, sizeof(text));
+	assert_int_equal(r->kind, REC_EV);
+	assert_int_equal(r->a, EV_ERROR);
+	assert_int_equal(r->b, EIO);
+	r = pop_rec(&s, text, sizeof(text));
+	assert_int_equal(r->kind, REC_EV);
+	assert_int_equal(r->a, EV_OPEN);
+	snprintf(want, sizeof(want), "device=%s unread=2", c.device);
+	assert_string_equal(text, want);
+	r = pop_rec(&s, text, sizeof(text));
+	assert_int_equal(r->kind, REC_IN);
+	assert_int_equal(r->a, 0x03);
+	assert_int_equal(ring_ready_now(&s.src.ring), 0);
+	close(fd);
+	sampler_fini(&s);
+	unlink(c.device);
+}
+
 static void lines_missing_device(void **state)
 {
 	struct conf_parallel c = lines_conf("/dev/portlogd-no-such-port");
@@ -666,6 +749,7 @@ int main(void)
 		cmocka_unit_test(lines_missing_device),
 		cmocka_unit_test(uart_lines),
 		cmocka_unit_test(sim_pins_and_truncation),
+		cmocka_unit_test(lost_port_is_reopened),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
