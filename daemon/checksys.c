@@ -556,23 +556,22 @@ static void cmdline_cpus(const char *cmdline, const char *param, struct cpus *s)
 void checksys_isolation(const struct checksys *cs, struct checksys_result *r)
 {
 	static const char *const param[] = { "isolcpus=", "nohz_full=", "rcu_nocbs=" };
-	char cmdline[4096], status[4096], what[CONF_NAME_MAX + 32], list[256], missing[512] = "";
+	char cmdline[4096], what[CONF_NAME_MAX + 32], list[256], missing[512] = "";
 	char fix[768] = "";
-	struct cpus pinned, allowed = { 0 }, set_of[3];
+	struct cpus pinned, online, set_of[3];
 	size_t ml = 0, fl = 0;
-	const char *al;
 
 	pinned_cpus(cs->conf, &pinned);
-	if (read_at(cs, status, sizeof(status), "/proc/self/status") > 0
-	    && (al = field_of(status, "Cpus_allowed_list")) != NULL) {
-		cpus_parse(&allowed, al, strcspn(al, "\n"));
-		if (pinned_outside(cs->conf, &allowed, what, sizeof(what))) {
-			cpus_format(&allowed, list, sizeof(list));
-			set(r, CHECKSYS_FAIL, "isolation", "%s: this process may not run there "
-			    "(Cpus_allowed_list %s), the daemon would exit 78; fix: use one of %s, "
-			    "or any", what, list, list);
-			return;
-		}
+	/* online, not this process's Cpus_allowed_list: a service inherits init's
+	 * mask, which isolcpus= narrows, yet its threads may be pinned to any CPU of
+	 * its cpuset (the daemon asks the kernel at start) */
+	cpus_online(cs, &online);
+	if (read_at(cs, list, sizeof(list), "/sys/devices/system/cpu/online") > 0
+	    && pinned_outside(cs->conf, &online, what, sizeof(what))) {
+		cpus_format(&online, list, sizeof(list));
+		set(r, CHECKSYS_FAIL, "isolation", "%s: that CPU is not online (online: %s), the "
+		    "daemon would exit 78; fix: use one of %s, or any", what, list, list);
+		return;
 	}
 	if (read_at(cs, cmdline, sizeof(cmdline), "/proc/cmdline") < 0)
 		cmdline[0] = '\0';

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -54,9 +55,36 @@ static int check_cpu(const cpu_set_t *allowed, int cpu, const struct conf *c, co
 	for (int i = 0; i < CPU_SETSIZE && n < sizeof(list) - 8; i++)
 		if (CPU_ISSET((size_t)i, allowed))
 			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%d", n ? "," : "", i);
-	snprintf(err, errlen, "%s:%d: [%s] %s: this process may not run on CPU %d; "
-		 "use one of %s, or any", c->path, line, sect, key, cpu, list);
+	snprintf(err, errlen, "%s:%d: [%s] %s: no thread of this process can run on CPU %d "
+		 "(offline, absent, or outside its cpuset); use one of %s, or any", c->path, line,
+		 sect, key, cpu, list);
 	return -1;
+}
+
+/*
+ * The CPUs a thread of this process can be pinned to. Not this process's own
+ * affinity: a service inherits init's, which the kernel narrows to the
+ * non-isolated CPUs at boot (isolcpus=3 gives 0-2), yet pinning a thread to CPU 3
+ * works, because the kernel limits affinity by the cpuset, not by the current
+ * mask. So ask the kernel: pin this thread to each online CPU in turn (EINVAL:
+ * not in our cpuset), then put its mask back. False when that cannot be done.
+ */
+static bool cpus_pinnable(cpu_set_t *out)
+{
+	cpu_set_t saved, one;
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	if (sched_getaffinity(0, sizeof(saved), &saved) < 0)
+		return false;
+	CPU_ZERO(out);
+	for (long i = 0; i < n && i < CPU_SETSIZE; i++) {
+		CPU_ZERO(&one);
+		CPU_SET((size_t)i, &one);
+		if (sched_setaffinity(0, sizeof(one), &one) == 0)
+			CPU_SET((size_t)i, out);
+	}
+	(void)sched_setaffinity(0, sizeof(saved), &saved);   /* it held before: it holds */
+	return true;
 }
 
 int rt_check_cpus(const struct conf *c, char *err, size_t errlen)
@@ -64,7 +92,7 @@ int rt_check_cpus(const struct conf *c, char *err, size_t errlen)
 	cpu_set_t allowed;
 	char sect[CONF_NAME_MAX + 16];
 
-	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
+	if (!cpus_pinnable(&allowed))
 		return 0;       /* cannot know: pthread_create will say EINVAL */
 	if (check_cpu(&allowed, c->logger.flusher_cpu, c, "logger", "flusher_cpu", c->logger.line,
 		      err, errlen)

@@ -31,8 +31,11 @@ struct rt {
 void rt_init(struct rt *rt, const struct conf *c);
 
 /*
- * Checks that every CPU a thread is pinned to is one this process may run on.
- * Returns 0, or -1 with "PATH:LINE: [SECTION] cpu: ..." in err (a config error).
+ * Checks that every CPU a thread is pinned to is one a thread of this process
+ * can be pinned to (online and in its cpuset; not limited to the inherited
+ * affinity, which isolcpus= narrows). Briefly pins the calling thread to each
+ * CPU to ask the kernel. Returns 0, or -1 with "PATH:LINE: [SECTION] cpu: ..."
+ * in err (a config error).
  */
 int rt_check_cpus(const struct conf *c, char *err, size_t errlen);
 

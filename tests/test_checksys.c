@@ -330,11 +330,16 @@ static const struct row rows[] = {
 	{ "SCHED_OTHER thread pinned only", checksys_isolation,
 	  GPS "priority = other\ncpu = 1\n", { { "/proc/cmdline", "quiet\n" } }, NULL,
 	  CHECKSYS_WARN, "isolation", "no real-time thread is pinned", NULL, NULL },
-	{ "pinned to a CPU not allowed", checksys_isolation, GPS "cpu = 5\n",
-	  { { "/proc/self/status", STATUS(CAP_NONE) }, { "/proc/cmdline", "isolcpus=5\n" } }, NULL,
-	  CHECKSYS_FAIL, "isolation", "[serial gps] cpu = 5: this process may not run there "
-	  "(Cpus_allowed_list 0-3), the daemon would exit 78", "; fix: use one of 0-3, or any",
-	  NULL },
+	{ "pinned to a CPU not online", checksys_isolation, GPS "cpu = 5\n",
+	  { { "/sys/devices/system/cpu/online", "0-3\n" }, { "/proc/cmdline", "isolcpus=5\n" } },
+	  NULL, CHECKSYS_FAIL, "isolation", "[serial gps] cpu = 5: that CPU is not online "
+	  "(online: 0-3), the daemon would exit 78", "; fix: use one of 0-3, or any", NULL },
+	/* a service's own affinity leaves isolated CPUs out: not a reason to fail */
+	{ "pinned to an isolated CPU", checksys_isolation, GPS "cpu = 3\n",
+	  { { "/proc/self/status", "Name:\tportlogd\nCpus_allowed_list:\t0-2\n" },
+	    { "/sys/devices/system/cpu/online", "0-3\n" },
+	    { "/proc/cmdline", "isolcpus=3 nohz_full=3 rcu_nocbs=3\n" } },
+	  NULL, CHECKSYS_OK, "isolation", "pinned to CPUs 3, which are in isolcpus", NULL, NULL },
 	/* irqbalance */
 	{ "no irqbalance", checksys_irqbalance, NULL, { { "/proc/1/comm", "systemd\n" } }, NULL,
 	  CHECKSYS_OK, "irqbalance", "irqbalance is not running", NULL, NULL },
