@@ -319,7 +319,7 @@ grep -i 'overall exposure' "$work/vmtest/security.txt" || true
 echo "---"
 rc=0
 # the watchdog: systemd kills the stopped daemon WatchdogSec after its last WATCHDOG=1,
-# then RestartSec=2s, then ExecStartPre and the start up to READY=1 (seconds under TCG):
+# then RestartSec=2s, then the start up to READY=1 (seconds under TCG):
 # WatchdogSec + 15 s
 "$build/tests/vm_check" --dir "$work/vmtest" --sent "$work/sent1.txt" --sent "$work/sent2.txt" \
 	--gap-us 3000 --prio plog-timer=90 --prio plog-lpt0=80 --prio plog-line1=70 \
