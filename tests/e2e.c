@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "e2e.h"
+#include "logtext.h"
 
 /* The daemon under test: $PORTLOGD_BIN (an installed binary), or this build's. */
 static const char *daemon_bin(void)
@@ -356,15 +357,6 @@ static int parse_time(const char *s, size_t n, int64_t *out)
 	return 0;
 }
 
-int e2e_hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 int e2e_read_log(struct e2e_log *log, const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -406,7 +398,7 @@ int e2e_read_log(struct e2e_log *log, const char *path)
 				l->len = 0;
 			}
 			for (size_t i = 0; i < l->len; i++)
-				l->data[i] = (uint8_t)(e2e_hexval(field[4][2 * i]) << 4 | e2e_hexval(field[4][2 * i + 1]));
+				l->data[i] = (uint8_t)(logtext_hexval(field[4][2 * i]) << 4 | logtext_hexval(field[4][2 * i + 1]));
 		}
 		free(copy);
 	}

@@ -77,9 +77,6 @@ struct e2e_log {
 };
 
 /* Appends the lines of a log file (ISO or epoch times, payload hex or both). */
-/* The value of one hex digit (0-9, a-f, A-F). */
-int e2e_hexval(int c);
-
 int e2e_read_log(struct e2e_log *log, const char *path);
 void e2e_free_log(struct e2e_log *log);
 

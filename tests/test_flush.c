@@ -19,6 +19,7 @@
 
 #include "conf.h"
 #include "flush.h"
+#include "logtext.h"
 #include "rec.h"
 #include "source.h"
 #include "stat.h"
@@ -247,15 +248,6 @@ static size_t split(const char *line, char *copy, size_t cap, char **f, size_t m
 	return n;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;      /* upper case is not what fmt writes */
-}
-
 static long decode_hex(const char *s, uint8_t *out, size_t cap)
 {
 	size_t n = strlen(s);
@@ -263,7 +255,7 @@ static long decode_hex(const char *s, uint8_t *out, size_t cap)
 	if (n % 2 != 0 || n / 2 > cap)
 		return -1;
 	for (size_t i = 0; i < n / 2; i++) {
-		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+		int hi = logtext_hexval(s[2 * i]), lo = logtext_hexval(s[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return -1;
@@ -275,39 +267,11 @@ static long decode_hex(const char *s, uint8_t *out, size_t cap)
 /* Decodes the quoted packet text of fmt.h; -1 when it is not well formed. */
 static long decode_text(const char *s, uint8_t *out, size_t cap)
 {
-	size_t n = 0, len = strlen(s);
+	size_t len = strlen(s);
 
 	if (len < 2 || s[0] != '"' || s[len - 1] != '"')
 		return -1;
-	for (size_t i = 1; i < len - 1; i++) {
-		uint8_t b = (uint8_t)s[i];
-
-		if (n == cap)
-			return -1;
-		if (b == '"' || b <= 0x20 || b >= 0x7f)
-			return -1;
-		if (b == '\\') {
-			char c = s[++i];
-
-			if (c == '\\' || c == '"')
-				b = (uint8_t)c;
-			else if (c == 'r')
-				b = '\r';
-			else if (c == 'n')
-				b = '\n';
-			else if (c == 't')
-				b = '\t';
-			else if (c == 'x' && i + 2 < len - 1 && hexval(s[i + 1]) >= 0 &&
-				 hexval(s[i + 2]) >= 0) {
-				b = (uint8_t)(hexval(s[i + 1]) << 4 | hexval(s[i + 2]));
-				i += 2;
-			} else {
-				return -1;
-			}
-		}
-		out[n++] = b;
-	}
-	return (long)n;
+	return logtext_unescape(s + 1, len - 2, out, cap);
 }
 
 /* Checks an RX line: source, length, HEX and TEXT both decode to the payload. */

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "fmt.h"
+#include "logtext.h"
 #include "testutil.h"
 
 #define T2026 1795300867123456789LL      /* 2026-11-21T22:41:07.123456789Z */
@@ -313,48 +314,12 @@ static uint64_t rng(void)
 	return tu_rand(&rng_state);
 }
 
-static int hexval(char c)
+/* Decodes a quoted TEXT field into at most cap bytes; its byte count or -1 if malformed. */
+static long unescape(const char *s, size_t n, uint8_t *out, size_t cap)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;              /* uppercase is not allowed either */
-}
-
-/* Decodes a quoted TEXT field; returns its byte count or -1 if malformed. */
-static long unescape(const char *s, size_t n, uint8_t *out)
-{
-	long len = 0;
-
 	if (n < 2 || s[0] != '"' || s[n - 1] != '"')
 		return -1;
-	for (size_t i = 1; i < n - 1; i++) {
-		if (s[i] == '"')
-			return -1;      /* a bare quote inside */
-		if (s[i] != '\\') {
-			out[len++] = (uint8_t)s[i];
-			continue;
-		}
-		if (++i >= n - 1)
-			return -1;
-		switch (s[i]) {
-		case '\\': out[len++] = '\\'; break;
-		case '"': out[len++] = '"'; break;
-		case 'r': out[len++] = '\r'; break;
-		case 'n': out[len++] = '\n'; break;
-		case 't': out[len++] = '\t'; break;
-		case 'x':
-			if (i + 2 >= n - 1 || hexval(s[i + 1]) < 0 || hexval(s[i + 2]) < 0)
-				return -1;
-			out[len++] = (uint8_t)(hexval(s[i + 1]) << 4 | hexval(s[i + 2]));
-			i += 2;
-			break;
-		default:
-			return -1;
-		}
-	}
-	return len;
+	return logtext_unescape(s + 1, n - 2, out, cap);
 }
 
 static void test_rx_random(void **state)
@@ -448,7 +413,7 @@ static void test_rx_random(void **state)
 				fail_msg("seed %" PRIu64 " iter %d: HEX has %zu digits for %zu bytes",
 					 seed, iter, flen[4], len);
 			for (size_t i = 0; i < len; i++) {
-				int hi = hexval(h[2 * i]), lo = hexval(h[2 * i + 1]);
+				int hi = logtext_hexval(h[2 * i]), lo = logtext_hexval(h[2 * i + 1]);
 
 				if (hi < 0 || lo < 0 || (uint8_t)(hi << 4 | lo) != data[i])
 					fail_msg("seed %" PRIu64 " iter %d: HEX byte %zu does not "
@@ -457,7 +422,7 @@ static void test_rx_random(void **state)
 		}
 		if (payload & CONF_PAYLOAD_TEXT) {
 			size_t k = nfields - 1;
-			long got = unescape(field[k], flen[k], back);
+			long got = unescape(field[k], flen[k], back, 4096);
 
 			if (got != (long)len || memcmp(back, data, len) != 0)
 				fail_msg("seed %" PRIu64 " iter %d: TEXT does not decode to the "

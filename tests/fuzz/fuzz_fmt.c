@@ -15,6 +15,7 @@
 
 #include "fmt.h"
 #include "fuzz.h"
+#include "../logtext.h"
 
 #define MAX_FIELDS 8
 
@@ -111,41 +112,20 @@ static void check_time(const char *s, enum conf_ts ts, int64_t t_real)
 
 static unsigned hexdigit(char c)
 {
-	CHECK((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
-	return c <= '9' ? (unsigned)(c - '0') : (unsigned)(c - 'a' + 10);
+	int v = logtext_hexval(c);
+
+	CHECK(v >= 0);
+	return (unsigned)v;
 }
 
-/* Decodes TEXT escapes (\\ \" \r \n \t \xHH; other bytes printable ASCII but
- * " and \) of s[0..n) into out; returns the length. */
-static size_t unescape(const char *s, size_t n, uint8_t *out)
+/* Decodes TEXT escapes of s[0..n) (well formed and within cap bytes, or the run
+ * stops) into out; returns the length. */
+static size_t unescape(const char *s, size_t n, uint8_t *out, size_t cap)
 {
-	size_t o = 0;
+	long len = logtext_unescape(s, n, out, cap);
 
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c != '\\') {
-			CHECK(c > 0x20 && c < 0x7f && c != '"');
-			out[o++] = c;
-			continue;
-		}
-		CHECK(i + 1 < n);
-		switch (s[++i]) {
-		case '\\': out[o++] = '\\'; break;
-		case '"': out[o++] = '"'; break;
-		case 'r': out[o++] = '\r'; break;
-		case 'n': out[o++] = '\n'; break;
-		case 't': out[o++] = '\t'; break;
-		case 'x':
-			CHECK(i + 2 < n);
-			out[o++] = (uint8_t)(hexdigit(s[i + 1]) << 4 | hexdigit(s[i + 2]));
-			i += 2;
-			break;
-		default:
-			CHECK(!"an unknown escape");
-		}
-	}
-	return o;
+	CHECK(len >= 0);
+	return (size_t)len;
 }
 
 static void check_head(char **field, const struct fmt *f, int64_t t, const char *src,
@@ -187,7 +167,7 @@ static void check_rx(struct fmt *f, int64_t t, const char *src, const uint8_t *d
 		size_t ql = strlen(q);
 
 		CHECK(ql >= 2 && q[0] == '"' && q[ql - 1] == '"');
-		CHECK(unescape(q + 1, ql - 2, back) == len && memcmp(back, data, len) == 0);
+		CHECK(unescape(q + 1, ql - 2, back, len + 1) == len && memcmp(back, data, len) == 0);
 	}
 	free(back);
 	free(line);
@@ -219,7 +199,7 @@ static void check_ev(struct fmt *f, int64_t t, const char *src, const uint8_t *d
 	CHECK(split(line, n, field) == 5);
 	check_head(field, f, t, src, "EV");
 	CHECK(strcmp(field[3], "fuzz") == 0 && strncmp(field[4], "v=", 2) == 0);
-	CHECK(unescape(field[4] + 2, strlen(field[4] + 2), back) == vlen);
+	CHECK(unescape(field[4] + 2, strlen(field[4] + 2), back, vlen + 1) == vlen);
 	CHECK(memcmp(back, value, vlen) == 0);
 
 	/* too small a text: cut whole escapes, NUL-terminated, within cap */
@@ -228,7 +208,7 @@ static void check_ev(struct fmt *f, int64_t t, const char *src, const uint8_t *d
 	CHECK(tlen < small_cap && strlen(text) == tlen);
 	if (tlen > 0) {
 		CHECK(strncmp(text, "v=", 2) == 0);
-		n = unescape(text + 2, tlen - 2, back);
+		n = unescape(text + 2, tlen - 2, back, vlen + 1);
 		CHECK(n <= vlen && memcmp(back, value, n) == 0);
 	}
 	free(line);
