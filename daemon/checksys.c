@@ -175,8 +175,8 @@ static void cpus_format(const struct cpus *s, char *out, size_t len)
 	}
 }
 
-/* The online CPUs; CPU 0 when the file cannot be read. */
-static void cpus_online(const struct checksys *cs, struct cpus *s)
+/* The online CPUs; CPU 0 (and false) when the file cannot be read. */
+static bool cpus_online(const struct checksys *cs, struct cpus *s)
 {
 	char buf[512];
 	int n = read_at(cs, buf, sizeof(buf), "/sys/devices/system/cpu/online");
@@ -186,6 +186,7 @@ static void cpus_online(const struct checksys *cs, struct cpus *s)
 		cpus_parse(s, buf, (size_t)n);
 	else
 		cpus_add(s, 0);
+	return n > 0;
 }
 
 /* ---- the configured threads ---- */
@@ -565,9 +566,7 @@ void checksys_isolation(const struct checksys *cs, struct checksys_result *r)
 	/* online, not this process's Cpus_allowed_list: a service inherits init's
 	 * mask, which isolcpus= narrows, yet its threads may be pinned to any CPU of
 	 * its cpuset (the daemon asks the kernel at start) */
-	cpus_online(cs, &online);
-	if (read_at(cs, list, sizeof(list), "/sys/devices/system/cpu/online") > 0
-	    && pinned_outside(cs->conf, &online, what, sizeof(what))) {
+	if (cpus_online(cs, &online) && pinned_outside(cs->conf, &online, what, sizeof(what))) {
 		cpus_format(&online, list, sizeof(list));
 		set(r, CHECKSYS_FAIL, "isolation", "%s: that CPU is not online (online: %s), the "
 		    "daemon would exit 78; fix: use one of %s, or any", what, list, list);

@@ -72,14 +72,12 @@ static void report_overruns(struct sampler *s, int64_t t_mono, int64_t t_real, b
 static void port_back(struct sampler *s)
 {
 	uint64_t unread = atomic_load_explicit(&s->unread, memory_order_relaxed);
-	char text[SOURCE_EV_MAX];
+	char text[SOURCE_EV_MAX], num[24];
 	size_t tl = 0;
-	int n;
 
 	fmt_kv(text, sizeof(text), &tl, "device", s->cfg->device);
-	n = snprintf(text + tl, sizeof(text) - tl, " unread=%llu",
-		     (unsigned long long)(unread - s->unread_said));
-	tl += n > 0 && (size_t)n < sizeof(text) - tl ? (size_t)n : 0;
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)(unread - s->unread_said));
+	fmt_kv(text, sizeof(text), &tl, "unread", num);
 	(void)source_event(&s->src, EV_OPEN, 0, text);     /* rare: formatting is fine */
 	s->unread_said = unread;
 	s->last = -1;

@@ -72,12 +72,21 @@ void drv_serial_close(struct drv_serial *port)
 	port->fd = -1;
 }
 
-int drv_serial_lock(int fd)
+int drv_serial_flock(int fd)
 {
-	/* flock is what tio, minicom and picocom check; TIOCEXCL stops plain opens
-	 * by anyone but root. */
+	/* what tio, minicom and picocom check */
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
 		return errno == EWOULDBLOCK ? -EBUSY : -errno;
+	return 0;
+}
+
+int drv_serial_lock(int fd)
+{
+	/* TIOCEXCL stops plain opens by anyone but root */
+	int rc = drv_serial_flock(fd);
+
+	if (rc < 0)
+		return rc;
 	if (ioctl(fd, TIOCEXCL) < 0)
 		return -errno;
 	return 0;

@@ -71,10 +71,12 @@ int drv_lines_map(int tiocm);
 /* The ops table of a configured driver. */
 const struct drv_input_ops *drv_input_find(enum conf_par_driver driver);
 
-/* Exclusive access for the tty driver (flock + TIOCEXCL), so a second logger or
- * a terminal program cannot steal bytes; the libserialport driver takes its
- * flock before opening. Returns 0 or -errno (EBUSY if taken). */
+/* Exclusive access for the tty driver (drv_serial_flock + TIOCEXCL), so a second
+ * logger or a terminal program cannot steal bytes; the libserialport driver takes
+ * its flock before opening. Returns 0 or -errno (EBUSY if taken). */
 int drv_serial_lock(int fd);
+/* The flock part alone: 0, -EBUSY when another holds it, or -errno. */
+int drv_serial_flock(int fd);
 
 /*
  * Sets ASYNC_LOW_LATENCY on a UART (TIOCGSERIAL/TIOCSSERIAL). Returns 1 when it

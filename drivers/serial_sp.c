@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
-#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include <termios.h>
@@ -74,15 +73,14 @@ struct sp_state {
  */
 static int lock_port(const char *path)
 {
-	int fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	int fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC), rc;
 
 	if (fd < 0)
 		return -errno;
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		int e = errno == EWOULDBLOCK ? EBUSY : errno;
-
+	rc = drv_serial_flock(fd);
+	if (rc < 0) {
 		close(fd);      /* the holder has it open: not the last close, DTR stays */
-		return -e;
+		return rc;
 	}
 	return fd;
 }
