@@ -138,7 +138,9 @@ static void use_new_log(struct flusher *f, int fd, const char *text)
 	pending = f->out_len;
 	close(f->fd);
 	f->fd = fd;
-	(void)say(f, why);
+	if (!say(f, why))       /* a buffer full of unwritten lines: the journal has it */
+		log_warn("%s: EV %s (not in the log: its buffer is full)",
+			 f->conf->logger.log_file, why);
 	n = f->out_len - pending;
 	if (pending > 0 && n > 0 && n <= sizeof(line)) {
 		memcpy(line, f->out + pending, n);
