@@ -11,9 +11,11 @@
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checksys.h"
+#include "clock.h"
 #include "conf.h"
 #include "flush.h"
 #include "fmt.h"
@@ -179,6 +181,22 @@ static bool setup_rt(struct daemon *d)
  * the notify timer (only under systemd) paces STATUS= and WATCHDOG=1; the
  * flusher says when a SIGHUP's reopen is done, which ends RELOADING=1.
  */
+/*
+ * READY=1 means recording: wait (bounded) until every parallel port has taken
+ * its first value. The timer's first tick comes a period after its thread first
+ * runs, which a busy machine can delay by milliseconds; a pin change before
+ * that would be no change at all, just the first value. A sampler that never
+ * samples is the watchdog's to find.
+ */
+static void wait_first_samples(const struct daemon *d)
+{
+	struct timespec ms = { 0, NS_PER_MS };
+
+	for (unsigned i = 0; i < d->conf.nparallel; i++)
+		for (int k = 0; k < 2000 && atomic_load(&d->samplers[i].samples) == 0; k++)
+			nanosleep(&ms, NULL);
+}
+
 static int serve(struct daemon *d)
 {
 	for (;;) {
@@ -333,6 +351,7 @@ static int run(struct daemon *d)
 		report_rt(d, RT_FIFO);
 	}
 	if (par_ok && started == d->conf.nserial) {
+		wait_first_samples(d);
 		rc = notify_ready(&d->notify);
 		if (rc < 0)
 			log_warn("cannot arm the status and watchdog timer: %s; no STATUS "
