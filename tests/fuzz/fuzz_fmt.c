@@ -15,7 +15,7 @@
 
 #include "fmt.h"
 #include "fuzz.h"
-#include "../logtext.h"
+#include "logline.h"
 
 #define MAX_FIELDS 8
 
@@ -112,7 +112,7 @@ static void check_time(const char *s, enum conf_ts ts, int64_t t_real)
 
 static unsigned hexdigit(char c)
 {
-	int v = logtext_hexval(c);
+	int v = logline_hexval(c);
 
 	CHECK(v >= 0);
 	return (unsigned)v;
@@ -122,7 +122,7 @@ static unsigned hexdigit(char c)
  * stops) into out; returns the length. */
 static size_t unescape(const char *s, size_t n, uint8_t *out, size_t cap)
 {
-	long len = logtext_unescape(s, n, out, cap);
+	long len = logline_unescape(s, n, out, cap);
 
 	CHECK(len >= 0);
 	return (size_t)len;
