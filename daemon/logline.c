@@ -34,10 +34,11 @@ static inline bool name_char(unsigned char c)
 /* The reason: fmt with one %s, the field that failed, shortened and printable. */
 static int fail(struct logline_parser *p, const char *fmt, const char *a, size_t alen)
 {
-	char shown[24];
-	size_t k = 0;
+	char shown[32];
+	size_t k = 0, i;
 
-	for (size_t i = 0; i < alen && k + 5 < sizeof(shown); i++) {
+	/* at most 20 characters of it, then "..." */
+	for (i = 0; i < alen && k < 20; i++) {
 		unsigned char c = (unsigned char)a[i];
 
 		if (c > 0x20 && c < 0x7f)
@@ -45,10 +46,7 @@ static int fail(struct logline_parser *p, const char *fmt, const char *a, size_t
 		else
 			k += (size_t)snprintf(shown + k, sizeof(shown) - k, "\\x%02x", c);
 	}
-	if (alen > 0 && k + 5 >= sizeof(shown))
-		memcpy(shown + k, "...", 4);
-	else
-		shown[k] = '\0';
+	memcpy(shown + k, i < alen ? "..." : "", i < alen ? 4 : 1);
 	{
 		const char *at = strstr(fmt, "%s");
 		int pre = at != NULL ? (int)(at - fmt) : (int)strlen(fmt);
@@ -114,7 +112,8 @@ static int iso_seconds(const char *s, int64_t *sec)
 		return -1;
 	*sec = days_from_civil((int64_t)y, (unsigned)mo, (unsigned)d) * 86400
 	       + (int64_t)(h * 3600 + mi * 60 + se);
-	return 0;
+	/* nanoseconds in an int64: the years 1678 to 2261 */
+	return *sec > INT64_MIN / NS && *sec < INT64_MAX / NS - 1 ? 0 : -1;
 }
 
 /* Epoch "[-]S" with up to 9 fraction digits (exactly `frac` of them if frac > 0). */
@@ -138,6 +137,9 @@ static int epoch_time(const char *s, size_t n, int exact_frac, int64_t *t)
 	for (size_t i = fl; i < 9; i++)
 		ns *= 10;
 	*t = (int64_t)(sec * (uint64_t)NS + ns);
+	/* as fmt writes it: no leading zero, no "-0.000000000" */
+	if (exact_frac > 0 && ((dot - s > 1 && s[0] == '0') || (neg && *t == 0)))
+		return -1;
 	if (neg)
 		*t = -*t;
 	return 0;

@@ -3,7 +3,7 @@
 # dpkg-dev, file: cpack's .deb with dpkg-shlibdeps; groff-base: the man page tests;
 # logrotate: its config's test; clang: the libFuzzer targets (tests/fuzz.sh)
 PORTLOGD_PACKAGES="cmake make gcc libc6-dev pkg-config libserialport-dev libieee1284-3-dev
-libsystemd-dev libinih-dev libcmocka-dev libck-dev systemd man-db dpkg-dev file groff-base logrotate
+libsystemd-dev libinih-dev libcmocka-dev libck-dev zlib1g-dev systemd man-db dpkg-dev file groff-base logrotate
 clang"
 
 # the guest test (tests/vm/run.sh, ctest -L vm): QEMU, a Debian guest made by debootstrap,
