@@ -43,10 +43,10 @@ static void reformat(const uint8_t *data, size_t size, const struct logline *l)
 		n = fmt_rx(&f, out, l->t, src, l->data, l->len);
 		if (l->kind == LOGLINE_TX) {
 			/* fmt has no TX yet: the same fields after another KIND */
-			char *k = strstr(out, " RX ");
+			size_t k = (size_t)(l->src - s) + l->src_len + 1;
 
-			CHECK(k != NULL);
-			k[1] = 'T';
+			CHECK(k + 2 < n && out[k] == 'R' && out[k + 1] == 'X');
+			out[k] = 'T';
 		}
 		check_same(data, size, n);
 		break;
