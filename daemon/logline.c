@@ -70,6 +70,17 @@ void logline_init(struct logline_parser *p)
 	p->cached_sec = INT64_MIN;
 }
 
+/* sec and ns as int64 nanoseconds, if they fit (the years 1677 to 2262). */
+static int to_ns(int64_t sec, uint64_t ns, int64_t *t)
+{
+	__int128 v = (__int128)sec * NS + (__int128)ns;
+
+	if (v < INT64_MIN || v > INT64_MAX)
+		return -1;
+	*t = (int64_t)v;
+	return 0;
+}
+
 static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
 {
 	int64_t era;
@@ -112,8 +123,7 @@ static int iso_seconds(const char *s, int64_t *sec)
 		return -1;
 	*sec = days_from_civil((int64_t)y, (unsigned)mo, (unsigned)d) * 86400
 	       + (int64_t)(h * 3600 + mi * 60 + se);
-	/* nanoseconds in an int64: the years 1678 to 2261 */
-	return *sec > INT64_MIN / NS && *sec < INT64_MAX / NS - 1 ? 0 : -1;
+	return 0;
 }
 
 /* Epoch "[-]S" with up to 9 fraction digits (exactly `frac` of them if frac > 0). */
@@ -128,7 +138,7 @@ static int epoch_time(const char *s, size_t n, int exact_frac, int64_t *t)
 		s++;
 	if (dot == NULL)
 		dot = end;
-	if (dot - s > 10 || !num(s, (size_t)(dot - s), &sec) || sec > (uint64_t)(INT64_MAX / NS) - 1)
+	if (dot - s > 11 || !num(s, (size_t)(dot - s), &sec))
 		return -1;
 	fl = dot < end ? (size_t)(end - dot - 1) : 0;
 	if ((exact_frac > 0 && (dot == end || fl != (size_t)exact_frac)) || fl > 9
@@ -136,12 +146,16 @@ static int epoch_time(const char *s, size_t n, int exact_frac, int64_t *t)
 		return -1;
 	for (size_t i = fl; i < 9; i++)
 		ns *= 10;
-	*t = (int64_t)(sec * (uint64_t)NS + ns);
 	/* as fmt writes it: no leading zero, no "-0.000000000" */
-	if (exact_frac > 0 && ((dot - s > 1 && s[0] == '0') || (neg && *t == 0)))
+	if (exact_frac > 0 && ((dot - s > 1 && s[0] == '0') || (neg && sec == 0 && ns == 0)))
 		return -1;
-	if (neg)
-		*t = -*t;
+	{
+		unsigned __int128 mag = (unsigned __int128)sec * NS + ns;
+
+		if (mag > (neg ? (unsigned __int128)INT64_MAX + 1 : (unsigned __int128)INT64_MAX))
+			return -1;
+		*t = neg ? (int64_t)(0 - (uint64_t)mag) : (int64_t)mag;
+	}
 	return 0;
 }
 
@@ -153,8 +167,7 @@ int logline_time(const char *s, size_t n, int64_t *t)
 	if (n == 30 && s[10] == 'T') {
 		if (s[19] != '.' || s[29] != 'Z' || !num(s + 20, 9, &ns) || iso_seconds(s, &sec) < 0)
 			return -1;
-		*t = sec * NS + (int64_t)ns;
-		return 0;
+		return to_ns(sec, ns, t);
 	}
 	return epoch_time(s, n, 9, t);
 }
@@ -186,8 +199,7 @@ int logline_time_arg(const char *s, int64_t *t)
 			for (size_t i = n - 1; i < 9; i++)
 				ns *= 10;
 		}
-		*t = sec * NS + (int64_t)ns;
-		return 0;
+		return to_ns(sec, ns, t);
 	}
 	return epoch_time(s, n, 0, t);
 }
@@ -426,15 +438,14 @@ int logline_parse(struct logline_parser *p, const char *s, size_t n, struct logl
 	if (fl == 30 && f[10] == 'T' && memcmp(f, p->cached, 19) == 0 && p->cached_sec != INT64_MIN) {
 		uint64_t ns;
 
-		if (f[19] != '.' || f[29] != 'Z' || !num(f + 20, 9, &ns))
+		if (f[19] != '.' || f[29] != 'Z' || !num(f + 20, 9, &ns) || to_ns(p->cached_sec, ns, &l->t) < 0)
 			return fail(p, "TIME '%s' is not ISO 8601 with nanoseconds, nor epoch", f, fl);
-		l->t = p->cached_sec * NS + (int64_t)ns;
 	} else {
 		if (logline_time(f, fl, &l->t) < 0)
 			return fail(p, "TIME '%s' is not ISO 8601 with nanoseconds, nor epoch", f, fl);
 		if (fl == 30 && f[10] == 'T') {
 			memcpy(p->cached, f, 19);
-			p->cached_sec = (l->t - (l->t % NS + NS) % NS) / NS;
+			p->cached_sec = l->t / NS - (l->t % NS < 0);
 		}
 	}
 
