@@ -344,7 +344,8 @@ static void vcd_end(struct export *x)
 	t0 = x->have_since ? x->since : v->have_t0 ? v->t0 : 0;
 	fmt_init(&f, CONF_TS_ISO, CONF_PAYLOAD_BOTH);
 	date[fmt_time(&f, date, t0)] = '\0';
-	qsort(v->ch, v->nch, sizeof(*v->ch), by_time);
+	if (v->nch > 0)         /* qsort wants a pointer, even for nothing */
+		qsort(v->ch, v->nch, sizeof(*v->ch), by_time);
 	/* changes at time 0 are its initial values */
 	for (; i < v->nch && v->ch[i].t <= t0; i++)
 		v->w[v->ch[i].wire].init = v->ch[i].val;
