@@ -896,12 +896,24 @@ static void print_sched(FILE *out, const char *prefix, int prio, int cpu)
 		fprintf(out, "%scpu = %d\n", prefix, cpu);
 }
 
+const char *conf_par_driver_name(enum conf_par_driver d)
+{
+	static const char *const drivers[] = { "ieee1284", "lines", "sim" };
+
+	return (unsigned)d < 3 ? drivers[d] : "?";
+}
+
+const char *conf_par_read_name(enum conf_par_read r)
+{
+	static const char *const reads[] = { "", "status", "data", "status+data" };
+
+	return (unsigned)r < 4 ? reads[r] : "?";
+}
+
 void conf_print(const struct conf *c, FILE *out)
 {
 	static const char *const payload[] = { "", "hex", "text", "both" };
 	static const char *const flow[] = { "none", "rtscts", "xonxoff", "dtrdsr" };
-	static const char *const drivers[] = { "ieee1284", "lines", "sim" };
-	static const char *const reads[] = { "", "status", "data", "status+data" };
 	const struct conf_logger *l = &c->logger;
 	size_t plen = strlen(c->path);
 
@@ -941,7 +953,7 @@ void conf_print(const struct conf *c, FILE *out)
 	for (unsigned i = 0; i < c->nparallel; i++) {
 		const struct conf_parallel *pp = &c->parallel[i];
 		fprintf(out, "\n[parallel %s]\ndriver = %s\ndevice = %s\nread = %s\nmask = 0x%02x\n",
-			pp->name, drivers[pp->driver], pp->device, reads[pp->read], pp->mask);
+			pp->name, conf_par_driver_name(pp->driver), pp->device, conf_par_read_name(pp->read), pp->mask);
 		print_sched(out, "", pp->priority, pp->cpu);
 	}
 }

@@ -105,4 +105,8 @@ unsigned conf_frame_bits(const struct conf_serial *s);
 /* Effective gap in ns: gap_us, or 3.5 character times when auto. */
 int64_t conf_gap_ns(const struct conf_serial *s);
 
+/* The config's words for a parallel driver and a read mode ("sim", "status+data"). */
+const char *conf_par_driver_name(enum conf_par_driver d);
+const char *conf_par_read_name(enum conf_par_read r);
+
 #endif

@@ -17,6 +17,7 @@
 #include "checksys.h"
 #include "clock.h"
 #include "conf.h"
+#include "export.h"
 #include "flush.h"
 #include "fmt.h"
 #include "log.h"
@@ -52,6 +53,8 @@ static void usage(FILE *out)
 		"Usage: portlogd [-c FILE] [-f]\n"
 		"       portlogd [-c FILE] --check-config\n"
 		"       portlogd [-c FILE] --check-system [--root DIR]\n"
+		"       portlogd --export pcapng|vcd [-o OUT] [--source NAME]... [--since TIME]\n"
+		"                [--until TIME] LOG...   (portlogd --export pcapng --help)\n"
 		"Records every byte on serial ports and every change on input pins, with its\ntime, to a text log.\n\n"
 		"  -c, --config FILE   config file (default " DEFAULT_CONFIG ")\n"
 		"  -f, --foreground    stay in the foreground, diagnostics to stderr\n"
@@ -59,6 +62,8 @@ static void usage(FILE *out)
 		"      --check-system  report whether this machine and user are ready for real\n"
 		"                      time: one OK/WARN/FAIL line per check, with the fix\n"
 		"      --root DIR      --check-system reads DIR/proc, DIR/sys, DIR/dev (default /)\n"
+		"      --export FORMAT write log files as pcapng (Wireshark) or vcd (GTKWave,\n"
+		"                      PulseView); its options: portlogd --export pcapng --help\n"
 		"  -V, --version       print the version and exit\n"
 		"  -h, --help          print this help and exit\n\n"
 		"Exit status: 0 clean stop, 78 config error, 1 other start-up error;\n"
@@ -428,6 +433,10 @@ int main(int argc, char **argv)
 	bool foreground = false, check = false, check_system = false, config_given = false;
 	int opt, rc;
 
+	/* --export is a command of its own (export.c): no config, no daemon */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--export") == 0 || strncmp(argv[i], "--export=", 9) == 0)
+			return export_main(argc, argv);
 	while ((opt = getopt_long(argc, argv, "c:fVh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c': config = optarg; config_given = true; break;

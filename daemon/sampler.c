@@ -11,6 +11,8 @@
 
 #define OVERRUN_REPORT_NS NS_PER_S   /* at most one OVERRUN line a second */
 
+static void event_open(struct sampler *s, const char *unread);
+
 int sampler_init(struct sampler *s, const struct conf_parallel *cfg, uint32_t ring_records,
 		 char *err, size_t errlen)
 {
@@ -67,18 +69,36 @@ static void report_overruns(struct sampler *s, int64_t t_mono, int64_t t_real, b
 	}
 }
 
+/*
+ * EV open: what an IN value is (driver, register, mask), so that a reader of the
+ * log (portlogd --export vcd) can name the pins; at start and at each reopen.
+ * `read=lines` for the lines driver, which reads the four modem lines.
+ */
+static void event_open(struct sampler *s, const char *unread)
+{
+	char text[SOURCE_EV_MAX], mask[16];
+	size_t tl = 0;
+
+	fmt_kv(text, sizeof(text), &tl, "driver", conf_par_driver_name(s->cfg->driver));
+	fmt_kv(text, sizeof(text), &tl, "device", s->cfg->device);
+	fmt_kv(text, sizeof(text), &tl, "read", s->cfg->driver == CONF_PAR_LINES ? "lines"
+		: conf_par_read_name(s->cfg->read));
+	mask[fmt_hexval(mask, s->cfg->mask & ((1u << s->bits) - 1), s->bits / 4)] = '\0';
+	fmt_kv(text, sizeof(text), &tl, "mask", mask);
+	if (unread != NULL)
+		fmt_kv(text, sizeof(text), &tl, "unread", unread);
+	(void)source_event(&s->src, EV_OPEN, 0, text);     /* rare: formatting is fine */
+}
+
 /* The port is back (main reopened it): say so, with the ticks it missed, and
  * start over: the next value is an IN line whatever the pins did meanwhile. */
 static void port_back(struct sampler *s)
 {
 	uint64_t unread = atomic_load_explicit(&s->unread, memory_order_relaxed);
-	char text[SOURCE_EV_MAX], num[24];
-	size_t tl = 0;
+	char num[24];
 
-	fmt_kv(text, sizeof(text), &tl, "device", s->cfg->device);
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)(unread - s->unread_said));
-	fmt_kv(text, sizeof(text), &tl, "unread", num);
-	(void)source_event(&s->src, EV_OPEN, 0, text);     /* rare: formatting is fine */
+	event_open(s, num);
 	s->unread_said = unread;
 	s->last = -1;
 	s->last_err = 0;
@@ -158,6 +178,9 @@ int sampler_start(struct sampler *s, int *degraded)
 	char name[16];
 
 	snprintf(name, sizeof(name), "plog-%.10s", s->cfg->name);
+	/* pushed before the thread runs (thread creation orders it), so it is the
+	 * port's first line, after EV start */
+	event_open(s, NULL);
 	return thread_start(&s->thread, name, s->cfg->priority, s->cfg->cpu, sampler_thread, s,
 			    degraded);
 }

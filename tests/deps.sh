@@ -1,10 +1,12 @@
 # tests/deps.sh - sourced by demo.sh and check.sh: installs missing Debian packages.
 # systemd, man-db: systemd-analyze (verify looks up Documentation= man pages);
 # dpkg-dev, file: cpack's .deb with dpkg-shlibdeps; groff-base: the man page tests;
-# logrotate: its config's test; clang: the libFuzzer targets (tests/fuzz.sh)
+# logrotate: its config's test; clang: the libFuzzer targets (tests/fuzz.sh); zlib1g-dev: --export
+# reads .gz; tshark, sigrok-cli, gtkwave (vcd2fst): e2e_export reads what --export writes (tshark
+# asks whether non-root users may capture: DEBIAN_FRONTEND=noninteractive takes the default, no)
 PORTLOGD_PACKAGES="cmake make gcc libc6-dev pkg-config libserialport-dev libieee1284-3-dev
-libsystemd-dev libinih-dev libcmocka-dev libck-dev systemd man-db dpkg-dev file groff-base logrotate
-clang"
+libsystemd-dev libinih-dev libcmocka-dev libck-dev zlib1g-dev systemd man-db dpkg-dev file groff-base logrotate
+clang tshark sigrok-cli gtkwave"
 
 # the guest test (tests/vm/run.sh, ctest -L vm): QEMU, a Debian guest made by debootstrap,
 # its ext4 image (mkfs.ext4 -d) read back with debugfs. Install: portlogd_deps $PORTLOGD_VM_PACKAGES

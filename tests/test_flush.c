@@ -19,7 +19,7 @@
 
 #include "conf.h"
 #include "flush.h"
-#include "logtext.h"
+#include "logline.h"
 #include "rec.h"
 #include "source.h"
 #include "stat.h"
@@ -255,7 +255,7 @@ static long decode_hex(const char *s, uint8_t *out, size_t cap)
 	if (n % 2 != 0 || n / 2 > cap)
 		return -1;
 	for (size_t i = 0; i < n / 2; i++) {
-		int hi = logtext_hexval(s[2 * i]), lo = logtext_hexval(s[2 * i + 1]);
+		int hi = logline_hexval(s[2 * i]), lo = logline_hexval(s[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return -1;
@@ -271,7 +271,7 @@ static long decode_text(const char *s, uint8_t *out, size_t cap)
 
 	if (len < 2 || s[0] != '"' || s[len - 1] != '"')
 		return -1;
-	return logtext_unescape(s + 1, len - 2, out, cap);
+	return logline_unescape(s + 1, len - 2, out, cap);
 }
 
 /* Checks an RX line: source, length, HEX and TEXT both decode to the payload. */

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "fmt.h"
-#include "logtext.h"
+#include "logline.h"
 #include "testutil.h"
 
 #define T2026 1795300867123456789LL      /* 2026-11-21T22:41:07.123456789Z */
@@ -319,7 +319,7 @@ static long unescape(const char *s, size_t n, uint8_t *out, size_t cap)
 {
 	if (n < 2 || s[0] != '"' || s[n - 1] != '"')
 		return -1;
-	return logtext_unescape(s + 1, n - 2, out, cap);
+	return logline_unescape(s + 1, n - 2, out, cap);
 }
 
 static void test_rx_random(void **state)
@@ -413,7 +413,7 @@ static void test_rx_random(void **state)
 				fail_msg("seed %" PRIu64 " iter %d: HEX has %zu digits for %zu bytes",
 					 seed, iter, flen[4], len);
 			for (size_t i = 0; i < len; i++) {
-				int hi = logtext_hexval(h[2 * i]), lo = logtext_hexval(h[2 * i + 1]);
+				int hi = logline_hexval(h[2 * i]), lo = logline_hexval(h[2 * i + 1]);
 
 				if (hi < 0 || lo < 0 || (uint8_t)(hi << 4 | lo) != data[i])
 					fail_msg("seed %" PRIu64 " iter %d: HEX byte %zu does not "

@@ -639,7 +639,7 @@ static void lost_port_is_reopened(void **state)
 {
 	struct conf_parallel c = { .name = "sim0", .driver = CONF_PAR_SIM,
 				   .read = CONF_READ_STATUS, .mask = 0xff, .cpu = CONF_CPU_ANY };
-	char err[CONF_ERR_MAX] = "", text[128], want[sizeof(c.device) + 16];
+	char err[CONF_ERR_MAX] = "", text[160], want[sizeof(c.device) + 64];
 	const struct rec *r;
 	struct sampler s;
 	int fd, degraded = 0;
@@ -665,6 +665,12 @@ static void lost_port_is_reopened(void **state)
 	tick(&s, 5);
 	sampler_stop(&s);
 
+	/* the open at start names driver, register and mask */
+	r = pop_rec(&s, text, sizeof(text));
+	assert_int_equal(r->kind, REC_EV);
+	assert_int_equal(r->a, EV_OPEN);
+	snprintf(want, sizeof(want), "driver=sim device=%s read=status mask=0xff", c.device);
+	assert_string_equal(text, want);
 	r = pop_rec(&s, text, sizeof(text));
 	assert_int_equal(r->kind, REC_IN);
 	assert_int_equal(r->a, 0x01);
@@ -675,7 +681,7 @@ static void lost_port_is_reopened(void **state)
 	r = pop_rec(&s, text, sizeof(text));
 	assert_int_equal(r->kind, REC_EV);
 	assert_int_equal(r->a, EV_OPEN);
-	snprintf(want, sizeof(want), "device=%s unread=2", c.device);
+	snprintf(want, sizeof(want), "driver=sim device=%s read=status mask=0xff unread=2", c.device);
 	assert_string_equal(text, want);
 	r = pop_rec(&s, text, sizeof(text));
 	assert_int_equal(r->kind, REC_IN);

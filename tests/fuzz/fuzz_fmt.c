@@ -15,7 +15,7 @@
 
 #include "fmt.h"
 #include "fuzz.h"
-#include "../logtext.h"
+#include "logline.h"
 
 #define MAX_FIELDS 8
 
@@ -56,19 +56,6 @@ static int split(char *line, size_t n, char **field)
 	return nf;
 }
 
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-	int64_t era;
-	unsigned yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = (unsigned)(y - era * 400);
-	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + (int64_t)doe - 719468;
-}
-
 static uint64_t digits(const char *s, size_t n)
 {
 	uint64_t v = 0;
@@ -101,18 +88,21 @@ static void check_time(const char *s, enum conf_ts ts, int64_t t_real)
 		nsec += 1000000000;
 		sec--;
 	}
-	/* YYYY-MM-DDTHH:MM:SS.NNNNNNNNNZ; int64 ns stay within years 1677..2262 */
+	/* YYYY-MM-DDTHH:MM:SS.NNNNNNNNNZ; int64 ns stay within years 1677..2262; the
+	 * date read back by the log's parser (logline.c, written apart from fmt) */
 	CHECK(strlen(s) == 30 && s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':' &&
 	      s[16] == ':' && s[19] == '.' && s[29] == 'Z');
-	CHECK(days_from_civil((int64_t)digits(s, 4), (unsigned)digits(s + 5, 2),
-			      (unsigned)digits(s + 8, 2)) * 86400 + (int64_t)digits(s + 11, 2) * 3600 +
-	      (int64_t)digits(s + 14, 2) * 60 + (int64_t)digits(s + 17, 2) == sec);
+	{
+		int64_t back;
+
+		CHECK(logline_time(s, 30, &back) == 0 && back == t_real);
+	}
 	CHECK(digits(s + 20, 9) == (uint64_t)nsec);
 }
 
 static unsigned hexdigit(char c)
 {
-	int v = logtext_hexval(c);
+	int v = logline_hexval(c);
 
 	CHECK(v >= 0);
 	return (unsigned)v;
@@ -122,7 +112,7 @@ static unsigned hexdigit(char c)
  * stops) into out; returns the length. */
 static size_t unescape(const char *s, size_t n, uint8_t *out, size_t cap)
 {
-	long len = logtext_unescape(s, n, out, cap);
+	long len = logline_unescape(s, n, out, cap);
 
 	CHECK(len >= 0);
 	return (size_t)len;

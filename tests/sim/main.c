@@ -34,7 +34,7 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: portlogd-sim [options] NAME[:nmea|:binary]...\n"
+		"Usage: portlogd-sim [options] NAME[:nmea|:binary|:modbus]...\n"
 		"Creates a pseudo-terminal per NAME, links DIR/NAME to it, waits until\n"
 		"something opens it, and plays packets into it until stopped (Ctrl-C).\n\n"
 		"  -d, --dir DIR         where the links go (default /tmp/portlogd-demo)\n"
@@ -169,14 +169,16 @@ int main(int argc, char **argv)
 		snprintf(name, sizeof(name), "%.*s", (int)n, argv[a]);
 		snprintf(link, sizeof(link), "%s/%s", dir, name);
 		pcfg[nports] = cfg;
-		pcfg[nports].kind = colon != NULL && strcmp(colon + 1, "nmea") == 0 ? SIM_NMEA : SIM_BINARY;
+		pcfg[nports].kind = colon == NULL ? SIM_BINARY : strcmp(colon + 1, "nmea") == 0 ? SIM_NMEA
+				    : strcmp(colon + 1, "modbus") == 0 ? SIM_MODBUS : SIM_BINARY;
 		pcfg[nports].seed = cfg.seed + nports;
 		if ((rc = sim_port_open(&ports[nports], name, link)) < 0) {
 			fprintf(stderr, "portlogd-sim: %s: %s\n", link, strerror(-rc));
 			return 1;
 		}
 		printf("%s -> %s (%s)\n", link, ports[nports].slave,
-		       pcfg[nports].kind == SIM_NMEA ? "nmea" : "binary");
+		       pcfg[nports].kind == SIM_NMEA ? "nmea" : pcfg[nports].kind == SIM_MODBUS ? "modbus"
+		       : "binary");
 		nports++;
 	}
 	fflush(stdout);

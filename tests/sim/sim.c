@@ -164,6 +164,60 @@ static unsigned make_nmea(struct sim_port *p, uint8_t *out)
 	return (unsigned)sprintf((char *)out, "$%s*%02X\r\n", body, cs);
 }
 
+uint16_t sim_modbus_crc(const uint8_t *p, size_t n)
+{
+	uint16_t crc = 0xffff;
+
+	for (size_t i = 0; i < n; i++) {
+		crc ^= p[i];
+		for (int b = 0; b < 8; b++)
+			crc = crc & 1 ? (uint16_t)(crc >> 1 ^ 0xa001) : (uint16_t)(crc >> 1);
+	}
+	return crc;
+}
+
+/* Even packets are requests, odd ones the response to the packet before. */
+static unsigned make_modbus(struct sim_port *p, uint8_t *out)
+{
+	unsigned n = 0, count;
+	uint16_t crc;
+
+	if (p->npkt % 2 == 0) {
+		unsigned addr = (unsigned)(tu_rand(&p->rng) % 1000);
+
+		count = 1 + (unsigned)(tu_rand(&p->rng) % 8);
+		out[n++] = (uint8_t)(1 + tu_rand(&p->rng) % 3);
+		out[n++] = tu_rand(&p->rng) % 2 ? 3 : 16;
+		out[n++] = (uint8_t)(addr >> 8);
+		out[n++] = (uint8_t)addr;
+		out[n++] = 0;
+		out[n++] = (uint8_t)count;
+		if (out[1] == 16) {
+			out[n++] = (uint8_t)(2 * count);
+			for (unsigned i = 0; i < 2 * count; i++)
+				out[n++] = (uint8_t)tu_rand(&p->rng);
+		}
+	} else {
+		const uint8_t *req = p->data + p->pkt[p->npkt - 1].off;
+
+		out[n++] = req[0];
+		out[n++] = req[1];
+		count = req[5];
+		if (req[1] == 3) {
+			out[n++] = (uint8_t)(2 * count);
+			for (unsigned i = 0; i < 2 * count; i++)
+				out[n++] = (uint8_t)tu_rand(&p->rng);
+		} else {
+			memcpy(out + n, req + 2, 4);        /* address and count, echoed */
+			n += 4;
+		}
+	}
+	crc = sim_modbus_crc(out, n);
+	out[n++] = (uint8_t)crc;
+	out[n++] = (uint8_t)(crc >> 8);
+	return n;
+}
+
 /* The master is non-blocking so that a daemon that went away cannot hang us.
  * *done says how much went out, also when it fails halfway. */
 static int write_all(struct sim_port *p, const uint8_t *buf, size_t len, size_t *done)
@@ -224,6 +278,8 @@ int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg)
 		buf = p->data + p->data_len;
 		if (cfg->kind == SIM_NMEA) {
 			len = make_nmea(p, buf);
+		} else if (cfg->kind == SIM_MODBUS) {
+			len = make_modbus(p, buf);
 		} else {
 			len = uniform(&p->rng, cfg->min_len, cfg->max_len);
 			for (unsigned i = 0; i < len; i++)

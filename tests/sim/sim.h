@@ -15,7 +15,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum sim_kind { SIM_BINARY, SIM_NMEA };
+/* SIM_MODBUS: valid Modbus RTU frames, a request then its response, in turn:
+ * read holding registers (function 3) and write multiple registers (16), units
+ * 1-3, random addresses and values, CRC-16 right (sim_modbus_crc). */
+enum sim_kind { SIM_BINARY, SIM_NMEA, SIM_MODBUS };
 
 struct sim_cfg {
 	enum sim_kind kind;
@@ -98,6 +101,9 @@ int sim_bg_start(struct sim_bg *b, struct sim_port *ports, unsigned n, const str
 		 int rt_priority);
 /* Waits for the traffic to end; returns sim_run_all's result. */
 int sim_bg_join(struct sim_bg *b);
+
+/* Modbus RTU's CRC-16 (polynomial 0xA001 reflected, start 0xFFFF); sent low byte first. */
+uint16_t sim_modbus_crc(const uint8_t *p, size_t n);
 
 /* Is packet i "clean": its pauses inside were well below the gap threshold and
  * the pauses around it well above, as actually measured (not as planned)? */

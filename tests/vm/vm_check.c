@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "e2e.h"
-#include "logtext.h"
+#include "logline.h"
 
 static int failures;
 
@@ -110,7 +110,7 @@ static int read_sent(struct sent *s, const char *path, const char *port)
 		}
 		s->data = realloc(s->data, s->len + len);
 		for (size_t i = 0; i < len; i++)
-			s->data[s->len + i] = (uint8_t)(logtext_hexval(hex[2 * i]) << 4 | logtext_hexval(hex[2 * i + 1]));
+			s->data[s->len + i] = (uint8_t)(logline_hexval(hex[2 * i]) << 4 | logline_hexval(hex[2 * i + 1]));
 		s->pkt_t[s->n] = (int64_t)(t * 1000000000.0L);
 		s->pkt_clean[s->n] = strstr(line, " unclean") == NULL;
 		s->pkt_end[s->n] = s->pkt_t[s->n] + dur * 1000;

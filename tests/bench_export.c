@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* bench_export.c - how fast portlogd --export reads a log, beside gzip -dc of it (prints, never judges).
+ *
+ *   build/tests/bench_export [MB] [DIR]
+ *
+ * Writes a log of about MB megabytes (200) into DIR ($TMPDIR or /tmp) with the
+ * daemon's own formatter: Modbus RTU packets of two ports (both payload
+ * fields), NMEA sentences, IN lines of a parallel port, now and then an EV and
+ * STAT line; compresses a copy with gzip. Then, best of 3 runs each, prints MB
+ * of log per second for gzip -dc of the .gz, --export pcapng and vcd of the
+ * plain log, and --export pcapng of the .gz, all to /dev/null.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fmt.h"
+#include "testutil.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void make_log(const char *path, double mb)
+{
+	FILE *f = fopen(path, "w");
+	static char line[8192];
+	uint64_t rng = 42, written = 0, tick = 0;
+	int64_t t = 1795310285000000000LL;
+	unsigned pins = 0x80;
+	struct fmt fm;
+
+	if (f == NULL) {
+		perror(path);
+		exit(1);
+	}
+	fmt_init(&fm, CONF_TS_ISO, CONF_PAYLOAD_BOTH);
+	{
+		/* the ports' opens, as a log starts */
+		static const struct { const char *src, *text; } opens[] = {
+			{ "lpt0", "open driver=ieee1284 device=parport0 read=status mask=0xf8" },
+			{ "plc1", "open device=/dev/ttyS0 driver=libserialport baud=19200 format=8E1 gap_us=2005" },
+			{ "plc2", "open device=/dev/ttyS1 driver=libserialport baud=19200 format=8E1 gap_us=2005" },
+			{ "gps", "open device=/dev/ttyUSB0 driver=libserialport baud=9600 format=8N1 gap_us=4010" },
+		};
+
+		for (size_t i = 0; i < sizeof(opens) / sizeof(opens[0]); i++) {
+			size_t n = fmt_ev(&fm, line, t, opens[i].src, opens[i].text, strlen(opens[i].text));
+
+			written += fwrite(line, 1, n, f);
+		}
+	}
+	while ((double)written < mb * 1e6) {
+		unsigned r = (unsigned)(tu_rand(&rng) % 100);
+		uint8_t data[96];
+		size_t n, len;
+
+		t += 1000000 + (int64_t)(tu_rand(&rng) % 5000000);
+		if (r < 70) {
+			len = 8 + tu_rand(&rng) % 24;
+			for (size_t i = 0; i < len; i++)
+				data[i] = (uint8_t)tu_rand(&rng);
+			n = fmt_rx(&fm, line, t, r % 2 ? "plc1" : "plc2", data, len);
+		} else if (r < 82) {
+			len = (size_t)snprintf((char *)data, sizeof(data),
+					       "$GPGGA,%06u.00,4807.038,N,01131.000,E,1,08,0.9,545.4,M*47\r\n",
+					       (unsigned)(t / 1000000000 % 1000000));
+			n = fmt_rx(&fm, line, t, "gps", data, len);
+		} else if (r < 97) {
+			unsigned v = pins ^ (1u << (tu_rand(&rng) % 5 + 3));
+
+			tick += 1 + tu_rand(&rng) % 50;
+			n = fmt_in(&fm, line, t, "lpt0", v, v ^ pins, 2, tick);
+			pins = v;
+		} else if (r < 99) {
+			static const char ev[] = "late-delivery wait_us=5123 bytes=12";
+
+			n = fmt_ev(&fm, line, t, "plc1", ev, sizeof(ev) - 1);
+		} else {
+			static const char st[] = "plc1 records=123456 bytes=2345678 drops=0 "
+				"drop_bytes=0 wakeups=123456 frame=0 parity=0 overrun=0 brk=0 buf_overrun=0";
+
+			n = fmt_fields(&fm, line, t, "portlogd", "STAT", st, sizeof(st) - 1);
+		}
+		if (fwrite(line, 1, n, f) != n) {
+			perror(path);
+			exit(1);
+		}
+		written += n;
+	}
+	if (fclose(f) != 0) {
+		perror(path);
+		exit(1);
+	}
+}
+
+/* Best of 3 wall-clock runs of a shell command. */
+static double best(const char *cmd)
+{
+	double b = 1e30;
+
+	for (int i = 0; i < 3; i++) {
+		double t0 = now_s();
+
+		if (system(cmd) != 0) {
+			fprintf(stderr, "bench_export: failed: %s\n", cmd);
+			exit(1);
+		}
+		if (now_s() - t0 < b)
+			b = now_s() - t0;
+	}
+	return b;
+}
+
+int main(int argc, char **argv)
+{
+	double mb = argc > 1 ? atof(argv[1]) : 200;
+	const char *base = argc > 2 ? argv[2] : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char dir[512], logp[600], gz[620], cmd[2048];
+	static const struct { const char *what, *format; bool gz; } runs[] = {
+		{ "gzip -dc LOG.gz", NULL, true },
+		{ "--export pcapng LOG", "pcapng", false },
+		{ "--export vcd LOG", "vcd", false },
+		{ "--export pcapng LOG.gz", "pcapng", true },
+	};
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s/portlogd-bench-export-XXXXXX", base);
+	if (mb <= 0 || mkdtemp(dir) == NULL) {
+		fprintf(stderr, "usage: bench_export [MB] [DIR]\n");
+		return 1;
+	}
+	snprintf(logp, sizeof(logp), "%s/portlogd.log", dir);
+	snprintf(gz, sizeof(gz), "%s.gz", logp);
+	make_log(logp, mb);
+	snprintf(cmd, sizeof(cmd), "gzip -c %s > %s", logp, gz);
+	if (system(cmd) != 0 || stat(logp, &st) < 0)
+		return 1;
+	printf("log: %.1f MB (%s), gzip'd %s\n", (double)st.st_size / 1e6, logp, gz);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		double s;
+
+		if (runs[i].format == NULL)
+			snprintf(cmd, sizeof(cmd), "gzip -dc %s >/dev/null", gz);
+		else
+			snprintf(cmd, sizeof(cmd), "%s --export %s -o /dev/null %s", PORTLOGD_BIN,
+				 runs[i].format, runs[i].gz ? gz : logp);
+		s = best(cmd);
+		printf("%-24s %7.3f s  %8.1f MB of log/s\n", runs[i].what, s, (double)st.st_size / 1e6 / s);
+	}
+	unlink(gz);
+	unlink(logp);
+	rmdir(dir);
+	return 0;
+}
