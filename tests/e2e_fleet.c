@@ -806,6 +806,8 @@ static void forwarder_restart(void **state)
 	int rc;
 
 	fleet_up(f, NULL);
+	/* resend writes where the test's forwarder looks, not to /var/log */
+	setenv("PORTLOGD_RESEND_DIR", f->resend_dir, 1);
 	sleep_ms(2000);
 	rsys_stop(&f->ctr);
 	sleep_ms(2000);
