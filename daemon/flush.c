@@ -96,13 +96,33 @@ found:
 		 f->conf->logger.log_file, (long long)(end - pos));
 }
 
+/*
+ * Opens the log, or creates it with mode 0640 whatever the umask: with
+ * logrotate's nocreate (the shipped rotation) this is how every new file is
+ * made, and a forwarder that reads it as group portlogd must find it readable
+ * after each rotation, as logrotate's "create 0640" made it before.
+ */
 static int open_log(struct flusher *f)
 {
+	const char *path = f->conf->logger.log_file;
+	const int flags = O_RDWR | O_APPEND | O_CLOEXEC | O_NOCTTY;
 	struct stat st;
-	/* O_RDWR, not O_WRONLY: repair_tail() reads the end back with pread */
-	int fd = open(f->conf->logger.log_file,
-		      O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+	int fd = -1;
 
+	/* O_RDWR, not O_WRONLY: repair_tail() reads the end back with pread. Two
+	 * tries: the file can be renamed away between the two opens. */
+	for (int i = 0; i < 2 && fd < 0; i++) {
+		fd = open(path, flags | O_CREAT | O_EXCL, 0640);
+		if (fd >= 0) {
+			if (fchmod(fd, 0640) < 0)
+				log_warn("%s: cannot set mode 0640: %s, ignoring", path,
+					 strerror(errno));
+		} else if (errno == EEXIST) {
+			fd = open(path, flags);
+		}
+		if (fd < 0 && errno != ENOENT)
+			break;
+	}
 	if (fd < 0)
 		return -errno;
 	/* a FIFO or a device as the log: nothing to repair, nothing to sync */

@@ -5,6 +5,8 @@
 # The guest test (tests/vm/run.sh: the .deb under systemd in a QEMU guest, ~5 min) runs once,
 # after the plain build's tests, printing its phase timings and checks (-V); CHECK_VM=0 skips it.
 # Here a skip of its own counts as a failure.
+# The central-collection test (label fleet: two rsyslogds, the daemon, logrotate; ~2 min)
+# runs once, in the plain build; CHECK_FLEET=0 skips it.
 # Then the fuzz targets run FUZZ_SECONDS (60) each, or not at all with FUZZ_SECONDS=0.
 set -eu
 cd "$(dirname "$0")/.."
@@ -21,7 +23,11 @@ for b in ${CHECK_BUILDS:-plain asan tsan}; do
 	echo "=== $b build ==="
 	cmake -S . -B "build-$b" -DPORTLOGD_WERROR=ON $opts >/dev/null
 	cmake --build "build-$b" -j"$jobs"
-	env $env ctest --test-dir "build-$b" --output-on-failure --timeout 900 -LE 'long|vm'
+	env $env ctest --test-dir "build-$b" --output-on-failure --timeout 900 -LE 'long|vm|fleet'
+	if [ "$b" = plain ] && [ "${CHECK_FLEET:-1}" != 0 ]; then
+		echo "=== plain build: central collection (rsyslog) ==="
+		ctest --test-dir build-plain -V --timeout 900 -L fleet
+	fi
 	if [ "$b" = plain ] && [ "${CHECK_LONG:-1}" != 0 ]; then
 		echo "=== plain build: long tests ==="
 		ctest --test-dir build-plain --output-on-failure --timeout 900 -L long

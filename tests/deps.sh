@@ -3,10 +3,11 @@
 # dpkg-dev, file: cpack's .deb with dpkg-shlibdeps; groff-base: the man page tests;
 # logrotate: its config's test; clang: the libFuzzer targets (tests/fuzz.sh); zlib1g-dev: --export
 # reads .gz; tshark, sigrok-cli, gtkwave (vcd2fst): e2e_export reads what --export writes (tshark
-# asks whether non-root users may capture: DEBIAN_FRONTEND=noninteractive takes the default, no)
+# asks whether non-root users may capture: DEBIAN_FRONTEND=noninteractive takes the default, no);
+# rsyslog, rsyslog-relp: the central-collection test (e2e_fleet, label fleet)
 PORTLOGD_PACKAGES="cmake make gcc libc6-dev pkg-config libserialport-dev libieee1284-3-dev
 libsystemd-dev libinih-dev libcmocka-dev libck-dev zlib1g-dev systemd man-db dpkg-dev file groff-base logrotate
-clang tshark sigrok-cli gtkwave"
+clang tshark sigrok-cli gtkwave rsyslog rsyslog-relp"
 
 # the guest test (tests/vm/run.sh, ctest -L vm): QEMU, a Debian guest made by debootstrap,
 # its ext4 image (mkfs.ext4 -d) read back with debugfs. Install: portlogd_deps $PORTLOGD_VM_PACKAGES
@@ -24,6 +25,17 @@ portlogd_deps() {
 		echo "portlogd: run as root, or install:$missing" >&2
 		return 1
 	fi
+	# Installing rsyslog would start the system's rsyslogd (invoke-rc.d, or
+	# deb-systemd-invoke under systemd); the tests run their own. A policy-rc.d that
+	# exits 101 ("action forbidden") stops that, for this install only.
+	policy=""
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null &&
+			$sudo chmod 755 /usr/sbin/policy-rc.d && policy=/usr/sbin/policy-rc.d
+	fi
+	rc=0
 	$sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive \
-		$sudo apt-get install -y -q --no-install-recommends $missing
+		$sudo apt-get install -y -q --no-install-recommends $missing || rc=$?
+	[ -z "$policy" ] || $sudo rm -f "$policy"
+	return $rc
 }

@@ -16,7 +16,10 @@ fail=0
 for f in "$prefix/sbin/portlogd" "$unitdir/portlogd.service" \
 	/usr/lib/sysusers.d/portlogd.conf /usr/lib/tmpfiles.d/portlogd.conf \
 	/lib/udev/rules.d/60-portlogd.rules "$prefix/share/man/man8/portlogd.8" \
-	"$prefix/share/man/man5/portlogd.conf.5"; do
+	"$prefix/share/man/man5/portlogd.conf.5" \
+	"$prefix/share/doc/portlogd/examples/rsyslog/portlogd-forward.conf" \
+	"$prefix/share/doc/portlogd/examples/rsyslog/portlogd-central.conf" \
+	"$prefix/share/doc/portlogd/examples/rsyslog/portlogd-central.logrotate"; do
 	[ -f "$root$f" ] || { echo "not installed: $f"; fail=1; }
 done
 etc=$([ "$prefix" = /usr ] && echo /etc || echo "$prefix/etc")
@@ -24,6 +27,9 @@ for f in "$etc/portlogd/portlogd.conf" "$etc/logrotate.d/portlogd"; do
 	[ -f "$root$f" ] || { echo "not installed: $f"; fail=1; }
 done
 [ -x "$root$prefix/sbin/portlogd" ] || { echo "portlogd is not executable"; fail=1; }
+[ -x "$root$prefix/bin/portlogd-fleet" ] || { echo "portlogd-fleet is not installed executable"; fail=1; }
+# the rsyslog configs are examples: nothing forwards until a site copies one
+[ ! -e "$root/etc/rsyslog.d" ] || { echo "something was installed into /etc/rsyslog.d"; fail=1; }
 
 # an edited config survives a second install
 echo "# edited" >>"$root$etc/portlogd/portlogd.conf"
