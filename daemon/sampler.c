@@ -72,13 +72,13 @@ static void report_overruns(struct sampler *s, int64_t t_mono, int64_t t_real, b
 static void port_back(struct sampler *s)
 {
 	uint64_t unread = atomic_load_explicit(&s->unread, memory_order_relaxed);
-	char text[SOURCE_EV_MAX], num[24];
-	size_t tl = 0;
+	char text[SOURCE_EV_MAX];
+	struct fmt_kv kv;
 
-	fmt_kv(text, sizeof(text), &tl, "device", s->cfg->device);
-	snprintf(num, sizeof(num), "%llu", (unsigned long long)(unread - s->unread_said));
-	fmt_kv(text, sizeof(text), &tl, "unread", num);
-	(void)source_event(&s->src, EV_OPEN, 0, text);     /* rare: formatting is fine */
+	fmt_kv_init(&kv, text, sizeof(text));
+	fmt_kv_str(&kv, "device", s->cfg->device);
+	fmt_kv_u64(&kv, "unread", unread - s->unread_said);
+	(void)source_event(&s->src, EV_OPEN, 0, text);     /* rare; fmt_kv does not allocate */
 	s->unread_said = unread;
 	s->last = -1;
 	s->last_err = 0;
@@ -109,9 +109,10 @@ static void sample(struct sampler *s)
 	if (v < 0) {
 		if (v != s->last_err) {
 			char text[64];
-			size_t tl = 0;
+			struct fmt_kv kv;
 
-			fmt_kv(text, sizeof(text), &tl, "op", "read");
+			fmt_kv_init(&kv, text, sizeof(text));
+			fmt_kv_str(&kv, "op", "read");
 			(void)source_event(&s->src, EV_ERROR, -v, text);
 		}
 		s->last_err = v;
