@@ -1,10 +1,12 @@
 /* flush.h - the flusher: the only consumer of every ring, the only writer of the log.
  *
  * Lowest priority. Every flush_interval_ms, or sooner when a ring is half full,
- * it drains the rings, merges their records by time, formats whole lines into a
- * large buffer and appends them to the log file; fdatasync at most every
- * sync_interval_ms. A buffer it cannot write stays; the rings then fill and the
- * producers count drops, so every loss is counted where it happens.
+ * it drains the rings, merges their records by time, has fmt.c make their
+ * lines and hands them to the log file (logfile.h), which appends them and
+ * syncs at most every sync_interval_ms. Lines it cannot write stay; the rings
+ * then fill and the producers count drops, so every loss is counted where it
+ * happens. What happens to the file comes back as events, which the flusher
+ * says in EV lines and the journal.
  */
 #ifndef PORTLOGD_FLUSH_H
 #define PORTLOGD_FLUSH_H
@@ -18,6 +20,7 @@
 #include "thread.h"
 #include "fmt.h"
 #include "health.h"
+#include "logfile.h"
 #include "source.h"
 
 #define FLUSH_MAX_SOURCES (1 + 3 * CONF_MAX_PORTS)   /* main, serial, lines, parallel */
@@ -27,7 +30,7 @@ struct flusher {
 	struct source *src[FLUSH_MAX_SOURCES];
 	unsigned nsrc;
 
-	int fd;                 /* the log file, O_APPEND */
+	struct logfile log;     /* the file, and the lines waiting for it */
 	int cmd_fd;             /* eventfd: main wakes us for reopen and stop */
 	int reopened_fd;        /* eventfd: we tell main a reopen is done (or failed) */
 	int clock_fd;           /* timerfd that fires when CLOCK_REALTIME is set */
@@ -35,21 +38,11 @@ struct flusher {
 	int64_t step_unsaid_ns; /* a clock step not yet said (the buffer was full) */
 	_Atomic bool reopen_req, stop_req;
 
-	char *out;              /* formatted lines not yet written */
-	size_t out_len, out_cap;
-	bool out_torn;          /* out starts mid-line: a write ended inside a line */
 	uint8_t *pkt;           /* one packet, rejoined from its slots */
 	size_t pkt_cap;
 	struct fmt fmt;
-
-	int64_t last_sync_mono;
-	bool unsynced;
-	bool regular;           /* the log is a regular file (not a FIFO or a device) */
-	int write_errno;        /* last write error, 0 when writing works */
-	/* while writing fails: since when, how many tries, the next try (back-off),
-	 * and the records dropped by then, to report what the outage cost */
-	int64_t fail_since_mono, retry_at_mono, backoff_ns;
-	uint64_t fail_tries, fail_dropped0;
+	uint64_t fail_dropped0; /* records dropped when the log's current outage began */
+	uint64_t bad_records;   /* records of a kind no table names (bugs), said in EV lines */
 	bool echo;              /* also send EV and DROP lines to the diagnostic log
 				 * (stderr with -f, else the journal) */
 
@@ -58,7 +51,7 @@ struct flusher {
 	void *hook_ctx;
 
 	/* counters: written by the flusher, read by main for status */
-	_Atomic uint64_t lines, bytes_written, write_errors;
+	_Atomic uint64_t lines;
 	struct health_beat beat;    /* for the watchdog */
 	struct thread thread;
 };
@@ -79,9 +72,11 @@ void flush_reopen(struct flusher *f);
 /* From main, after every producer has stopped: drain everything, sync, and end. */
 void flush_stop(struct flusher *f);
 
-/* Appends a line of source "portlogd" dated now: KIND and its fields. False when the
- * buffer is full of unwritten lines: nothing was added, say it again later. */
-bool flush_line(struct flusher *f, const char *kind, const char *fields);
+/* Appends a line of source "portlogd" dated now: a record of `kind` with `a` its
+ * number (EV: the enum ev_code; OVERRUN: the count) and its fields (EV, STAT;
+ * "" for none). False when the buffer is full of unwritten lines: nothing was
+ * added, say it again later. */
+bool flush_line(struct flusher *f, enum rec_kind kind, int64_t a, const char *fields);
 
 /* One drain pass, for tests and for the thread: returns slots consumed. */
 uint32_t flush_drain(struct flusher *f, bool all);

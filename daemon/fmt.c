@@ -1,9 +1,36 @@
-/* fmt.c - the log-line formatter. */
+/* fmt.c - the log-line formatter: the KIND and EV tables, lines, fields. */
+#include <stdbool.h>
 #include <string.h>
+#include <syslog.h>
 
 #include "fmt.h"
 
 static const char hexdig[] = "0123456789abcdef";
+
+/* Every EV NAME, and how loud it is in the journal: a warning where data may be
+ * missing, info where only a packet boundary is in doubt. */
+static const struct {
+	const char *name;
+	int priority;
+} events[] = {
+	[EV_START] = { "start", LOG_NOTICE },
+	[EV_STOP] = { "stop", LOG_NOTICE },
+	[EV_OPEN] = { "open", LOG_NOTICE },
+	[EV_CLOSE] = { "close", LOG_WARNING },
+	[EV_ERROR] = { "error", LOG_WARNING },
+	[EV_LATE] = { "late-delivery", LOG_INFO },
+	[EV_RT_MISSING] = { "rt-missing", LOG_NOTICE },
+	[EV_UART_ERRORS] = { "uart-errors", LOG_NOTICE },
+	[EV_REPAIR] = { "repair", LOG_NOTICE },
+	[EV_REOPEN] = { "reopen", LOG_NOTICE },
+	[EV_WRITE_RECOVERED] = { "write-recovered", LOG_NOTICE },
+	[EV_SYNC_FAILED] = { "sync-failed", LOG_NOTICE },
+	[EV_CLOCK_STEP] = { "clock-step", LOG_NOTICE },
+	[EV_SEQ_GAP] = { "seq-gap", LOG_NOTICE },
+	[EV_BAD_RECORD] = { "bad-record", LOG_NOTICE },
+};
+_Static_assert(sizeof(events) / sizeof(events[0]) == EV_NCODES,
+	       "every enum ev_code needs its row in events[]");
 
 void fmt_init(struct fmt *f, enum conf_ts ts, enum conf_payload payload)
 {
@@ -168,43 +195,12 @@ static size_t head(struct fmt *f, char *out, int64_t t_real, const char *src, co
 	return n + l;
 }
 
-size_t fmt_rx(struct fmt *f, char *out, int64_t t_real, const char *src,
-	      const uint8_t *data, size_t len)
+size_t fmt_i64(char *out, int64_t v)
 {
-	size_t n = head(f, out, t_real, src, "RX");
-
-	out[n++] = ' ';
-	n += fmt_u64(out + n, len);
-	if (f->payload & CONF_PAYLOAD_HEX) {
-		out[n++] = ' ';
-		n += fmt_hex(out + n, data, len);
-		if (len == 0)
-			out[n++] = '-';     /* never an empty field */
-	}
-	if (f->payload & CONF_PAYLOAD_TEXT) {
-		out[n++] = ' ';
-		n += fmt_text(out + n, data, len);
-	}
-	out[n++] = '\n';
-	return n;
-}
-
-size_t fmt_fields(struct fmt *f, char *out, int64_t t_real, const char *src, const char *kind,
-		  const char *fields, size_t len)
-{
-	size_t n = head(f, out, t_real, src, kind);
-
-	out[n++] = ' ';
-	memcpy(out + n, fields, len);
-	n += len;
-	out[n++] = '\n';
-	return n;
-}
-
-size_t fmt_ev(struct fmt *f, char *out, int64_t t_real, const char *src, const char *text,
-	      size_t text_len)
-{
-	return fmt_fields(f, out, t_real, src, "EV", text, text_len);
+	if (v >= 0)
+		return fmt_u64(out, (uint64_t)v);
+	out[0] = '-';
+	return 1 + fmt_u64(out + 1, (uint64_t)0 - (uint64_t)v);
 }
 
 size_t fmt_hexval(char *out, unsigned v, unsigned digits)
@@ -216,49 +212,229 @@ size_t fmt_hexval(char *out, unsigned v, unsigned digits)
 	return 2 + digits;
 }
 
-size_t fmt_in(struct fmt *f, char *out, int64_t t_real, const char *src, unsigned value,
-	      unsigned changed, unsigned digits, uint64_t tick)
+/* The errno's name, or its number: what follows "errno=". */
+static size_t put_errno(char *out, int64_t err)
 {
-	size_t n = head(f, out, t_real, src, "IN");
+	const char *name = strerrorname_np((int)err);
+	size_t n;
+
+	if (name == NULL)
+		return fmt_i64(out, err);
+	n = strlen(name);
+	memcpy(out, name, n);
+	return n;
+}
+
+/* ---- the fields of each KIND, written after "TIME SOURCE KIND" ---- */
+
+/* What a line's fields are made of. */
+struct line {
+	const struct fmt *f;
+	const struct rec *r;
+	const uint8_t *data;
+	size_t len;
+	unsigned bits;
+};
+
+/* Writes the fields, each after a space, at out; returns their length. */
+typedef size_t fields_fn(char *out, const struct line *l);
+
+static size_t rx_fields(char *out, const struct line *l)
+{
+	size_t n = 0;
 
 	out[n++] = ' ';
-	n += fmt_hexval(out + n, value, digits);
+	n += fmt_u64(out + n, l->len);
+	if (l->f->payload & CONF_PAYLOAD_HEX) {
+		out[n++] = ' ';
+		n += fmt_hex(out + n, l->data, l->len);
+		if (l->len == 0)
+			out[n++] = '-';     /* never an empty field */
+	}
+	if (l->f->payload & CONF_PAYLOAD_TEXT) {
+		out[n++] = ' ';
+		n += fmt_text(out + n, l->data, l->len);
+	}
+	return n;
+}
+
+/* STAT, and EV after its NAME: the preformatted fields, if any. */
+static size_t text_fields(char *out, const struct line *l)
+{
+	size_t len = l->len < FMT_FIELDS_MAX ? l->len : FMT_FIELDS_MAX;
+
+	/* source_event caps at SOURCE_EV_MAX, below FMT_FIELDS_MAX */
+	if (len == 0)
+		return 0;
+	out[0] = ' ';
+	memcpy(out + 1, l->data, len);
+	return 1 + len;
+}
+
+static size_t ev_fields(char *out, const struct line *l)
+{
+	const char *name = fmt_ev_name((unsigned)l->r->a);
+	size_t n;
+
+	if (name == NULL)
+		name = "unknown";
+	n = strlen(name);
+	out[0] = ' ';
+	memcpy(out + 1, name, n);
+	n += 1 + text_fields(out + 1 + n, l);
+	if (l->r->b != 0) {
+		memcpy(out + n, " errno=", 7);
+		n += 7;
+		n += put_errno(out + n, l->r->b);
+	}
+	return n;
+}
+
+/* Two numbers, or one (b NULL): DROP's records and bytes, OVERRUN's count. */
+static size_t put_counts(char *out, uint64_t a, const uint64_t *b)
+{
+	size_t n = 0;
+
 	out[n++] = ' ';
-	n += fmt_hexval(out + n, changed, digits);
+	n += fmt_u64(out + n, a);
+	if (b != NULL) {
+		out[n++] = ' ';
+		n += fmt_u64(out + n, *b);
+	}
+	return n;
+}
+
+static size_t drop_fields(char *out, const struct line *l)
+{
+	uint64_t bytes = (uint64_t)l->r->b;
+
+	return put_counts(out, (uint64_t)l->r->a, &bytes);
+}
+
+static size_t overrun_fields(char *out, const struct line *l)
+{
+	return put_counts(out, (uint64_t)l->r->a, NULL);
+}
+
+/* A value and the bits that changed, in hex, `digits` wide. */
+static size_t put_pins(char *out, const struct rec *r, unsigned digits)
+{
+	size_t n = 0;
+
 	out[n++] = ' ';
-	n += fmt_u64(out + n, tick);
+	n += fmt_hexval(out + n, (unsigned)r->a, digits);
+	out[n++] = ' ';
+	return n + fmt_hexval(out + n, (unsigned)r->b, digits);
+}
+
+/* IN: value and changed bits, as wide as the port's value, and the tick. */
+static size_t in_fields(char *out, const struct line *l)
+{
+	size_t n = put_pins(out, l->r, l->bits != 0 ? l->bits / 4 : 2);
+
+	out[n++] = ' ';
+	return n + fmt_u64(out + n, (uint64_t)l->r->c);
+}
+
+/* LINES: CTS, DSR, DCD, RI as one hex digit, and the ones that changed. */
+static size_t lines_fields(char *out, const struct line *l)
+{
+	return put_pins(out, l->r, 1);
+}
+
+/* Every KIND: its word and its fields. */
+static const struct {
+	const char *word;
+	fields_fn *fields;
+} kinds[] = {
+	[REC_RX] = { "RX", rx_fields },
+	[REC_EV] = { "EV", ev_fields },
+	[REC_DROP] = { "DROP", drop_fields },
+	[REC_IN] = { "IN", in_fields },
+	[REC_OVERRUN] = { "OVERRUN", overrun_fields },
+	[REC_LINES] = { "LINES", lines_fields },
+	[REC_STAT] = { "STAT", text_fields },
+};
+_Static_assert(sizeof(kinds) / sizeof(kinds[0]) == REC_NKINDS,
+	       "every enum rec_kind needs its row in kinds[]");
+
+const char *fmt_kind(unsigned kind)
+{
+	return kind < REC_NKINDS ? kinds[kind].word : NULL;
+}
+
+const char *fmt_ev_name(unsigned code)
+{
+	return code < EV_NCODES ? events[code].name : NULL;
+}
+
+int fmt_ev_priority(unsigned code)
+{
+	return code < EV_NCODES && events[code].name != NULL ? events[code].priority : LOG_NOTICE;
+}
+
+size_t fmt_line_max(size_t len)
+{
+	/* time, name, kind, EV name, errno, spaces, newline */
+	return FMT_TIME_MAX + CONF_NAME_MAX + 16 + FMT_EV_NAME_MAX + 32 + len + 2;
+}
+
+size_t fmt_record(struct fmt *f, char *out, const char *src, const struct rec *r,
+		  const void *data, size_t len, unsigned bits)
+{
+	struct line l = { .f = f, .r = r, .data = data, .len = len, .bits = bits };
+	size_t n;
+
+	if (fmt_kind(r->kind) == NULL || kinds[r->kind].fields == NULL)
+		return 0;
+	n = head(f, out, r->t_real, src, kinds[r->kind].word);
+	n += kinds[r->kind].fields(out + n, &l);
 	out[n++] = '\n';
 	return n;
 }
 
-size_t fmt_drop(struct fmt *f, char *out, int64_t t_real, const char *src,
-		uint64_t records, uint64_t bytes)
-{
-	size_t n = head(f, out, t_real, src, "DROP");
+/* ---- the fields of EV and STAT lines ---- */
 
-	out[n++] = ' ';
-	n += fmt_u64(out + n, records);
-	out[n++] = ' ';
-	n += fmt_u64(out + n, bytes);
-	out[n++] = '\n';
-	return n;
+void fmt_kv_init(struct fmt_kv *kv, char *text, size_t cap)
+{
+	kv->text = text;
+	kv->cap = cap;
+	kv->len = 0;
+	if (cap > 0)
+		text[0] = '\0';
 }
 
-void fmt_kv(char *text, size_t cap, size_t *len, const char *key, const char *value)
+/*
+ * Starts an item: " key=" (no space first, no "key=" for a bare word) when it
+ * and `more` bytes fit with the NUL, else nothing, and false.
+ */
+static bool put_key(struct fmt_kv *kv, const char *key, size_t more)
 {
-	size_t klen = strlen(key), n = *len;
+	size_t klen = key != NULL ? strlen(key) : 0, n = kv->len;
 
-	if (cap == 0)
-		return;
-	if (n + klen + 2 >= cap) {
-		text[n < cap ? n : cap - 1] = '\0';
-		return;
+	if (kv->cap == 0)
+		return false;
+	if (n + klen + 2 + more >= kv->cap) {
+		kv->text[n < kv->cap ? n : kv->cap - 1] = '\0';
+		return false;
 	}
 	if (n > 0)
-		text[n++] = ' ';
-	memcpy(text + n, key, klen);
-	n += klen;
-	text[n++] = '=';
+		kv->text[n++] = ' ';
+	if (key != NULL) {
+		memcpy(kv->text + n, key, klen);
+		n += klen;
+		kv->text[n++] = '=';
+	}
+	kv->text[n] = '\0';
+	kv->len = n;
+	return true;
+}
+
+/* Appends a value escaped like packet text (without quotes), cut between escapes. */
+static void put_escaped(struct fmt_kv *kv, const char *value)
+{
+	size_t n = kv->len;
+
 	for (const uint8_t *v = (const uint8_t *)value; *v != '\0'; v++) {
 		char esc[4];
 		size_t e = 1;
@@ -272,11 +448,62 @@ void fmt_kv(char *text, size_t cap, size_t *len, const char *key, const char *va
 			e = ql - 2;
 			memcpy(esc, q + 1, e);
 		}
-		if (n + e >= cap)
+		if (n + e >= kv->cap)
 			break;
-		memcpy(text + n, esc, e);
+		memcpy(kv->text + n, esc, e);
 		n += e;
 	}
-	text[n] = '\0';
-	*len = n;
+	kv->text[n] = '\0';
+	kv->len = n;
+}
+
+void fmt_kv_word(struct fmt_kv *kv, const char *word)
+{
+	if (put_key(kv, NULL, 0))
+		put_escaped(kv, word);
+}
+
+void fmt_kv_str(struct fmt_kv *kv, const char *key, const char *value)
+{
+	if (put_key(kv, key, 0))
+		put_escaped(kv, value);
+}
+
+/* A number is written whole or not at all: a cut number would lie. */
+static void put_number(struct fmt_kv *kv, const char *key, const char *digits, size_t n)
+{
+	if (!put_key(kv, key, n))
+		return;
+	memcpy(kv->text + kv->len, digits, n);
+	kv->len += n;
+	kv->text[kv->len] = '\0';
+}
+
+void fmt_kv_u64(struct fmt_kv *kv, const char *key, uint64_t v)
+{
+	char num[24];
+
+	put_number(kv, key, num, fmt_u64(num, v));
+}
+
+void fmt_kv_i64(struct fmt_kv *kv, const char *key, int64_t v)
+{
+	char num[24];
+
+	put_number(kv, key, num, fmt_i64(num, v));
+}
+
+void fmt_kv_delta(struct fmt_kv *kv, const char *key, int64_t v)
+{
+	char num[24];
+
+	num[0] = '+';
+	put_number(kv, key, num, v < 0 ? fmt_i64(num, v) : 1 + fmt_u64(num + 1, (uint64_t)v));
+}
+
+void fmt_kv_errno(struct fmt_kv *kv, const char *key, int64_t err)
+{
+	char name[32];
+
+	put_number(kv, key, name, put_errno(name, err));
 }

@@ -1,6 +1,12 @@
-/* fmt.h - formatting of log lines, by hand: no printf per line (pure, no I/O).
+/* fmt.h - the log line: its KIND and EV NAME tables, one line builder, one field builder.
  *
  *   TIME SOURCE KIND FIELDS...\n
+ *
+ * Every line the daemon writes is made here: fmt_record() turns a record (RX,
+ * EV, DROP, IN, OVERRUN, LINES, STAT) into its line, and the fields of EV and
+ * STAT lines ("key=value ...") are built with struct fmt_kv, by the producers
+ * and by the flusher alike. Pure: no I/O, no allocation, no stdio, so a
+ * real-time thread may build an event's fields.
  *
  * Fields never contain a space. Packet text is quoted with C-style escapes:
  * printable ASCII stays, \\ \" \r \n \t, and every other byte (space included)
@@ -13,8 +19,11 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "rec.h"
 
 #define FMT_TIME_MAX 40
+#define FMT_FIELDS_MAX 640      /* the fields of an EV or STAT line are cut here */
+#define FMT_EV_NAME_MAX 24      /* the longest EV NAME, with room to spare */
 
 struct fmt {
 	enum conf_ts ts;
@@ -27,36 +36,63 @@ struct fmt {
 
 void fmt_init(struct fmt *f, enum conf_ts ts, enum conf_payload payload);
 
+/* The KIND word of a record kind ("RX"), or NULL for a kind the table lacks. */
+const char *fmt_kind(unsigned kind);
+/* The NAME of an event ("late-delivery"), or NULL for a code the table lacks. */
+const char *fmt_ev_name(unsigned code);
+/* How loud an event is in the journal (syslog priority); LOG_NOTICE by default. */
+int fmt_ev_priority(unsigned code);
+
 /* Upper bound of the length of an RX line with len payload bytes and any name. */
 size_t fmt_rx_max(size_t len);
+/* Upper bound of the length of any other line with len bytes of fields. */
+size_t fmt_line_max(size_t len);
 
-/* Each writes one whole line at out (which must have room) and returns its length. */
+/*
+ * Writes the line of record r of source src at out (which must have room:
+ * fmt_rx_max or fmt_line_max) and returns its length. data and len: the
+ * payload (RX: the packet, rejoined; EV and STAT: the fields, cut at
+ * FMT_FIELDS_MAX, no newline). bits: the width of IN values (4, 8 or 16).
+ * EV: "NAME fields", then "errno=E" when r->b is not 0. Returns 0, writing
+ * nothing, for a kind the table does not name: the caller says so.
+ */
+size_t fmt_record(struct fmt *f, char *out, const char *src, const struct rec *r,
+		  const void *data, size_t len, unsigned bits);
+
+/* TIME alone, for tests and tools. */
 size_t fmt_time(struct fmt *f, char *out, int64_t t_real);
-size_t fmt_rx(struct fmt *f, char *out, int64_t t_real, const char *src,
-	      const uint8_t *data, size_t len);
-/* EV: `text` is "NAME key=value ..." and must contain no newline. */
-size_t fmt_ev(struct fmt *f, char *out, int64_t t_real, const char *src, const char *text,
-	      size_t text_len);
-size_t fmt_drop(struct fmt *f, char *out, int64_t t_real, const char *src,
-		uint64_t records, uint64_t bytes);
 
-/* IN: value and changed bits in hex, `digits` wide (1, 2 or 4), and the tick. */
-size_t fmt_in(struct fmt *f, char *out, int64_t t_real, const char *src, unsigned value,
-	      unsigned changed, unsigned digits, uint64_t tick);
-/* Any KIND with preformatted fields (no newline, no leading space): OVERRUN, STAT. */
-size_t fmt_fields(struct fmt *f, char *out, int64_t t_real, const char *src, const char *kind,
-		  const char *fields, size_t len);
-
-/* Building blocks, exposed for tests and for lines of later kinds. */
+/* Building blocks, exposed for tests and tools. */
 size_t fmt_u64(char *out, uint64_t v);
+size_t fmt_i64(char *out, int64_t v);
 /* "0x" and `digits` lowercase hex digits of v. */
 size_t fmt_hexval(char *out, unsigned v, unsigned digits);
 size_t fmt_hex(char *out, const uint8_t *data, size_t len);
 size_t fmt_text(char *out, const uint8_t *data, size_t len);
 
+/*
+ * The fields of an EV or STAT line, "word key=value key=value", built in the
+ * caller's buffer of cap bytes (a stack array: no allocation). Items are
+ * separated by one space; values are escaped like packet text without its
+ * quotes, so no space survives. The text is always NUL-terminated and len is
+ * its length. What does not fit is cut safely: a string value between two
+ * escapes (its key stays), a number never (it is left out whole, key and all).
+ */
+struct fmt_kv {
+	char *text;
+	size_t cap;
+	size_t len;
+};
 
+void fmt_kv_init(struct fmt_kv *kv, char *text, size_t cap);
+/* A bare word, escaped like a value: the name a STAT line starts with. */
+void fmt_kv_word(struct fmt_kv *kv, const char *word);
+void fmt_kv_str(struct fmt_kv *kv, const char *key, const char *value);
+void fmt_kv_u64(struct fmt_kv *kv, const char *key, uint64_t v);
+void fmt_kv_i64(struct fmt_kv *kv, const char *key, int64_t v);
+/* With its sign always: "+5", "-3", "+0" (a clock step). */
+void fmt_kv_delta(struct fmt_kv *kv, const char *key, int64_t v);
+/* The errno's name ("EIO"), or its number where the C library has no name. */
+void fmt_kv_errno(struct fmt_kv *kv, const char *key, int64_t err);
 
-/* Appends " key=value" to an EV text of capacity cap at *len, escaping the value
- * like packet text (without quotes) so it holds no space. Truncates safely. */
-void fmt_kv(char *text, size_t cap, size_t *len, const char *key, const char *value);
 #endif

@@ -133,18 +133,27 @@ static int setup_signals(struct daemon *d)
 
 static void event_start(struct daemon *d)
 {
-	char text[SOURCE_EV_MAX], num[32];
-	size_t tl = 0;
+	char text[SOURCE_EV_MAX];
+	struct fmt_kv kv;
 
-	fmt_kv(text, sizeof(text), &tl, "version", PORTLOGD_VERSION);
-	snprintf(num, sizeof(num), "%ld", (long)getpid());
-	fmt_kv(text, sizeof(text), &tl, "pid", num);
-	fmt_kv(text, sizeof(text), &tl, "config", d->conf.path);
-	snprintf(num, sizeof(num), "%u", d->conf.nserial);
-	fmt_kv(text, sizeof(text), &tl, "serial", num);
-	snprintf(num, sizeof(num), "%u", d->conf.nparallel);
-	fmt_kv(text, sizeof(text), &tl, "parallel", num);
+	fmt_kv_init(&kv, text, sizeof(text));
+	fmt_kv_str(&kv, "version", PORTLOGD_VERSION);
+	fmt_kv_i64(&kv, "pid", getpid());
+	fmt_kv_str(&kv, "config", d->conf.path);
+	fmt_kv_u64(&kv, "serial", d->conf.nserial);
+	fmt_kv_u64(&kv, "parallel", d->conf.nparallel);
 	(void)source_event(&d->self, EV_START, 0, text);
+}
+
+static void event_stop(struct daemon *d, int sig)
+{
+	char text[64], name[16];
+	struct fmt_kv kv;
+
+	snprintf(name, sizeof(name), "SIG%s", sig ? sigabbrev_np(sig) : "NONE");
+	fmt_kv_init(&kv, text, sizeof(text));
+	fmt_kv_str(&kv, "reason", sig ? name : "start-up-failure");
+	(void)source_event(&d->self, EV_STOP, 0, text);
 }
 
 /* One warning per missing real-time item: prose to the journal, fields to the log. */
@@ -374,13 +383,7 @@ static int run(struct daemon *d)
 		timer_stop(&d->timer);
 	for (unsigned i = 0; i < samplers_up; i++)
 		sampler_stop(&d->samplers[i]);
-	{
-		char text[64], sig[16];
-		size_t tl = 0;
-		snprintf(sig, sizeof(sig), "SIG%s", stop_sig ? sigabbrev_np(stop_sig) : "NONE");
-		fmt_kv(text, sizeof(text), &tl, "reason", stop_sig ? sig : "start-up-failure");
-		(void)source_event(&d->self, EV_STOP, 0, text);
-	}
+	event_stop(d, stop_sig);
 	flush_stop(&d->flusher);
 	flush_fini(&d->flusher);
 	for (unsigned i = 0; i < d->conf.nserial; i++)

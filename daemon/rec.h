@@ -6,15 +6,19 @@
 
 #define REC_SIZE 128u   /* one ring slot: two cache lines */
 
+/* Every line KIND; fmt.c's kind table names each (a static assert counts them). */
 enum rec_kind {
 	REC_RX = 1,     /* serial packet; data beyond the head slot follows in raw slots */
-	REC_EV,         /* event; a = enum ev_code, b = errno or argument, data = text */
+	REC_EV,         /* event; a = enum ev_code, b = errno or argument, data = fields */
 	REC_DROP,       /* cumulative drop counters of this source: a = records, b = bytes */
 	REC_IN,         /* input pins changed: a = value, b = changed bits, c = tick */
 	REC_OVERRUN,    /* a = triggers missed since the last OVERRUN record */
-	REC_LINES,      /* serial modem lines changed */
+	REC_LINES,      /* serial modem lines changed: a = value, b = changed bits */
+	REC_STAT,       /* self-monitoring; data = fields (the flusher writes these itself) */
+	REC_NKINDS,     /* one past the last kind */
 };
 
+/* Every EV NAME; fmt.c's event table names each (a static assert counts them). */
 enum ev_code {
 	EV_START = 1,   /* data: "version=... pid=... config=..." */
 	EV_STOP,        /* data: "reason=..." */
@@ -24,6 +28,15 @@ enum ev_code {
 	EV_LATE,        /* the kernel handed bytes over late; data: "wait_us=... bytes=..." */
 	EV_RT_MISSING,  /* a real-time item is not permitted; b: errno, data: "item=... need=..." */
 	EV_UART_ERRORS, /* the UART counted errors; data: "frame=N parity=N ..." since the last */
+	/* the flusher's own, about the log file and the records it formats */
+	EV_REPAIR,      /* an incomplete last line was cut at open: "cut=N reason=..." */
+	EV_REOPEN,      /* a new log file: "file=..." (SIGHUP) or "reason=removed" */
+	EV_WRITE_RECOVERED, /* writing works again: "errno=... down_ms=... failures=... dropped=..." */
+	EV_SYNC_FAILED, /* fdatasync failed: "errno=..." */
+	EV_CLOCK_STEP,  /* CLOCK_REALTIME was set: "delta_us=+N" */
+	EV_SEQ_GAP,     /* a record missing from a ring without a drop (a bug) */
+	EV_BAD_RECORD,  /* a record of a kind no table names (a bug): "kind=N seq=N count=N" */
+	EV_NCODES,      /* one past the last code */
 };
 
 /*

@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "rt.h"
 #include "thread.h"
 
@@ -189,13 +190,17 @@ bool rt_describe(const struct rt *rt, enum rt_item item, char *kv, size_t kvlen,
 		 char *prose, size_t proselen)
 {
 	int e = rt->err[item];
+	struct fmt_kv f;
 
 	if (e == 0)
 		return false;
+	fmt_kv_init(&f, kv, kvlen);
+	fmt_kv_str(&f, "item", item_name[item]);
 	switch (item) {
 	case RT_FIFO:
-		snprintf(kv, kvlen, "item=sched_fifo need=CAP_SYS_NICE rlimit_rtprio=%lld "
-			 "priority=%d", limit(RLIMIT_RTPRIO), rt->fifo_prio);
+		fmt_kv_str(&f, "need", "CAP_SYS_NICE");
+		fmt_kv_i64(&f, "rlimit_rtprio", limit(RLIMIT_RTPRIO));
+		fmt_kv_i64(&f, "priority", rt->fifo_prio);
 		snprintf(prose, proselen, "SCHED_FIFO at priority %d is not permitted (%s): every "
 			 "thread runs SCHED_OTHER, and any busy process can delay a timestamp by "
 			 "milliseconds. Grant CAP_SYS_NICE (systemd: AmbientCapabilities=CAP_SYS_NICE) "
@@ -204,15 +209,15 @@ bool rt_describe(const struct rt *rt, enum rt_item item, char *kv, size_t kvlen,
 			 rt->fifo_prio, rt->fifo_prio);
 		break;
 	case RT_MLOCK:
-		snprintf(kv, kvlen, "item=mlockall need=CAP_IPC_LOCK rlimit_memlock=%lld",
-			 limit(RLIMIT_MEMLOCK));
+		fmt_kv_str(&f, "need", "CAP_IPC_LOCK");
+		fmt_kv_i64(&f, "rlimit_memlock", limit(RLIMIT_MEMLOCK));
 		snprintf(prose, proselen, "cannot lock memory with mlockall (%s): under memory "
 			 "pressure a real-time thread can take a page fault, milliseconds with a "
 			 "disk. Grant CAP_IPC_LOCK (AmbientCapabilities=CAP_IPC_LOCK) or raise "
 			 "RLIMIT_MEMLOCK (LimitMEMLOCK=infinity)", strerrorname_np(e));
 		break;
 	case RT_DMA:
-		snprintf(kv, kvlen, "item=cpu_dma_latency need=write:/dev/cpu_dma_latency");
+		fmt_kv_str(&f, "need", "write:/dev/cpu_dma_latency");
 		snprintf(prose, proselen, "cannot hold /dev/cpu_dma_latency (%s): CPUs may enter "
 			 "deep idle states, which adds their exit latency (up to hundreds of us) "
 			 "to wake-ups. Run as root, give the service user write access to "

@@ -11,7 +11,7 @@
 
 #define OVERRUN_REPORT_NS NS_PER_S   /* at most one OVERRUN line a second */
 
-static void event_open(struct sampler *s, const char *unread);
+static void event_open(struct sampler *s, const uint64_t *unread);
 
 int sampler_init(struct sampler *s, const struct conf_parallel *cfg, uint32_t ring_records,
 		 char *err, size_t errlen)
@@ -74,20 +74,21 @@ static void report_overruns(struct sampler *s, int64_t t_mono, int64_t t_real, b
  * log (portlogd --export vcd) can name the pins; at start and at each reopen.
  * `read=lines` for the lines driver, which reads the four modem lines.
  */
-static void event_open(struct sampler *s, const char *unread)
+static void event_open(struct sampler *s, const uint64_t *unread)
 {
 	char text[SOURCE_EV_MAX], mask[16];
-	size_t tl = 0;
+	struct fmt_kv kv;
 
-	fmt_kv(text, sizeof(text), &tl, "driver", conf_par_driver_name(s->cfg->driver));
-	fmt_kv(text, sizeof(text), &tl, "device", s->cfg->device);
-	fmt_kv(text, sizeof(text), &tl, "read", s->cfg->driver == CONF_PAR_LINES ? "lines"
-		: conf_par_read_name(s->cfg->read));
+	fmt_kv_init(&kv, text, sizeof(text));
+	fmt_kv_str(&kv, "driver", conf_par_driver_name(s->cfg->driver));
+	fmt_kv_str(&kv, "device", s->cfg->device);
+	fmt_kv_str(&kv, "read", s->cfg->driver == CONF_PAR_LINES ? "lines"
+		   : conf_par_read_name(s->cfg->read));
 	mask[fmt_hexval(mask, s->cfg->mask & ((1u << s->bits) - 1), s->bits / 4)] = '\0';
-	fmt_kv(text, sizeof(text), &tl, "mask", mask);
+	fmt_kv_str(&kv, "mask", mask);
 	if (unread != NULL)
-		fmt_kv(text, sizeof(text), &tl, "unread", unread);
-	(void)source_event(&s->src, EV_OPEN, 0, text);     /* rare: formatting is fine */
+		fmt_kv_u64(&kv, "unread", *unread);
+	(void)source_event(&s->src, EV_OPEN, 0, text);     /* rare; fmt_kv does not allocate */
 }
 
 /* The port is back (main reopened it): say so, with the ticks it missed, and
@@ -95,10 +96,9 @@ static void event_open(struct sampler *s, const char *unread)
 static void port_back(struct sampler *s)
 {
 	uint64_t unread = atomic_load_explicit(&s->unread, memory_order_relaxed);
-	char num[24];
+	uint64_t missed = unread - s->unread_said;
 
-	snprintf(num, sizeof(num), "%llu", (unsigned long long)(unread - s->unread_said));
-	event_open(s, num);
+	event_open(s, &missed);
 	s->unread_said = unread;
 	s->last = -1;
 	s->last_err = 0;
@@ -129,9 +129,10 @@ static void sample(struct sampler *s)
 	if (v < 0) {
 		if (v != s->last_err) {
 			char text[64];
-			size_t tl = 0;
+			struct fmt_kv kv;
 
-			fmt_kv(text, sizeof(text), &tl, "op", "read");
+			fmt_kv_init(&kv, text, sizeof(text));
+			fmt_kv_str(&kv, "op", "read");
 			(void)source_event(&s->src, EV_ERROR, -v, text);
 		}
 		s->last_err = v;

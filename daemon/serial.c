@@ -1,7 +1,6 @@
 /* serial.c - the serial reader thread. */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <linux/serial.h>
 #include <poll.h>
 #include <signal.h>
@@ -52,7 +51,7 @@ static void check_errors(struct serial_port *p, int64_t t_mono, int64_t t_real)
 	uint32_t now[SERIAL_NERR], d[SERIAL_NERR];
 	bool changed = false;
 	char text[128];
-	int len;
+	struct fmt_kv kv;
 
 	if (!p->has_icount || !read_icount(p->drv.fd, now))
 		return;
@@ -64,10 +63,11 @@ static void check_errors(struct serial_port *p, int64_t t_mono, int64_t t_real)
 	}
 	if (!changed)
 		return;
-	/* rare (a line with errors), so formatting here is acceptable */
-	len = snprintf(text, sizeof(text), "frame=%" PRIu32 " parity=%" PRIu32 " overrun=%" PRIu32
-		       " brk=%" PRIu32 " buf_overrun=%" PRIu32, d[0], d[1], d[2], d[3], d[4]);
-	(void)source_push(&p->src, &ev, text, (uint32_t)len);
+	/* rare (a line with errors); fmt_kv neither allocates nor uses stdio */
+	fmt_kv_init(&kv, text, sizeof(text));
+	for (int i = 0; i < SERIAL_NERR; i++)
+		fmt_kv_u64(&kv, serial_err_name[i], d[i]);
+	(void)source_push(&p->src, &ev, text, (uint32_t)kv.len);
 }
 
 static void on_packet(void *ctx, const struct reasm_packet *pkt)
@@ -84,14 +84,20 @@ static void on_packet(void *ctx, const struct reasm_packet *pkt)
 static void report_port_rt(struct serial_port *p)
 {
 	char text[SOURCE_EV_MAX];
+	struct fmt_kv kv;
 
 	if (p->drv.low_latency < 0) {
-		snprintf(text, sizeof(text), "item=low_latency need=TIOCSSERIAL");
+		fmt_kv_init(&kv, text, sizeof(text));
+		fmt_kv_str(&kv, "item", "low_latency");
+		fmt_kv_str(&kv, "need", "TIOCSSERIAL");
 		(void)source_event(&p->src, EV_RT_MISSING, -p->drv.low_latency, text);
 	}
 	if (p->drv.latency_err != 0) {
-		snprintf(text, sizeof(text), "item=latency_timer value=%d want=1 need=udev-rule",
-			 p->drv.latency_timer);
+		fmt_kv_init(&kv, text, sizeof(text));
+		fmt_kv_str(&kv, "item", "latency_timer");
+		fmt_kv_i64(&kv, "value", p->drv.latency_timer);
+		fmt_kv_u64(&kv, "want", 1);
+		fmt_kv_str(&kv, "need", "udev-rule");
 		(void)source_event(&p->src, EV_RT_MISSING, p->drv.latency_err, text);
 	}
 }
@@ -156,16 +162,17 @@ void serial_fini(struct serial_port *p)
 int serial_open(struct serial_port *p)
 {
 	const struct conf_serial *c = p->cfg;
-	char text[SOURCE_EV_MAX];
+	char text[SOURCE_EV_MAX], format[4] = { 0 };
 	const char *note;
-	size_t tl = 0;
-	int n, rc = drv_serial_open(c, &p->drv, &note);
+	struct fmt_kv kv;
+	int rc = drv_serial_open(c, &p->drv, &note);
 
+	fmt_kv_init(&kv, text, sizeof(text));
 	if (rc < 0) {
 		if (-rc != p->last_err) {
 			p->last_err = -rc;
-			fmt_kv(text, sizeof(text), &tl, "op", "open");
-			fmt_kv(text, sizeof(text), &tl, "device", c->device);
+			fmt_kv_str(&kv, "op", "open");
+			fmt_kv_str(&kv, "device", c->device);
 			(void)source_event(&p->src, EV_ERROR, -rc, text);
 		}
 		return rc;
@@ -187,21 +194,20 @@ int serial_open(struct serial_port *p)
 	reasm_init(&p->reasm, p->pkt, c->max_packet, p->gap_ns,
 		   note != NULL ? 0 : reasm_char_ns(c->baud, conf_frame_bits(c)),
 		   c->delimiter, on_packet, p);
-	fmt_kv(text, sizeof(text), &tl, "device", p->drv.path);
-	fmt_kv(text, sizeof(text), &tl, "driver", p->drv.ops->name);
+	fmt_kv_str(&kv, "device", p->drv.path);
+	fmt_kv_str(&kv, "driver", p->drv.ops->name);
 	if (note != NULL)
-		fmt_kv(text, sizeof(text), &tl, "note", note);
-	/* numbers need no escaping */
-	n = snprintf(text + tl, sizeof(text) - tl, " baud=%u format=%u%c%u gap_us=%lld",
-		     c->baud, c->data_bits, c->parity, c->stop_bits, (long long)(p->gap_ns / 1000));
-	tl += n > 0 && (size_t)n < sizeof(text) - tl ? (size_t)n : 0;
-	fmt_kv(text, sizeof(text), &tl, "low_latency", p->drv.low_latency > 0 ? "on"
-	       : p->drv.low_latency == 0 ? "n/a" : "off");
-	if (p->drv.latency_timer >= 0) {
-		char ms[16];
-		snprintf(ms, sizeof(ms), "%d", p->drv.latency_timer);
-		fmt_kv(text, sizeof(text), &tl, "latency_timer", ms);
-	}
+		fmt_kv_str(&kv, "note", note);
+	fmt_kv_u64(&kv, "baud", c->baud);
+	format[0] = (char)('0' + c->data_bits % 10);    /* 5..8 */
+	format[1] = c->parity;
+	format[2] = (char)('0' + c->stop_bits % 10);    /* 1, 2 */
+	fmt_kv_str(&kv, "format", format);
+	fmt_kv_i64(&kv, "gap_us", p->gap_ns / 1000);
+	fmt_kv_str(&kv, "low_latency", p->drv.low_latency > 0 ? "on"
+		   : p->drv.low_latency == 0 ? "n/a" : "off");
+	if (p->drv.latency_timer >= 0)
+		fmt_kv_i64(&kv, "latency_timer", p->drv.latency_timer);
 	p->has_icount = read_icount(p->drv.fd, p->icount_last);
 	(void)source_event(&p->src, EV_OPEN, 0, text);
 	report_port_rt(p);
@@ -214,12 +220,13 @@ int serial_open(struct serial_port *p)
 static void port_lost(struct serial_port *p, int err, const char *reason)
 {
 	char text[64];
-	size_t tl = 0;
+	struct fmt_kv kv;
 
 	reasm_flush(&p->reasm);
 	drv_serial_close(&p->drv);
 	atomic_store_explicit(&p->up, false, memory_order_relaxed);
-	fmt_kv(text, sizeof(text), &tl, "reason", reason);
+	fmt_kv_init(&kv, text, sizeof(text));
+	fmt_kv_str(&kv, "reason", reason);
 	(void)source_event(&p->src, EV_CLOSE, err, text);
 }
 
@@ -254,8 +261,8 @@ static ssize_t port_read(struct serial_port *p)
  * for its worker) or this thread ran late (the CPU was taken from it).
  * Say so in an EV line, dated at the start of the packet the bytes join (the
  * one in progress, or the one they begin) so that the source's lines stay in
- * time order; a packet boundary in or next to that packet may be wrong. Rare,
- * so formatting here is acceptable.
+ * time order; a packet boundary in or next to that packet may be wrong. Rare;
+ * fmt_kv neither allocates nor uses stdio.
  */
 static void report_late(struct serial_port *p, int64_t first_mono, int64_t first_real,
 			int64_t late, ssize_t bytes)
@@ -263,10 +270,12 @@ static void report_late(struct serial_port *p, int64_t first_mono, int64_t first
 	struct rec ev = { .kind = REC_EV, .t_mono = first_mono, .t_real = first_real,
 			  .a = EV_LATE };
 	char text[64];
-	int len = snprintf(text, sizeof(text), "wait_us=%lld bytes=%zd",
-			   (long long)(late / 1000), bytes);
+	struct fmt_kv kv;
 
-	(void)source_push(&p->src, &ev, text, (uint32_t)len);
+	fmt_kv_init(&kv, text, sizeof(text));
+	fmt_kv_i64(&kv, "wait_us", late / 1000);
+	fmt_kv_i64(&kv, "bytes", bytes);
+	(void)source_push(&p->src, &ev, text, (uint32_t)kv.len);
 }
 
 /*
@@ -396,9 +405,10 @@ static void push_lines(struct serial_port *p, int value, int changed)
 static void lines_error(struct serial_port *p, int err, const char *op)
 {
 	char text[64];
-	size_t tl = 0;
+	struct fmt_kv kv;
 
-	fmt_kv(text, sizeof(text), &tl, "op", op);
+	fmt_kv_init(&kv, text, sizeof(text));
+	fmt_kv_str(&kv, "op", op);
 	(void)source_event(&p->lines_src, EV_ERROR, err, text);
 }
 

@@ -283,7 +283,7 @@ static void flush_row(struct flusher *f, struct source *s, const struct packet *
 		uint64_t bytes0;
 		double t0, t1, t2;
 
-		if (ftruncate(f->fd, 0) < 0) {
+		if (ftruncate(f->log.fd, 0) < 0) {
 			printf("  cannot truncate the bench log: %s\n", strerror(errno));
 			return;
 		}
@@ -298,7 +298,7 @@ static void flush_row(struct flusher *f, struct source *s, const struct packet *
 				return;
 			}
 		}
-		bytes0 = atomic_load(&f->bytes_written);
+		bytes0 = atomic_load(&f->log.bytes_written);
 		t0 = now_s();
 		(void)flush_drain(f, true);
 		if (flush_write(f) < 0) {
@@ -306,12 +306,12 @@ static void flush_row(struct flusher *f, struct source *s, const struct packet *
 			return;
 		}
 		t1 = now_s();
-		(void)fdatasync(f->fd);     /* timed, not checked: a number, not a verdict */
+		(void)fdatasync(f->log.fd);     /* timed, not checked: a number, not a verdict */
 		t2 = now_s();
 		if (run == 0 || t1 - t0 < best) {
 			best = t1 - t0;
 			best_sync = t2 - t1;
-			best_bytes = atomic_load(&f->bytes_written) - bytes0;
+			best_bytes = atomic_load(&f->log.bytes_written) - bytes0;
 		}
 	}
 	printf("  %-22s %7u  %6.0f  %9.2f  %7.0f  %9.1f\n", p->what, FLUSH_RECORDS,

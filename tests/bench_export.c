@@ -46,14 +46,16 @@ static void make_log(const char *path, double mb)
 	{
 		/* the ports' opens, as a log starts */
 		static const struct { const char *src, *text; } opens[] = {
-			{ "lpt0", "open driver=ieee1284 device=parport0 read=status mask=0xf8" },
-			{ "plc1", "open device=/dev/ttyS0 driver=libserialport baud=19200 format=8E1 gap_us=2005" },
-			{ "plc2", "open device=/dev/ttyS1 driver=libserialport baud=19200 format=8E1 gap_us=2005" },
-			{ "gps", "open device=/dev/ttyUSB0 driver=libserialport baud=9600 format=8N1 gap_us=4010" },
+			{ "lpt0", "driver=ieee1284 device=parport0 read=status mask=0xf8" },
+			{ "plc1", "device=/dev/ttyS0 driver=libserialport baud=19200 format=8E1 gap_us=2005" },
+			{ "plc2", "device=/dev/ttyS1 driver=libserialport baud=19200 format=8E1 gap_us=2005" },
+			{ "gps", "device=/dev/ttyUSB0 driver=libserialport baud=9600 format=8N1 gap_us=4010" },
 		};
 
 		for (size_t i = 0; i < sizeof(opens) / sizeof(opens[0]); i++) {
-			size_t n = fmt_ev(&fm, line, t, opens[i].src, opens[i].text, strlen(opens[i].text));
+			struct rec ev = { .kind = REC_EV, .t_real = t, .a = EV_OPEN };
+			size_t n = fmt_record(&fm, line, opens[i].src, &ev, opens[i].text,
+					      strlen(opens[i].text), 8);
 
 			written += fwrite(line, 1, n, f);
 		}
@@ -62,33 +64,45 @@ static void make_log(const char *path, double mb)
 		unsigned r = (unsigned)(tu_rand(&rng) % 100);
 		uint8_t data[96];
 		size_t n, len;
+		struct rec rec = { .t_real = 0 };
 
 		t += 1000000 + (int64_t)(tu_rand(&rng) % 5000000);
+		rec.t_real = t;
 		if (r < 70) {
 			len = 8 + tu_rand(&rng) % 24;
 			for (size_t i = 0; i < len; i++)
 				data[i] = (uint8_t)tu_rand(&rng);
-			n = fmt_rx(&fm, line, t, r % 2 ? "plc1" : "plc2", data, len);
+			rec.kind = REC_RX;
+			n = fmt_record(&fm, line, r % 2 ? "plc1" : "plc2", &rec, data, len, 8);
 		} else if (r < 82) {
 			len = (size_t)snprintf((char *)data, sizeof(data),
 					       "$GPGGA,%06u.00,4807.038,N,01131.000,E,1,08,0.9,545.4,M*47\r\n",
 					       (unsigned)(t / 1000000000 % 1000000));
-			n = fmt_rx(&fm, line, t, "gps", data, len);
+			rec.kind = REC_RX;
+			n = fmt_record(&fm, line, "gps", &rec, data, len, 8);
 		} else if (r < 97) {
 			unsigned v = pins ^ (1u << (tu_rand(&rng) % 5 + 3));
 
 			tick += 1 + tu_rand(&rng) % 50;
-			n = fmt_in(&fm, line, t, "lpt0", v, v ^ pins, 2, tick);
+			rec.kind = REC_IN;
+			rec.a = v;
+			rec.b = v ^ pins;
+			rec.c = (int64_t)tick;
+			n = fmt_record(&fm, line, "lpt0", &rec, NULL, 0, 8);
 			pins = v;
 		} else if (r < 99) {
-			static const char ev[] = "late-delivery wait_us=5123 bytes=12";
+			static const char ev[] = "wait_us=5123 bytes=12";
 
-			n = fmt_ev(&fm, line, t, "plc1", ev, sizeof(ev) - 1);
+			rec.kind = REC_EV;
+			rec.a = EV_LATE;
+			rec.b = 0;
+			n = fmt_record(&fm, line, "plc1", &rec, ev, sizeof(ev) - 1, 8);
 		} else {
 			static const char st[] = "plc1 records=123456 bytes=2345678 drops=0 "
 				"drop_bytes=0 wakeups=123456 frame=0 parity=0 overrun=0 brk=0 buf_overrun=0";
 
-			n = fmt_fields(&fm, line, t, "portlogd", "STAT", st, sizeof(st) - 1);
+			rec.kind = REC_STAT;
+			n = fmt_record(&fm, line, "portlogd", &rec, st, sizeof(st) - 1, 8);
 		}
 		if (fwrite(line, 1, n, f) != n) {
 			perror(path);

@@ -1,4 +1,4 @@
-/* test_flush.c - the flusher: merge, rejoin, EV and DROP lines, stop accounting, repair, reopen. */
+/* test_flush.c - the flusher: merge, rejoin, EV and DROP lines, stop accounting, what the log file's events say, reopen. */
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "conf.h"
+#include "failio.h"
 #include "flush.h"
 #include "logline.h"
 #include "rec.h"
@@ -28,40 +29,16 @@
 
 #define T_REAL_BASE 1763764867000000000LL
 
-/* write() to the log fails with fail_errno while it is set (--wrap=write: a disk
- * that returns EIO cannot be had here); every attempt on that fd is counted. */
-static int fail_fd = -1, fail_errno;
-static unsigned write_attempts;
-/* short_write > 0: the next write on fail_fd writes only that many bytes, and the
- * ones after it fail with ENOSPC (a disk that fills in the middle of a line) */
-static size_t short_write;
-/* hup_in_write: the next write on fail_fd first asks for a reopen (a SIGHUP that
+/* hup_in_write: the next write on the log first asks for a reopen (a SIGHUP that
  * comes while the flusher is in the middle of one) */
 static _Atomic(struct flusher *) hup_in_write;
 
-ssize_t __real_write(int fd, const void *buf, size_t n);
-ssize_t __wrap_write(int fd, const void *buf, size_t n);
-
-ssize_t __wrap_write(int fd, const void *buf, size_t n)
+static void hup_hook(void)
 {
-	if (fd == fail_fd) {
-		struct flusher *f = atomic_exchange(&hup_in_write, NULL);
+	struct flusher *f = atomic_exchange(&hup_in_write, NULL);
 
-		write_attempts++;
-		if (f != NULL)
-			flush_reopen(f);
-		if (short_write > 0 && short_write < n) {
-			n = short_write;
-			short_write = 0;
-			fail_errno = ENOSPC;
-			return __real_write(fd, buf, n);
-		}
-		if (fail_errno != 0) {
-			errno = fail_errno;
-			return -1;
-		}
-	}
-	return __real_write(fd, buf, n);
+	if (f != NULL)
+		flush_reopen(f);
 }
 
 static uint64_t seed;
@@ -99,6 +76,7 @@ static int setup(void **state)
 	fx->conf.nserial = 1;
 	snprintf(fx->conf.serial[0].name, sizeof(fx->conf.serial[0].name), "a");
 	fx->conf.serial[0].max_packet = 4096;
+	failio_reset();
 	*state = fx;
 	return 0;
 }
@@ -156,7 +134,7 @@ static uint32_t fx_flush(struct fx *fx)
 	uint32_t slots = flush_drain(&fx->f, true);
 
 	assert_int_equal(flush_write(&fx->f), 0);
-	assert_int_equal(fx->f.out_len, 0);
+	assert_int_equal(fx->f.log.len, 0);
 	return slots;
 }
 
@@ -483,6 +461,39 @@ static void test_ev_lines(void **state)
 	free_lines(&l);
 }
 
+/* A record of a kind no table names (a producer's bug) is never dropped silently:
+ * an EV bad-record line stands at its place, counted, and the source's
+ * accounting still adds up; the records around it are untouched. */
+static void test_unknown_kind_said(void **state)
+{
+	struct fx *fx = *state;
+	struct rec bad = { .t_real = T_REAL_BASE + 2, .t_mono = 2, .kind = 200 };
+	struct lines l;
+
+	fx->conf.logger.timestamp = CONF_TS_EPOCH;
+	fx_sources(fx, 1, 16);
+	fx_init(fx);
+	assert_true(push_label(&fx->src[0], 1, 'r', 2, 1));
+	assert_true(source_push(&fx->src[0], &bad, "junk", 4));
+	bad.kind = 0;
+	bad.t_mono = 3;
+	bad.t_real = T_REAL_BASE + 3;
+	assert_true(source_push(&fx->src[0], &bad, NULL, 0));
+	assert_true(push_label(&fx->src[0], 4, 'r', 2, 4));
+	fx_flush(fx);
+	read_lines(fx->path, &l);
+	assert_int_equal(l.n, 4);
+	assert_string_equal(after_time(l.v[0]), "a RX 3 723031 \"r01\"");
+	check_time(l.v[1], T_REAL_BASE + 2);
+	assert_string_equal(after_time(l.v[1]), "a EV bad-record kind=200 seq=1 count=1");
+	assert_string_equal(after_time(l.v[2]), "a EV bad-record kind=0 seq=2 count=2");
+	assert_string_equal(after_time(l.v[3]), "a RX 3 723034 \"r04\"");
+	assert_int_equal(fx->f.bad_records, 2);
+	assert_int_equal(fx->src[0].accounted, atomic_load(&fx->src[0].records));
+	assert_int_equal(atomic_load(&fx->f.lines), 4);
+	free_lines(&l);
+}
+
 /* ---- drops ---- */
 
 static void test_drop_lines(void **state)
@@ -588,59 +599,21 @@ static void write_file(const char *path, const char *data, size_t len)
 	assert_int_equal(fclose(fp), 0);
 }
 
-static void check_repair(struct fx *fx, const char *kept, size_t kept_len, size_t torn)
-{
-	size_t len = kept_len + torn, nkept = 0;
-	char *data = malloc(len + 1), want[80], *raw;
-	struct lines l;
-	long size;
-
-	assert_non_null(data);
-	memcpy(data, kept, kept_len);
-	memset(data + kept_len, 'z', torn);
-	write_file(fx->path, data, len);
-	fx_init(fx);
-	assert_int_equal(flush_write(&fx->f), 0);
-	flush_fini(&fx->f);
-	fx->f_open = false;
-
-	raw = slurp(fx->path, &size);
-	assert_true((size_t)size >= kept_len);
-	assert_memory_equal(raw, kept, kept_len);       /* earlier lines intact */
-	free(raw);
-	read_lines(fx->path, &l);
-	for (size_t i = 0; i < kept_len; i++)
-		nkept += kept[i] == '\n';
-	if (torn == 0) {
-		assert_int_equal(l.n, nkept);
-	} else {
-		assert_int_equal(l.n, nkept + 1);
-		snprintf(want, sizeof(want), "portlogd EV repair cut=%zu reason=incomplete-last-line",
-			 torn);
-		assert_string_equal(after_time(l.v[nkept]), want);
-	}
-	free_lines(&l);
-	free(data);
-}
-
-static void test_repair_torn_tail(void **state)
+/* An incomplete last line is cut at start (test_logfile has every case): the EV line says it. */
+static void test_repair_said(void **state)
 {
 	struct fx *fx = *state;
-	char many[10000];
+	struct lines l;
 
 	fx_sources(fx, 1, 16);
-	check_repair(fx, "x 1\nx 2\n", 8, 7);
-	/* the last newline is more than one 4096-byte read back */
-	check_repair(fx, "ok\n", 3, 10000);
-	/* no newline at all: the whole file is one torn line */
-	check_repair(fx, "", 0, 5000);
-	/* nothing to repair */
-	check_repair(fx, "x 1\nx 2\n", 8, 0);
-	check_repair(fx, "", 0, 0);
-	/* many complete lines, then a torn one that fills the first read back exactly */
-	for (size_t i = 0; i < sizeof(many); i++)
-		many[i] = i % 100 == 99 ? '\n' : (char)('a' + i % 26);
-	check_repair(fx, many, sizeof(many), 4096);
+	write_file(fx->path, "x 1\nx 2\nzzzzzzz", 15);
+	fx_init(fx);
+	assert_int_equal(flush_write(&fx->f), 0);
+	read_lines(fx->path, &l);
+	assert_int_equal(l.n, 3);
+	assert_string_equal(l.v[1], "x 2");
+	assert_string_equal(after_time(l.v[2]), "portlogd EV repair cut=7 reason=incomplete-last-line");
+	free_lines(&l);
 }
 
 static void collect(const struct lines *l, unsigned char *seen, unsigned n,
@@ -749,13 +722,12 @@ static void test_init_missing_directory(void **state)
 }
 
 /*
- * EIO: the lines stay in the buffer, attempts back off from 10 ms doubling to
- * 500 ms (none is made before its time), and once writing works the lines go
- * out, followed by an EV write-recovered line with the errno and the tries.
+ * EIO: the lines stay in the buffer (test_logfile checks the back-off), and once
+ * writing works they go out, followed by an EV write-recovered line with the
+ * errno, the tries and the records dropped meanwhile.
  */
-static void test_write_error_backoff(void **state)
+static void test_write_error_recovered(void **state)
 {
-	static const int64_t want_ms[] = { 10, 20, 40, 80, 160, 320, 500, 500 };
 	struct fx *fx = *state;
 	struct lines l;
 
@@ -764,26 +736,22 @@ static void test_write_error_backoff(void **state)
 	fx_init(fx);
 	for (unsigned k = 0; k < 3; k++)
 		assert_true(push_label(&fx->src[0], k, 'r', 4, k));
-	fail_fd = fx->f.fd;
-	fail_errno = EIO;
-	write_attempts = 0;
+	failio_fd = fx->f.log.fd;
+	failio_errno = EIO;
+	failio_writes = 0;
 	assert_int_equal(flush_drain(&fx->f, true), 3);
-	for (size_t i = 0; i < sizeof(want_ms) / sizeof(want_ms[0]); i++) {
+	for (unsigned i = 0; i < 8; i++) {
 		assert_int_equal(flush_write(&fx->f), -EIO);
-		assert_int_equal(write_attempts, i + 1);
-		assert_int_equal(fx->f.backoff_ns, want_ms[i] * 1000000);
-		/* backing off: no attempt before the time comes */
-		assert_int_equal(flush_write(&fx->f), -EIO);
-		assert_int_equal(write_attempts, i + 1);
-		fx->f.retry_at_mono = 0;        /* let the back-off time pass */
+		assert_int_equal(failio_writes, i + 1);
+		logfile_retry_now(&fx->f.log);  /* let the back-off time pass */
 	}
-	assert_true(fx->f.out_len > 0);     /* nothing thrown away */
-	assert_int_equal(atomic_load(&fx->f.write_errors), 8);
-	fail_errno = 0;
+	assert_true(fx->f.log.len > 0);     /* nothing thrown away */
+	assert_int_equal(atomic_load(&fx->f.log.write_errors), 8);
+	failio_errno = 0;
 	assert_int_equal(flush_write(&fx->f), 0);
-	assert_int_equal(fx->f.write_errno, 0);
+	assert_int_equal(fx->f.log.write_errno, 0);
 	assert_int_equal(flush_write(&fx->f), 0);      /* the EV line said after the lines */
-	fail_fd = -1;
+	failio_fd = -1;
 	read_lines(fx->path, &l);
 	assert_int_equal(l.n, 4);
 	assert_string_equal(after_time(l.v[0]), "a RX 5 7230303030 \"r0000\"");
@@ -849,17 +817,17 @@ static void test_torn_line_not_carried_over(void **state)
 	for (unsigned k = 0; k < 3; k++)
 		assert_true(push_label(&fx->src[0], k, 'r', 4, k));
 	assert_int_equal(flush_drain(&fx->f, true), 3);
-	nl = memchr(fx->f.out, '\n', fx->f.out_len);
+	nl = memchr(fx->f.log.buf, '\n', fx->f.log.len);
 	assert_non_null(nl);
-	first_len = (size_t)(nl + 1 - fx->f.out);
-	fail_fd = fx->f.fd;
-	fail_errno = 0;
-	short_write = 10;
+	first_len = (size_t)(nl + 1 - fx->f.log.buf);
+	failio_fd = fx->f.log.fd;
+	failio_errno = 0;
+	failio_short = 10;
 	assert_int_equal(flush_write(&fx->f), -ENOSPC);
 	assert_int_equal(unlink(fx->path), 0);
-	fail_fd = -1;
-	fail_errno = 0;
-	fx->f.retry_at_mono = 0;
+	failio_fd = -1;
+	failio_errno = 0;
+	logfile_retry_now(&fx->f.log);
 	assert_int_equal(flush_write(&fx->f), 0);
 	read_lines(fx->path, &l);
 	assert_int_equal(l.n, 3);
@@ -883,13 +851,14 @@ static void test_hup_during_reopen(void **state)
 	fx_init(fx);
 	assert_int_equal(flush_start(&fx->f, &degraded), 0);
 	assert_true(push_label(&fx->src[0], 0, 'r', 4, 0));
-	fail_fd = fx->f.fd;
+	failio_fd = fx->f.log.fd;
+	failio_hook = hup_hook;
 	hup_in_write = &fx->f;
 	flush_reopen(&fx->f);
 	pfd = (struct pollfd){ .fd = fx->f.reopened_fd, .events = POLLIN };
 	while (done < 2 && poll(&pfd, 1, 10000) == 1 && read(pfd.fd, &v, sizeof(v)) == sizeof(v))
 		done += v;
-	fail_fd = -1;
+	failio_fd = -1;
 	assert_null(atomic_load(&hup_in_write));     /* the write did come */
 	flush_stop(&fx->f);
 	assert_int_equal(done, 2);
@@ -908,12 +877,12 @@ static void test_overrun_waits_for_room(void **state)
 	fx_sources(fx, 1, 16);
 	fx_init(fx);
 	atomic_store(&t.st.missed, 7);
-	len = fx->f.out_len;
-	fx->f.out_len = fx->f.out_cap - 60;        /* unwritten lines fill the buffer */
+	len = fx->f.log.len;
+	fx->f.log.len = fx->f.log.cap - 60;        /* unwritten lines fill the buffer */
 	stat_hook(&v, &fx->f, false, false);
-	assert_int_equal(fx->f.out_len, fx->f.out_cap - 60);   /* no room: nothing said */
+	assert_int_equal(fx->f.log.len, fx->f.log.cap - 60);   /* no room: nothing said */
 	atomic_store(&t.st.missed, 9);
-	fx->f.out_len = len;                        /* written meanwhile */
+	fx->f.log.len = len;                        /* written meanwhile */
 	stat_hook(&v, &fx->f, false, false);
 	assert_int_equal(flush_write(&fx->f), 0);
 	read_lines(fx->path, &l);
@@ -940,14 +909,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_merge_random_interleaving, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_multislot_rejoined, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ev_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_kind_said, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drop_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drop_at_stop, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_repair_torn_tail, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_repair_said, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_while_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_handled_before_more, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_init_missing_directory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_init_too_many_sources, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_write_error_backoff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_error_recovered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_removed_log_replaced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_line_not_carried_over, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hup_during_reopen, setup, teardown),

@@ -1,11 +1,14 @@
-/* test_fmt.c - unit tests of the log-line formatter (daemon/fmt.c). */
+/* test_fmt.c - unit tests of the log-line formatter (daemon/fmt.c): tables, lines, fields. */
+#include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -32,6 +35,15 @@ static void expect_guard(const char *name, const char *buf, size_t n, size_t siz
 	for (size_t i = n; i < size; i++)
 		if (buf[i] != '~')
 			fail_msg("%s: byte %zu written past the returned length %zu", name, i, n);
+}
+
+/* An RX line through the one line builder. */
+static size_t rx(struct fmt *f, char *out, int64_t t, const char *src, const void *data,
+		 size_t len)
+{
+	struct rec r = { .kind = REC_RX, .t_real = t, .len = (uint16_t)len };
+
+	return fmt_record(f, out, src, &r, data, len, 0);
 }
 
 /* ---- timestamps ---- */
@@ -253,8 +265,7 @@ static void test_rx_lines(void **state)
 
 		memset(out, '~', sizeof(out));
 		fmt_init(&f, cases[i].ts, cases[i].payload);
-		n = fmt_rx(&f, out, cases[i].t, cases[i].src, (const uint8_t *)cases[i].data,
-			   cases[i].n);
+		n = rx(&f, out, cases[i].t, cases[i].src, cases[i].data, cases[i].n);
 		expect_out(cases[i].name, out, n, cases[i].want);
 		expect_guard(cases[i].name, out, n, sizeof(out));
 		if (n > fmt_rx_max(cases[i].n))
@@ -263,46 +274,139 @@ static void test_rx_lines(void **state)
 	}
 }
 
-static void test_ev_drop_lines(void **state)
+/* Every other KIND: the record's numbers or fields after TIME SOURCE KIND. */
+static void test_record_lines(void **state)
 {
+	static char longf[FMT_FIELDS_MAX + 100], want_long[FMT_FIELDS_MAX + 100];
 	static const struct {
 		const char *name;
 		enum conf_ts ts;
-		int kind;               /* 0: EV, 1: DROP */
 		const char *src;
-		const char *text;
-		size_t text_len;
-		uint64_t records, bytes;
+		struct rec r;
+		const char *data;
+		unsigned bits;
 		const char *want;
 	} cases[] = {
-		{ "ev open", CONF_TS_ISO, 0, "gps", "open device=/dev/ttyUSB0 driver=tty", 35, 0, 0,
+		{ "ev open", CONF_TS_ISO, "gps", { .kind = REC_EV, .a = EV_OPEN },
+		  "device=/dev/ttyUSB0 driver=tty", 0,
 		  ISO2026 " gps EV open device=/dev/ttyUSB0 driver=tty\n" },
-		{ "ev uses text_len bytes only", CONF_TS_ISO, 0, "portlogd", "start version=0.1.0",
-		  5, 0, 0, ISO2026 " portlogd EV start\n" },
-		{ "ev epoch", CONF_TS_EPOCH, 0, "plc", "close reason=hangup", 19, 0, 0,
-		  "1795300867.123456789 plc EV close reason=hangup\n" },
-		{ "drop", CONF_TS_ISO, 1, "gps", NULL, 0, 17, 2048,
+		{ "ev without fields", CONF_TS_ISO, "portlogd", { .kind = REC_EV, .a = EV_START }, "",
+		  0, ISO2026 " portlogd EV start\n" },
+		{ "ev epoch", CONF_TS_EPOCH, "plc", { .kind = REC_EV, .a = EV_CLOSE },
+		  "reason=hangup", 0, "1795300867.123456789 plc EV close reason=hangup\n" },
+		{ "ev errno by name", CONF_TS_EPOCH, "plc", { .kind = REC_EV, .a = EV_CLOSE, .b = EIO },
+		  "reason=error", 0, "1795300867.123456789 plc EV close reason=error errno=EIO\n" },
+		{ "ev errno without a name", CONF_TS_EPOCH, "a",
+		  { .kind = REC_EV, .a = EV_ERROR, .b = 99999 }, "op=x", 0,
+		  "1795300867.123456789 a EV error op=x errno=99999\n" },
+		{ "ev errno, no fields", CONF_TS_EPOCH, "a",
+		  { .kind = REC_EV, .a = EV_ERROR, .b = ENOENT }, "", 0,
+		  "1795300867.123456789 a EV error errno=ENOENT\n" },
+		{ "ev of a code without a name", CONF_TS_EPOCH, "a", { .kind = REC_EV, .a = 9999 },
+		  "x=1", 0, "1795300867.123456789 a EV unknown x=1\n" },
+		{ "ev name of the flusher", CONF_TS_EPOCH, "portlogd",
+		  { .kind = REC_EV, .a = EV_WRITE_RECOVERED }, "errno=EIO", 0,
+		  "1795300867.123456789 portlogd EV write-recovered errno=EIO\n" },
+		{ "drop", CONF_TS_ISO, "gps", { .kind = REC_DROP, .a = 17, .b = 2048 }, NULL, 0,
 		  ISO2026 " gps DROP 17 2048\n" },
-		{ "drop of nothing", CONF_TS_EPOCH, 1, "gps", NULL, 0, 0, 0,
+		{ "drop of nothing", CONF_TS_EPOCH, "gps", { .kind = REC_DROP }, NULL, 0,
 		  "1795300867.123456789 gps DROP 0 0\n" },
-		{ "drop maxima", CONF_TS_ISO, 1, "lpt0", NULL, 0, UINT64_MAX, UINT64_MAX,
+		{ "drop maxima", CONF_TS_ISO, "lpt0", { .kind = REC_DROP, .a = -1, .b = -1 }, NULL, 0,
 		  ISO2026 " lpt0 DROP 18446744073709551615 18446744073709551615\n" },
+		{ "in, 8 bits", CONF_TS_EPOCH, "lpt0", { .kind = REC_IN, .a = 0x7f, .b = 0x08, .c = 42 },
+		  NULL, 8, "1795300867.123456789 lpt0 IN 0x7f 0x08 42\n" },
+		{ "in, 16 bits", CONF_TS_EPOCH, "lpt0",
+		  { .kind = REC_IN, .a = 0x1ff, .b = 0x100, .c = 0 }, NULL, 16,
+		  "1795300867.123456789 lpt0 IN 0x01ff 0x0100 0\n" },
+		{ "in, 4 bits", CONF_TS_EPOCH, "pins", { .kind = REC_IN, .a = 0xa, .b = 0xf, .c = 7 },
+		  NULL, 4, "1795300867.123456789 pins IN 0xa 0xf 7\n" },
+		{ "in, width unknown: 2 digits", CONF_TS_EPOCH, "pins",
+		  { .kind = REC_IN, .a = 0x3, .b = 0x1, .c = 1 }, NULL, 0,
+		  "1795300867.123456789 pins IN 0x03 0x01 1\n" },
+		{ "overrun", CONF_TS_EPOCH, "lpt0", { .kind = REC_OVERRUN, .a = 5 }, NULL, 0,
+		  "1795300867.123456789 lpt0 OVERRUN 5\n" },
+		{ "lines", CONF_TS_EPOCH, "gps", { .kind = REC_LINES, .a = 0x9, .b = 0x1 }, NULL, 0,
+		  "1795300867.123456789 gps LINES 0x9 0x1\n" },
+		{ "stat", CONF_TS_EPOCH, "portlogd", { .kind = REC_STAT }, "flusher lines=3", 0,
+		  "1795300867.123456789 portlogd STAT flusher lines=3\n" },
+		{ "fields are cut at FMT_FIELDS_MAX", CONF_TS_EPOCH, "a", { .kind = REC_EV, .a = EV_STOP },
+		  longf, 0, want_long },
 	};
 	(void)state;
+	assert_true(fmt_line_max(FMT_FIELDS_MAX) <= FMT_FIELDS_MAX + 512);
+	memset(longf, 'x', sizeof(longf) - 1);
+	snprintf(want_long, sizeof(want_long), "1795300867.123456789 a EV stop %.*s\n",
+		 FMT_FIELDS_MAX, longf);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char out[256 + GUARD];
+		char out[FMT_FIELDS_MAX + 512 + GUARD];     /* above fmt_line_max(FMT_FIELDS_MAX) */
+		const char *data = cases[i].data;
+		struct rec r = cases[i].r;
 		struct fmt f;
 		size_t n;
 
 		memset(out, '~', sizeof(out));
 		fmt_init(&f, cases[i].ts, CONF_PAYLOAD_BOTH);
-		if (cases[i].kind == 0)
-			n = fmt_ev(&f, out, T2026, cases[i].src, cases[i].text, cases[i].text_len);
-		else
-			n = fmt_drop(&f, out, T2026, cases[i].src, cases[i].records, cases[i].bytes);
+		r.t_real = T2026;
+		n = fmt_record(&f, out, cases[i].src, &r, data, data ? strlen(data) : 0,
+			       cases[i].bits);
 		expect_out(cases[i].name, out, n, cases[i].want);
 		expect_guard(cases[i].name, out, n, sizeof(out));
+		if (n > fmt_line_max(data ? strlen(data) : 0))
+			fail_msg("%s: %zu bytes > fmt_line_max", cases[i].name, n);
 	}
+}
+
+/* A record of a kind the table does not name makes no line: 0, nothing written. */
+static void test_unknown_kind(void **state)
+{
+	static const unsigned bad[] = { 0, REC_NKINDS, REC_NKINDS + 1, 999, 65535 };
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct rec r = { .kind = (uint16_t)bad[i], .t_real = T2026, .a = 1 };
+		char out[256 + GUARD];
+		struct fmt f;
+
+		memset(out, '~', sizeof(out));
+		fmt_init(&f, CONF_TS_ISO, CONF_PAYLOAD_BOTH);
+		assert_null(fmt_kind(bad[i]));
+		assert_int_equal(fmt_record(&f, out, "a", &r, "abc", 3, 8), 0);
+		expect_guard("unknown kind", out, 0, sizeof(out));
+	}
+}
+
+/* Every kind and every event code has its row, each word once, each a single field. */
+static void test_tables(void **state)
+{
+	(void)state;
+	for (unsigned k = 1; k < REC_NKINDS; k++) {
+		const char *w = fmt_kind(k);
+
+		if (w == NULL || *w == '\0' || strchr(w, ' ') != NULL)
+			fail_msg("kind %u has no KIND word", k);
+		for (unsigned j = 1; j < k; j++)
+			if (strcmp(w, fmt_kind(j)) == 0)
+				fail_msg("kinds %u and %u are both %s", j, k, w);
+	}
+	assert_string_equal(fmt_kind(REC_RX), "RX");
+	assert_string_equal(fmt_kind(REC_STAT), "STAT");
+	for (unsigned c = 1; c < EV_NCODES; c++) {
+		const char *nm = fmt_ev_name(c);
+
+		if (nm == NULL || *nm == '\0' || strchr(nm, ' ') != NULL
+		    || strlen(nm) >= FMT_EV_NAME_MAX)
+			fail_msg("event code %u has no NAME", c);
+		for (unsigned j = 1; j < c; j++)
+			if (strcmp(nm, fmt_ev_name(j)) == 0)
+				fail_msg("event codes %u and %u are both %s", j, c, nm);
+	}
+	assert_null(fmt_ev_name(0));
+	assert_null(fmt_ev_name(EV_NCODES));
+	assert_string_equal(fmt_ev_name(EV_LATE), "late-delivery");
+	/* the journal's priority: loss is a warning, a boundary doubt is info */
+	assert_int_equal(fmt_ev_priority(EV_ERROR), LOG_WARNING);
+	assert_int_equal(fmt_ev_priority(EV_LATE), LOG_INFO);
+	assert_int_equal(fmt_ev_priority(EV_OPEN), LOG_NOTICE);
+	assert_int_equal(fmt_ev_priority(EV_NCODES + 5), LOG_NOTICE);
 }
 
 /* ---- property test: random packets ---- */
@@ -369,7 +473,7 @@ static void test_rx_random(void **state)
 		}
 		memset(out, '~', cap + GUARD);
 		fmt_init(&f, ts, payload);
-		n = fmt_rx(&f, out, t, name, data, len);
+		n = rx(&f, out, t, name, data, len);
 		if (n > cap)
 			fail_msg("seed %" PRIu64 " iter %d: line of %zu bytes > fmt_rx_max(%zu) = %zu",
 				 seed, iter, n, len, cap);
@@ -456,7 +560,7 @@ static void test_rx_max_worst_case(void **state)
 				assert_non_null(out);
 				memset(out, '~', cap + GUARD);
 				fmt_init(&f, ts ? CONF_TS_EPOCH : CONF_TS_ISO, CONF_PAYLOAD_BOTH);
-				n = fmt_rx(&f, out, times[t], name, data, lens[l]);
+				n = rx(&f, out, times[t], name, data, lens[l]);
 				if (n > cap)
 					fail_msg("len %zu time %" PRId64 " ts %d: %zu > %zu", lens[l],
 						 times[t], ts, n, cap);
@@ -466,7 +570,7 @@ static void test_rx_max_worst_case(void **state)
 	free(data);
 }
 
-/* ---- fmt_kv ---- */
+/* ---- fmt_kv: the fields of EV and STAT lines ---- */
 
 static void test_kv(void **state)
 {
@@ -495,11 +599,13 @@ static void test_kv(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char text[80];
-		size_t len = strlen(cases[i].text);
+		struct fmt_kv kv = { text, cases[i].cap, strlen(cases[i].text) };
+		size_t len;
 
 		memset(text, '~', sizeof(text));
-		memcpy(text, cases[i].text, len + 1);
-		fmt_kv(text, cases[i].cap, &len, cases[i].key, cases[i].value);
+		memcpy(text, cases[i].text, kv.len + 1);
+		fmt_kv_str(&kv, cases[i].key, cases[i].value);
+		len = kv.len;
 		if (len != strlen(cases[i].want) || strcmp(text, cases[i].want) != 0)
 			fail_msg("%s: got \"%s\" (len %zu), expected \"%s\"", cases[i].name, text,
 				 len, cases[i].want);
@@ -518,10 +624,12 @@ static void test_kv_small_caps(void **state)
 	(void)state;
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		char full[128];
-		size_t full_len = strlen(cases[c].start);
+		struct fmt_kv fkv = { full, sizeof(full), strlen(cases[c].start) };
+		size_t full_len;
 
-		memcpy(full, cases[c].start, full_len + 1);
-		fmt_kv(full, sizeof(full), &full_len, cases[c].key, cases[c].value);
+		memcpy(full, cases[c].start, fkv.len + 1);
+		fmt_kv_str(&fkv, cases[c].key, cases[c].value);
+		full_len = fkv.len;
 		for (size_t cap = 0; cap <= full_len + 2; cap++) {
 			char text[128];
 			size_t len = strlen(cases[c].start);
@@ -533,7 +641,12 @@ static void test_kv_small_caps(void **state)
 				len = cap > 0 ? cap - 1 : 0;   /* what a full text looks like */
 			if (cap > 0)
 				text[len] = '\0';
-			fmt_kv(text, cap, &len, cases[c].key, cases[c].value);
+			{
+				struct fmt_kv kv = { text, cap, len };
+
+				fmt_kv_str(&kv, cases[c].key, cases[c].value);
+				len = kv.len;
+			}
 			expect_guard(cases[c].name, text, cap, sizeof(text));
 			if (cap == 0)
 				continue;
@@ -550,6 +663,45 @@ static void test_kv_small_caps(void **state)
 	}
 }
 
+/* Numbers, errnos and words; a number is written whole or not at all. */
+static void test_kv_numbers(void **state)
+{
+	char text[64], small[12];
+	struct fmt_kv kv;
+
+	(void)state;
+	fmt_kv_init(&kv, text, sizeof(text));
+	fmt_kv_word(&kv, "gps");
+	fmt_kv_u64(&kv, "n", UINT64_MAX);
+	fmt_kv_i64(&kv, "i", INT64_MIN);
+	assert_string_equal(text, "gps n=18446744073709551615 i=-9223372036854775808");
+	assert_int_equal(kv.len, strlen(text));
+	fmt_kv_init(&kv, text, sizeof(text));
+	fmt_kv_delta(&kv, "up", 5);
+	fmt_kv_delta(&kv, "down", -3);
+	fmt_kv_delta(&kv, "none", 0);
+	fmt_kv_i64(&kv, "zero", 0);
+	assert_string_equal(text, "up=+5 down=-3 none=+0 zero=0");
+	fmt_kv_init(&kv, text, sizeof(text));
+	fmt_kv_errno(&kv, "errno", EIO);
+	fmt_kv_errno(&kv, "e", 99999);
+	fmt_kv_word(&kv, "a b");
+	assert_string_equal(text, "errno=EIO e=99999 a\\x20b");
+	/* "k=12345" needs 8 bytes with its NUL, " k=12345" 8 more: cap 12 holds one */
+	fmt_kv_init(&kv, small, sizeof(small));
+	fmt_kv_u64(&kv, "k", 12345);
+	fmt_kv_u64(&kv, "k", 12345);
+	assert_string_equal(small, "k=12345");
+	assert_int_equal(kv.len, 7);
+	fmt_kv_u64(&kv, "k", 1);        /* " k=1": 7 + 4 and the NUL fill 12 */
+	assert_string_equal(small, "k=12345 k=1");
+	fmt_kv_str(&kv, "s", "");       /* nor a key without room */
+	assert_string_equal(small, "k=12345 k=1");
+	fmt_kv_init(&kv, small, 0);     /* no room at all: nothing, no write */
+	fmt_kv_u64(&kv, "k", 1);
+	assert_int_equal(kv.len, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -559,11 +711,14 @@ int main(void)
 		cmocka_unit_test(test_u64_hex),
 		cmocka_unit_test(test_text_escaping),
 		cmocka_unit_test(test_rx_lines),
-		cmocka_unit_test(test_ev_drop_lines),
+		cmocka_unit_test(test_record_lines),
+		cmocka_unit_test(test_unknown_kind),
+		cmocka_unit_test(test_tables),
 		cmocka_unit_test(test_rx_random),
 		cmocka_unit_test(test_rx_max_worst_case),
 		cmocka_unit_test(test_kv),
 		cmocka_unit_test(test_kv_small_caps),
+		cmocka_unit_test(test_kv_numbers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

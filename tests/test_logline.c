@@ -235,7 +235,8 @@ static void test_round_trip(void **state)
 			t = -t;
 		for (size_t k = 0; k < len; k++)
 			data[k] = (uint8_t)tu_rand(&rng);
-		n = fmt_rx(&f, line, t, "src-1", data, len);
+		n = fmt_record(&f, line, "src-1", &(struct rec){ .kind = REC_RX, .t_real = t },
+			       data, len, 8);
 		if (logline_parse(&parser, line, n - 1, &l) != 0)
 			fail_msg("RX %zu bytes, mode %d: %s: %.200s", len, modes[i % 3], parser.why, line);
 		assert_int_equal(l.t, t);
@@ -244,24 +245,28 @@ static void test_round_trip(void **state)
 
 		v = (unsigned)tu_rand(&rng) & ((1u << 4 * digits) - 1);
 		c = (unsigned)tu_rand(&rng) & ((1u << 4 * digits) - 1);
-		n = fmt_in(&f, line, t, "lpt0", v, c, digits, tu_rand(&rng));
+		n = fmt_record(&f, line, "lpt0", &(struct rec){ .kind = REC_IN, .t_real = t, .a = v,
+			       .b = c, .c = (int64_t)(tu_rand(&rng) >> 1) }, NULL, 0, 4 * digits);
 		assert_int_equal(logline_parse(&parser, line, n - 1, &l), 0);
 		assert_true(l.kind == LOGLINE_IN && l.value == v && l.changed == c && l.digits == digits);
 
-		n = fmt_drop(&f, line, t, "gps", tu_rand(&rng), tu_rand(&rng) >> (i % 64));
+		n = fmt_record(&f, line, "gps", &(struct rec){ .kind = REC_DROP, .t_real = t,
+			       .a = (int64_t)(tu_rand(&rng) >> 1),
+			       .b = (int64_t)(tu_rand(&rng) >> (1 + i % 63)) }, NULL, 0, 8);
 		assert_int_equal(logline_parse(&parser, line, n - 1, &l), 0);
 		assert_true(l.kind == LOGLINE_DROP);
 
 		{
 			char text[256], value[40];
-			size_t tl = 4;
+			struct fmt_kv kv;
 
-			memcpy(text, "open", 5);
+			fmt_kv_init(&kv, text, sizeof(text));
 			for (size_t k = 0; k + 1 < sizeof(value); k++)
 				value[k] = (char)(1 + tu_rand(&rng) % 255);
 			value[sizeof(value) - 1] = '\0';
-			fmt_kv(text, sizeof(text), &tl, "device", value);
-			n = fmt_ev(&f, line, t, "gps", text, tl);
+			fmt_kv_str(&kv, "device", value);
+			n = fmt_record(&f, line, "gps", &(struct rec){ .kind = REC_EV, .t_real = t,
+				       .a = EV_OPEN }, kv.text, kv.len, 8);
 			assert_int_equal(logline_parse(&parser, line, n - 1, &l), 0);
 			assert_true(l.kind == LOGLINE_EV && l.nkv == 1);
 			{
