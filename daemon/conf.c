@@ -741,29 +741,22 @@ static void open_section(struct parse *p, const char *start)
 	memset(s, 0, sizeof(*s));
 	s->kind = (enum sect_kind)(t - sect_types);
 	s->line = p->line;
-	if (!t->port) {
-		snprintf(s->title, sizeof(s->title), "%s", word);
-	} else {
-		snprintf(s->title, sizeof(s->title), "%s %s", word, name);
-		/* one name space for all ports: the name is the log's SOURCE field */
-		for (unsigned i = 0; i < p->nsects; i++) {
-			const char *other = p->sects[i].title;
-			const char *sp = strchr(other, ' ');
+	snprintf(s->title, sizeof(s->title), t->port ? "%s %s" : "%s", word, name);
+	for (unsigned i = 0; i < p->nsects; i++) {
+		const char *other = p->sects[i].title, *sp = strchr(other, ' ');
 
-			if (sp != NULL && strcmp(sp + 1, name) == 0 && strcmp(other, s->title) != 0) {
-				fail(p, p->line, "[%s]: the name '%s' is already used by [%s] at line "
-				     "%d; port names must be unique", s->title, name, other,
-				     p->sects[i].line);
-				return;
-			}
-		}
-	}
-	for (unsigned i = 0; i < p->nsects; i++)
-		if (strcmp(p->sects[i].title, s->title) == 0) {
+		if (strcmp(other, s->title) == 0) {
 			fail(p, p->line, "[%s]: duplicate section (first at line %d); merge the two",
 			     s->title, p->sects[i].line);
 			return;
 		}
+		/* one name space for all ports: the name is the log's SOURCE field */
+		if (t->port && sp != NULL && strcmp(sp + 1, name) == 0) {
+			fail(p, p->line, "[%s]: the name '%s' is already used by [%s] at line %d; "
+			     "port names must be unique", s->title, name, other, p->sects[i].line);
+			return;
+		}
+	}
 	if (t->port) {
 		count = (unsigned *)((char *)p->c + t->count_off);
 		if (*count == CONF_MAX_PORTS) {
