@@ -129,7 +129,8 @@ struct key {
 	long long min, max;     /* a number's range */
 	const struct word *words;       /* the words it takes; a number's one word */
 	const char *what;       /* a number with a word: what it is, for errors */
-	const char *def;        /* the default as a config file says it; NULL: validate() requires it */
+	const char *def;        /* the default as a config file says it; NULL: none, the field stays 0 */
+	bool required;          /* validate() says "missing" when it is not set */
 };
 
 static const struct type t_path, t_abspath, t_uint, t_hex, t_pow2, t_word, t_numword, t_gap,
@@ -156,10 +157,10 @@ static const struct word w_none[] = { { "none", -1 }, { NULL, 0 } };
 
 /* the field's offset and size in struct conf_X */
 #define AT(x, member) offsetof(struct conf_##x, member), sizeof(((struct conf_##x *)0)->member)
-#define PRIORITY(s, x, member, name, def) { s, name, &t_numword, AT(x, member), 1, 99, w_other, \
-	"a priority; expected 1..99 (SCHED_FIFO)", def }
+#define PRIORITY(s, x, member, name, dflt) { s, name, &t_numword, AT(x, member), 1, 99, w_other, \
+	"a priority; expected 1..99 (SCHED_FIFO)", .def = dflt }
 #define CPU(s, x, member, name) { s, name, &t_numword, AT(x, member), 0, CONF_CPU_MAX, w_any, \
-	"a CPU; expected a CPU number (0 is the first)", "any" }
+	"a CPU; expected a CPU number (0 is the first)", .def = "any" }
 
 /* In the order conf_print writes them and errors list them. */
 static const struct key keys[] = {
@@ -185,14 +186,14 @@ static const struct key keys[] = {
 	CPU(SECT_TIMER, timer, cpu, "cpu"),
 	{ SECT_TIMER, "warmup_ms", &t_uint, AT(timer, warmup_ms), 0, 600000, .def = "1000" },
 	{ SECT_TIMER, "cpu_dma_latency", &t_numword, AT(timer, cpu_dma_latency), 0, 1000000, w_off,
-	  "a latency; expected microseconds from 0 to 1000000", "0" },
+	  "a latency; expected microseconds from 0 to 1000000", .def = "0" },
 
-	{ SECT_SERIAL, "device", &t_abspath, AT(serial, device), .def = NULL },
+	{ SECT_SERIAL, "device", &t_abspath, AT(serial, device), .required = true },
 	{ SECT_SERIAL, "baud", &t_uint, AT(serial, baud), 50, 4000000, .def = "115200" },
 	{ SECT_SERIAL, "format", &t_format, AT(serial, data_bits), .def = "8N1" },
 	{ SECT_SERIAL, "flow", &t_word, AT(serial, flow), .words = w_flow, .def = "none" },
 	{ SECT_SERIAL, "gap_us", &t_gap, AT(serial, gap_us), 1, 10000000, w_auto,
-	  "a gap in microseconds; expected 1 to 10000000", "auto" },
+	  "a gap in microseconds; expected 1 to 10000000", .def = "auto" },
 	{ SECT_SERIAL, "delimiter", &t_byte, AT(serial, delimiter), 0, 255, w_none, .def = "none" },
 	{ SECT_SERIAL, "max_packet", &t_uint, AT(serial, max_packet), 1, 65535, .def = "4096" },
 	{ SECT_SERIAL, "lines", &t_word, AT(serial, lines), .words = w_bool, .def = "off" },
@@ -200,7 +201,7 @@ static const struct key keys[] = {
 	CPU(SECT_SERIAL, serial, cpu, "cpu"),
 
 	{ SECT_PARALLEL, "driver", &t_driver, AT(parallel, driver), .def = "ieee1284" },
-	{ SECT_PARALLEL, "device", &t_path, AT(parallel, device), .def = NULL },
+	{ SECT_PARALLEL, "device", &t_path, AT(parallel, device), .required = true },
 	{ SECT_PARALLEL, "read", &t_word, AT(parallel, read), .words = w_read, .def = "status" },
 	{ SECT_PARALLEL, "mask", &t_hex, AT(parallel, mask), 1, 0xffff, .def = "0xff" },
 	PRIORITY(SECT_PARALLEL, parallel, priority, "priority", "98"),
@@ -1085,6 +1086,7 @@ void conf_print_keys(FILE *out)
 			snprintf(range, sizeof(range), k->type->hex ? "0x%llx..0x%llx" : "%lld..%lld",
 				 k->min, k->max);
 		fprintf(out, "[%s%s]\t%s\t%s\t%s\t%s\n", t->word, t->port ? " NAME" : "", k->name,
-			k->def != NULL ? k->def : "(required)", words[0] != '\0' ? words : "-", range);
+			k->def != NULL ? k->def : k->required ? "(required)" : "(none)",
+			words[0] != '\0' ? words : "-", range);
 	}
 }

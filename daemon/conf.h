@@ -110,9 +110,10 @@ int conf_load(struct conf *c, const char *path, char *err, size_t errlen);
 /* Writes the effective configuration, every key, in config-file syntax. */
 void conf_print(const struct conf *c, FILE *out);
 
-/* Writes the key table, one key a line: "[SECTION]<TAB>KEY<TAB>DEFAULT<TAB>VALUES",
- * VALUES such as "iso|epoch", "1..60000" or "other|1..99"; DEFAULT "(required)"
- * for a key without one (portlogd --list-keys, for tests/man_keys.sh). */
+/* Writes the key table (portlogd --list-keys, for tests/man_keys.sh), one key a line,
+ * tab-separated: [SECTION] KEY DEFAULT WORDS RANGE, such as "[serial NAME] gap_us auto
+ * auto 1..10000000"; DEFAULT "(required)" or "(none)" for a key without one; WORDS
+ * "a|b" (the first word of each value) and RANGE "MIN..MAX", or "-". */
 void conf_print_keys(FILE *out);
 
 /* Sets the derived fields of a port from its keys; conf_parse_string does it for

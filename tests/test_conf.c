@@ -923,6 +923,42 @@ static void test_drivers(void **state)
 	assert_null(drv_input_find("usb"));
 }
 
+/* A key --list-keys calls required is one whose absence is an error, and the
+ * other way round. */
+static void test_required_keys(void **state)
+{
+	char *buf = NULL, *line, *save = NULL, err[CONF_ERR_MAX], text[64], want[96];
+	size_t len = 0, nrequired = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	conf_print_keys(f);
+	assert_int_equal(fclose(f), 0);
+	for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		char sect[32], key[32], def[64];
+		bool port;
+
+		assert_int_equal(sscanf(line, "[%31[^]]]\t%31[^\t]\t%63[^\t]", sect, key, def), 3);
+		port = strstr(sect, " NAME") != NULL;
+		if (!port) {
+			if (strcmp(def, "(required)") == 0)
+				fail_msg("%s: a required key of a section that may be left out", line);
+			continue;
+		}
+		*strstr(sect, " NAME") = '\0';
+		snprintf(text, sizeof(text), "[%s p]\n", sect);
+		snprintf(want, sizeof(want), "[%s p] %s: missing", sect, key);
+		if (parse(&conf_a, text, err) == 0 || strstr(err, " missing;") == NULL)
+			continue;       /* this section needs another key first */
+		if ((strstr(err, want) != NULL) != (strcmp(def, "(required)") == 0))
+			fail_msg("%s: %s", line, err);
+		nrequired += strstr(err, want) != NULL;
+	}
+	assert_int_equal(nrequired, 2);         /* the device of each kind of port */
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -935,6 +971,7 @@ int main(void)
 		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_print_reparse),
 		cmocka_unit_test(test_drivers),
+		cmocka_unit_test(test_required_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
