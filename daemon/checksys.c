@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "checksys.h"
+#include "drv.h"
 #include "rec.h"
 
 #define CAP_SYS_NICE_BIT 23
@@ -1092,40 +1093,28 @@ bool checksys_serial_ftdi(const struct checksys *cs, const struct conf_serial *s
 void checksys_parallel_device(const struct checksys *cs, const struct conf_parallel *p,
 			      struct checksys_result *r)
 {
-	char name[CHECKSYS_NAME_MAX], dev[PATH_MAX], full[PATH_MAX], fix[CONF_NAME_MAX + 96];
+	char name[CHECKSYS_NAME_MAX], dev[PATH_MAX], full[PATH_MAX];
+	struct drv_device_check chk;
 	char *slash;
 
 	port_name(name, sizeof(name), p->name, "");
-	switch (p->driver) {
-	case CONF_PAR_IEEE1284:
-		/* libieee1284 goes through ppdev: parport0 is /dev/parport0 */
-		snprintf(dev, sizeof(dev), "/dev/%s", p->device);
-		device_access(cs, name, dev, "modprobe parport_pc ppdev (is the port enabled in "
-			      "the firmware?)", r);
-		return;
-	case CONF_PAR_LINES:
-		snprintf(fix, sizeof(fix), "plug it in, or correct [parallel %s] device", p->name);
-		device_access(cs, name, p->device, fix, r);
-		return;
-	case CONF_PAR_SIM:
-		break;
-	}
-	path_at(cs, full, sizeof(full), "%s", p->device);
-	if (access(full, F_OK) == 0) {
-		device_access(cs, name, p->device, "", r);
+	p->driver->device_check(p, &chk);
+	path_at(cs, full, sizeof(full), "%s", chk.path);
+	if (!chk.created || access(full, F_OK) == 0) {
+		device_access(cs, name, chk.path, chk.fix, r);
 		return;
 	}
-	snprintf(dev, sizeof(dev), "%s", p->device);
+	snprintf(dev, sizeof(dev), "%s", chk.path);
 	slash = strrchr(dev, '/');
 	if (slash != NULL)
 		*(slash == dev ? slash + 1 : slash) = '\0';
 	path_at(cs, full, sizeof(full), "%s", dev);
 	if (access(full, W_OK | X_OK) < 0)
 		set(r, CHECKSYS_FAIL, name, "%s: cannot create it, directory %s: %s; fix: create "
-		    "the directory and let the service user write to it", p->device, dev,
+		    "the directory and let the service user write to it", chk.path, dev,
 		    strerrorname_np(errno));
 	else
-		set(r, CHECKSYS_OK, name, "%s: will be created (directory %s writable)", p->device,
+		set(r, CHECKSYS_OK, name, "%s: will be created (directory %s writable)", chk.path,
 		    dev);
 }
 

@@ -1,56 +1,258 @@
-/* conf.c - config file parsing (inih) and validation. */
+/* conf.c - the config file: one table row per key, a line parser, validation.
+ *
+ * A key is one row of keys[] below: its section, name, type, range, words,
+ * default and the field it sets. The parser, conf_print (--check-config) and
+ * conf_print_keys (--list-keys, which tests/man_keys.sh holds against the man
+ * page and the README) all read that table, so a new key is a new row.
+ *
+ * The line parser is ours, not inih's. Debian builds libinih without
+ * INI_HANDLER_LINENO, hands a section to the handler only with its first key,
+ * returns a syntax error as a bare line number, and continues an indented line
+ * as the previous value: we counted the lines, registered the headers, re-read
+ * the line to quote it, stripped blanks and cut '#' comments ourselves, so what
+ * was left to the library was the split at '=' and the ';' comment. The rules
+ * it applied are kept (parse_line), so every config reads as it did.
+ */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <ini.h>
-
 #include "conf.h"
+#include "drv.h"
 #include "reasm.h"
 
 #define CONF_FILE_MAX (1024 * 1024)
+#define CONF_LINE_MAX 198       /* characters after the indentation; inih's 200 less \n\0 */
+#define SECTS_MAX (2 + 2 * CONF_MAX_PORTS)      /* [logger], [timer] and the ports */
 
-enum sect_kind { SECT_NONE, SECT_LOGGER, SECT_TIMER, SECT_SERIAL, SECT_PARALLEL };
+/* ---- sections ---- */
+
+enum sect_kind { SECT_LOGGER, SECT_TIMER, SECT_SERIAL, SECT_PARALLEL, SECT_KINDS };
+
+/* [WORD], or [WORD NAME] for a port: one struct of an array in struct conf. */
+static const struct sect_type {
+	const char *word;
+	bool port;
+	size_t off;             /* of the struct (port: of the array) in struct conf */
+	size_t size;            /* of the struct */
+	size_t count_off;       /* port: of the number of ports in struct conf */
+	size_t name_off;        /* port: of char name[CONF_NAME_MAX] in the struct */
+	size_t line_off;        /* of int line (of the header) in the struct */
+} sect_types[SECT_KINDS] = {
+	[SECT_LOGGER] = { "logger", false, offsetof(struct conf, logger),
+			  sizeof(struct conf_logger), 0, 0, offsetof(struct conf_logger, line) },
+	[SECT_TIMER] = { "timer", false, offsetof(struct conf, timer),
+			 sizeof(struct conf_timer), 0, 0, offsetof(struct conf_timer, line) },
+	[SECT_SERIAL] = { "serial", true, offsetof(struct conf, serial),
+			  sizeof(struct conf_serial), offsetof(struct conf, nserial),
+			  offsetof(struct conf_serial, name), offsetof(struct conf_serial, line) },
+	[SECT_PARALLEL] = { "parallel", true, offsetof(struct conf, parallel),
+			    sizeof(struct conf_parallel), offsetof(struct conf, nparallel),
+			    offsetof(struct conf_parallel, name), offsetof(struct conf_parallel, line) },
+};
+
+/* The struct of section kind t, port i (0 for [logger] and [timer]). */
+static void *sect_at(const struct conf *c, const struct sect_type *t, unsigned i)
+{
+	return (char *)c + t->off + (size_t)i * t->size;
+}
+
+static unsigned sect_count(const struct conf *c, const struct sect_type *t)
+{
+	return t->port ? *(const unsigned *)((const char *)c + t->count_off) : 1;
+}
+
+/* Appends item to the list in buf, after sep unless it is the first. */
+static void list_add(char *buf, size_t len, const char *sep, const char *item)
+{
+	size_t n = strlen(buf);
+
+	if (n + 1 < len)
+		snprintf(buf + n, len - n, "%s%s", n > 0 ? sep : "", item);
+}
+
+/* "[logger], [timer], [serial NAME] or [parallel NAME]"; ports_only: the last two. */
+static const char *sect_list(char *buf, size_t len, bool ports_only)
+{
+	unsigned n = 0, last = 0;
+	char one[32];
+
+	buf[0] = '\0';
+	for (unsigned k = 0; k < SECT_KINDS; k++)
+		if (sect_types[k].port || !ports_only)
+			last = k;
+	for (unsigned k = 0; k < SECT_KINDS; k++) {
+		if (!sect_types[k].port && ports_only)
+			continue;
+		snprintf(one, sizeof(one), "[%s%s]", sect_types[k].word,
+			 sect_types[k].port ? " NAME" : "");
+		list_add(buf, len, k == last && n > 0 ? " or " : ", ", one);
+		n++;
+	}
+	return buf;
+}
+
+/* ---- the key table ---- */
+
+/* A word a key takes and the value it stores. */
+struct word {
+	const char *word;
+	int value;
+};
+
+struct ctx;
+struct key;
+
+/* A kind of value: how it is read into its field and written back. */
+struct type {
+	/* Parses x->value into the section struct `sect`; 0, or -1 after fail(). */
+	int (*parse)(const struct ctx *x, void *sect);
+	/* Writes the value as a config file says it. */
+	void (*print)(FILE *out, const struct key *k, const void *sect);
+	bool range;             /* takes a number from min to max */
+	bool hex;               /* ... written in hex */
+};
+
+struct key {
+	enum sect_kind sect;
+	const char *name;
+	const struct type *type;
+	size_t off, size;       /* of the field in the section's struct */
+	long long min, max;     /* a number's range */
+	const struct word *words;       /* the words it takes; a number's one word */
+	const char *what;       /* a number with a word: what it is, for errors */
+	const char *def;        /* the default as a config file says it; NULL: none, the field stays 0 */
+	bool required;          /* validate() says "missing" when it is not set */
+};
+
+static const struct type t_path, t_abspath, t_uint, t_hex, t_pow2, t_word, t_numword, t_gap,
+			 t_format, t_byte, t_driver;
+
+static const struct word w_timestamp[] = { { "iso", CONF_TS_ISO }, { "epoch", CONF_TS_EPOCH },
+					   { NULL, 0 } };
+static const struct word w_payload[] = { { "hex", CONF_PAYLOAD_HEX }, { "text", CONF_PAYLOAD_TEXT },
+					 { "both", CONF_PAYLOAD_BOTH }, { NULL, 0 } };
+static const struct word w_rt[] = { { "best-effort", false }, { "required", true }, { NULL, 0 } };
+static const struct word w_flow[] = { { "none", CONF_FLOW_NONE }, { "rtscts", CONF_FLOW_RTSCTS },
+				      { "xonxoff", CONF_FLOW_XONXOFF },
+				      { "dtrdsr", CONF_FLOW_DTRDSR }, { NULL, 0 } };
+static const struct word w_bool[] = { { "off", 0 }, { "on", 1 }, { "no", 0 }, { "yes", 1 },
+				      { "false", 0 }, { "true", 1 }, { "0", 0 }, { "1", 1 },
+				      { NULL, 0 } };
+static const struct word w_read[] = { { "status", CONF_READ_STATUS }, { "data", CONF_READ_DATA },
+				      { "status+data", CONF_READ_BOTH }, { NULL, 0 } };
+static const struct word w_other[] = { { "other", CONF_PRIO_OTHER }, { NULL, 0 } };
+static const struct word w_any[] = { { "any", CONF_CPU_ANY }, { NULL, 0 } };
+static const struct word w_off[] = { { "off", -1 }, { NULL, 0 } };
+static const struct word w_auto[] = { { "auto", 0 }, { NULL, 0 } };
+static const struct word w_none[] = { { "none", -1 }, { NULL, 0 } };
+
+/* the field's offset and size in struct conf_X */
+#define AT(x, member) offsetof(struct conf_##x, member), sizeof(((struct conf_##x *)0)->member)
+#define PRIORITY(s, x, member, name, dflt) { s, name, &t_numword, AT(x, member), 1, 99, w_other, \
+	"a priority; expected 1..99 (SCHED_FIFO)", .def = dflt }
+#define CPU(s, x, member, name) { s, name, &t_numword, AT(x, member), 0, CONF_CPU_MAX, w_any, \
+	"a CPU; expected a CPU number (0 is the first)", .def = "any" }
+
+/* In the order conf_print writes them and errors list them. */
+static const struct key keys[] = {
+	{ SECT_LOGGER, "log_file", &t_abspath, AT(logger, log_file),
+	  .def = "/var/log/portlogd/portlogd.log" },
+	{ SECT_LOGGER, "timestamp", &t_word, AT(logger, timestamp), .words = w_timestamp,
+	  .def = "iso" },
+	{ SECT_LOGGER, "payload", &t_word, AT(logger, payload), .words = w_payload, .def = "both" },
+	{ SECT_LOGGER, "flush_interval_ms", &t_uint, AT(logger, flush_interval_ms), 1, 60000,
+	  .def = "100" },
+	{ SECT_LOGGER, "sync_interval_ms", &t_uint, AT(logger, sync_interval_ms), 0, 3600000,
+	  .def = "1000" },
+	{ SECT_LOGGER, "stat_interval_s", &t_uint, AT(logger, stat_interval_s), 0, 86400,
+	  .def = "60" },
+	{ SECT_LOGGER, "ring_records", &t_pow2, AT(logger, ring_records), 64, 1 << 24,
+	  .def = "65536" },
+	PRIORITY(SECT_LOGGER, logger, flusher_priority, "flusher_priority", "other"),
+	CPU(SECT_LOGGER, logger, flusher_cpu, "flusher_cpu"),
+	{ SECT_LOGGER, "rt", &t_word, AT(logger, rt_required), .words = w_rt, .def = "best-effort" },
+
+	{ SECT_TIMER, "period_us", &t_uint, AT(timer, period_us), 20, 1000000, .def = "1000" },
+	PRIORITY(SECT_TIMER, timer, priority, "priority", "99"),
+	CPU(SECT_TIMER, timer, cpu, "cpu"),
+	{ SECT_TIMER, "warmup_ms", &t_uint, AT(timer, warmup_ms), 0, 600000, .def = "1000" },
+	{ SECT_TIMER, "cpu_dma_latency", &t_numword, AT(timer, cpu_dma_latency), 0, 1000000, w_off,
+	  "a latency; expected microseconds from 0 to 1000000", .def = "0" },
+
+	{ SECT_SERIAL, "device", &t_abspath, AT(serial, device), .required = true },
+	{ SECT_SERIAL, "baud", &t_uint, AT(serial, baud), 50, 4000000, .def = "115200" },
+	{ SECT_SERIAL, "format", &t_format, AT(serial, data_bits), .def = "8N1" },
+	{ SECT_SERIAL, "flow", &t_word, AT(serial, flow), .words = w_flow, .def = "none" },
+	{ SECT_SERIAL, "gap_us", &t_gap, AT(serial, gap_us), 1, 10000000, w_auto,
+	  "a gap in microseconds; expected 1 to 10000000", .def = "auto" },
+	{ SECT_SERIAL, "delimiter", &t_byte, AT(serial, delimiter), 0, 255, w_none, .def = "none" },
+	{ SECT_SERIAL, "max_packet", &t_uint, AT(serial, max_packet), 1, 65535, .def = "4096" },
+	{ SECT_SERIAL, "lines", &t_word, AT(serial, lines), .words = w_bool, .def = "off" },
+	PRIORITY(SECT_SERIAL, serial, priority, "priority", "97"),
+	CPU(SECT_SERIAL, serial, cpu, "cpu"),
+
+	{ SECT_PARALLEL, "driver", &t_driver, AT(parallel, driver), .def = "ieee1284" },
+	{ SECT_PARALLEL, "device", &t_path, AT(parallel, device), .required = true },
+	{ SECT_PARALLEL, "read", &t_word, AT(parallel, read), .words = w_read, .def = "status" },
+	{ SECT_PARALLEL, "mask", &t_hex, AT(parallel, mask), 1, 0xffff, .def = "0xff" },
+	PRIORITY(SECT_PARALLEL, parallel, priority, "priority", "98"),
+	CPU(SECT_PARALLEL, parallel, cpu, "cpu"),
+};
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+/* stored through an int (or a bool): the enums must be as wide */
+_Static_assert(sizeof(enum conf_ts) == sizeof(int) && sizeof(enum conf_payload) == sizeof(int)
+	       && sizeof(enum conf_flow) == sizeof(int) && sizeof(enum conf_par_read) == sizeof(int),
+	       "an enum of struct conf is not int-sized");
+
+/* ---- parser state and errors ---- */
 
 struct sect {
 	enum sect_kind kind;
 	unsigned index;         /* into conf->serial / conf->parallel */
 	int line;
 	char title[CONF_NAME_MAX + 16];
-	/* line of each key seen so far, by key index; 0 = not set */
-	int key_line[16];
+	int key_line[NKEYS];    /* line of each key seen so far, by row of keys[]; 0 = not set */
 };
 
 struct parse {
 	struct conf *c;
 	const char *path;
-	const char *text, *pos;
 	int line;
 	char *err;
 	size_t errlen;
-	int err_line;           /* 0 = no error yet */
-	struct sect sects[2 + 2 * CONF_MAX_PORTS];
+	int err_line;           /* 0 = no error yet: parsing stops at the first */
+	struct sect sects[SECTS_MAX];
 	unsigned nsects;
-	struct sect *cur;       /* NULL before the first section or after a bad header */
-	bool cur_bad;
+	struct sect *cur;       /* NULL before the first section */
 };
 
 static void fail(struct parse *p, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* p NULL: a default of the key table does not parse, a bug. */
 static void fail(struct parse *p, int line, const char *fmt, ...)
 {
 	char msg[CONF_ERR_MAX];
 	va_list ap;
 	int n;
 
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (p == NULL) {
+		fprintf(stderr, "portlogd: a default of the key table is wrong: %s\n", msg);
+		abort();
+	}
 	if (p->err_line != 0)
 		return;         /* keep the first error */
 	if (line < 1)
@@ -59,9 +261,6 @@ static void fail(struct parse *p, int line, const char *fmt, ...)
 	n = snprintf(p->err, p->errlen, "%s:%d: ", p->path, line);
 	if (n < 0 || (size_t)n >= p->errlen)
 		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	/* the message quotes the file, which can hold any byte: keep control
 	 * characters (a terminal's escapes) and non-ASCII bytes out, as \xHH */
 	for (const unsigned char *m = (const unsigned char *)msg; *m != '\0'; m++) {
@@ -77,63 +276,48 @@ static void fail(struct parse *p, int line, const char *fmt, ...)
 	p->err[n] = '\0';
 }
 
-void conf_defaults(struct conf *c)
-{
-	memset(c, 0, sizeof(*c));
-	snprintf(c->logger.log_file, sizeof(c->logger.log_file), "%s",
-		 "/var/log/portlogd/portlogd.log");
-	c->logger.timestamp = CONF_TS_ISO;
-	c->logger.payload = CONF_PAYLOAD_BOTH;
-	c->logger.flush_interval_ms = 100;
-	c->logger.sync_interval_ms = 1000;
-	c->logger.stat_interval_s = 60;
-	c->logger.ring_records = 65536;
-	c->logger.flusher_priority = CONF_PRIO_OTHER;
-	c->logger.flusher_cpu = CONF_CPU_ANY;
-	c->logger.rt_required = false;
-	c->timer.period_us = 1000;
-	c->timer.priority = 99;
-	c->timer.cpu = CONF_CPU_ANY;
-	c->timer.warmup_ms = 1000;
-	c->timer.cpu_dma_latency = 0;
-}
-
-static void serial_defaults(struct conf_serial *s)
-{
-	s->baud = 115200;
-	s->data_bits = 8;
-	s->parity = 'N';
-	s->stop_bits = 1;
-	s->flow = CONF_FLOW_NONE;
-	s->gap_us = 0;
-	s->delimiter = -1;
-	s->max_packet = 4096;
-	s->lines = false;
-	s->priority = 97;
-	s->cpu = CONF_CPU_ANY;
-}
-
-static void parallel_defaults(struct conf_parallel *pp)
-{
-	pp->driver = CONF_PAR_IEEE1284;
-	pp->read = CONF_READ_STATUS;
-	pp->mask = 0xff;
-	pp->priority = 98;
-	pp->cpu = CONF_CPU_ANY;
-}
-
 /* ---- typed value parsers: return 0 or -1 after fail() ---- */
 
 struct ctx {
-	struct parse *p;
-	const char *key;
+	struct parse *p;        /* NULL while the table's defaults are set */
+	int line;
+	const char *title;      /* of the section: "serial gps" */
+	const struct key *k;
 	const char *value;
 	const char *word;       /* the key also takes this word: errors offer it */
 };
 
-#define CTX_FAIL(x, ...) fail((x)->p, (x)->p->line, "[%s] %s: " __VA_ARGS__)
+#define CTX_FAIL(x, fmt, ...) fail((x)->p, (x)->line, "[%s] %s: " fmt, (x)->title, \
+				   (x)->k->name, __VA_ARGS__)
 /* three %s: ", or 'WORD'" when the key also takes a word, else nothing */
 #define OR_WORD(x) (x)->word ? ", or '" : "", (x)->word ? (x)->word : "", (x)->word ? "'" : ""
+
+static void *field(const struct key *k, void *sect)
+{
+	return (char *)sect + k->off;
+}
+
+static void store_int(const struct key *k, void *sect, long long v)
+{
+	if (k->size == sizeof(bool)) {
+		*(bool *)field(k, sect) = v != 0;
+	} else {
+		int i = (int)v;
+
+		memcpy(field(k, sect), &i, sizeof(i));  /* an int, unsigned or enum */
+	}
+}
+
+static long long load_int(const struct key *k, const void *sect)
+{
+	const char *f = (const char *)sect + k->off;
+	int i;
+
+	if (k->size == sizeof(bool))
+		return *(const bool *)f;
+	memcpy(&i, f, sizeof(i));
+	return i;
+}
 
 static int parse_uint(const struct ctx *x, unsigned long long min, unsigned long long max,
 		      unsigned long long *out)
@@ -151,140 +335,130 @@ static int parse_uint(const struct ctx *x, unsigned long long min, unsigned long
 	}
 	if (!isxdigit((unsigned char)v[0]) || (base == 10 && !isdigit((unsigned char)v[0]))) {
 		CTX_FAIL(x, "'%s' is not a number; expected a whole number from %llu to %llu%s%s%s",
-			 x->p->cur->title, x->key, x->value, min, max, OR_WORD(x));
+			 x->value, min, max, OR_WORD(x));
 		return -1;
 	}
 	errno = 0;
 	n = strtoull(v, &end, base);
 	if (*end != '\0') {
 		CTX_FAIL(x, "'%s' is not a number; expected a whole number from %llu to %llu%s%s%s",
-			 x->p->cur->title, x->key, x->value, min, max, OR_WORD(x));
+			 x->value, min, max, OR_WORD(x));
 		return -1;
 	}
 	if (errno == ERANGE || n < min || n > max) {
 		CTX_FAIL(x, "%s is out of range; expected %llu to %llu%s%s%s",
-			 x->p->cur->title, x->key, x->value, min, max, OR_WORD(x));
+			 x->value, min, max, OR_WORD(x));
 		return -1;
 	}
 	*out = n;
 	return 0;
 }
 
-static int parse_unsigned(const struct ctx *x, unsigned min, unsigned max, unsigned *out)
+static int uint_parse(const struct ctx *x, void *sect)
 {
 	unsigned long long n;
 
-	if (parse_uint(x, min, max, &n) < 0)
+	if (parse_uint(x, (unsigned long long)x->k->min, (unsigned long long)x->k->max, &n) < 0)
 		return -1;
-	*out = (unsigned)n;
+	store_int(x->k, sect, (long long)n);
 	return 0;
 }
 
-/* One word out of a fixed list; returns its index or -1 after fail(). */
-static int parse_word(const struct ctx *x, const char *const *words)
+static int pow2_parse(const struct ctx *x, void *sect)
+{
+	unsigned n;
+
+	if (uint_parse(x, sect) < 0)
+		return -1;
+	n = (unsigned)load_int(x->k, sect);
+	if ((n & (n - 1)) != 0) {
+		CTX_FAIL(x, "%u is not a power of two; use one such as 16384 or 65536", n);
+		return -1;
+	}
+	return 0;
+}
+
+/* One of the key's words: stores what it stands for. */
+static int word_parse(const struct ctx *x, void *sect)
 {
 	char list[128] = "";
-	size_t used = 0;
 
-	for (int i = 0; words[i] != NULL; i++) {
-		if (strcmp(x->value, words[i]) == 0)
-			return i;
-		used += snprintf(list + used, sizeof(list) - used, "%s%s",
-				 i ? ", " : "", words[i]);
-		if (used >= sizeof(list))
-			used = sizeof(list) - 1;
+	for (const struct word *w = x->k->words; w->word != NULL; w++) {
+		if (strcmp(x->value, w->word) == 0) {
+			store_int(x->k, sect, w->value);
+			return 0;
+		}
+		list_add(list, sizeof(list), ", ", w->word);
 	}
-	CTX_FAIL(x, "'%s' is not allowed; expected one of: %s",
-		 x->p->cur->title, x->key, x->value, list);
+	CTX_FAIL(x, "'%s' is not allowed; expected one of: %s", x->value, list);
 	return -1;
 }
 
-/* `word` (stored as word_value), or a decimal number from min to max; `what`
- * says what the value is and what is expected, for the error. */
-static int parse_word_or_number(const struct ctx *x, const char *word, int word_value,
-				unsigned min, unsigned max, const char *what, int *out)
+/* The key's one word (auto, off, other, any), or a decimal number from min to max. */
+static int numword_parse(const struct ctx *x, void *sect)
 {
+	const struct word *w = &x->k->words[0];
 	struct ctx with_word = *x;
-	unsigned n;
 
-	if (strcmp(x->value, word) == 0) {
-		*out = word_value;
+	if (strcmp(x->value, w->word) == 0) {
+		store_int(x->k, sect, w->value);
 		return 0;
 	}
 	if (!isdigit((unsigned char)x->value[0])) {
-		CTX_FAIL(x, "'%s' is not %s or '%s'", x->p->cur->title, x->key, x->value, what,
-			 word);
+		CTX_FAIL(x, "'%s' is not %s or '%s'", x->value, x->k->what, w->word);
 		return -1;
 	}
-	with_word.word = word;
-	if (parse_unsigned(&with_word, min, max, &n) < 0)
-		return -1;
-	*out = (int)n;
-	return 0;
+	with_word.word = w->word;
+	return uint_parse(&with_word, sect);
 }
 
-static int parse_priority(const struct ctx *x, int *out)
-{
-	return parse_word_or_number(x, "other", CONF_PRIO_OTHER, 1, 99,
-				    "a priority; expected 1..99 (SCHED_FIFO)", out);
-}
-
-/* "any", or the number of the CPU a thread is pinned to. */
-static int parse_cpu(const struct ctx *x, int *out)
-{
-	return parse_word_or_number(x, "any", CONF_CPU_ANY, 0, CONF_CPU_MAX,
-				    "a CPU; expected a CPU number (0 is the first)", out);
-}
-
-static int parse_bool(const struct ctx *x, bool *out)
-{
-	static const char *const words[] = { "off", "on", "no", "yes", "false", "true",
-					     "0", "1", NULL };
-	int i = parse_word(x, words);
-
-	if (i < 0)
-		return -1;
-	*out = i % 2 == 1;
-	return 0;
-}
-
-static int parse_path(const struct ctx *x, char *out, size_t outlen, bool absolute)
+static int path_check(const struct ctx *x, void *sect, bool absolute)
 {
 	size_t n = strlen(x->value);
 	/* conf_print writes "key = value", which must fit on a line too */
-	size_t max = INI_MAX_LINE - 2 - strlen(x->key) - 3;
+	size_t max = CONF_LINE_MAX - strlen(x->k->name) - 3;
 
-	if (max > outlen - 1)
-		max = outlen - 1;
+	if (max > x->k->size - 1)
+		max = x->k->size - 1;
 	if (n > max) {
-		CTX_FAIL(x, "path is %zu bytes long; at most %zu are supported",
-			 x->p->cur->title, x->key, n, max);
+		CTX_FAIL(x, "path is %zu bytes long; at most %zu are supported", n, max);
 		return -1;
 	}
 	if (absolute && x->value[0] != '/') {
 		CTX_FAIL(x, "'%s' is not an absolute path; write the full path, starting with /",
-			 x->p->cur->title, x->key, x->value);
+			 x->value);
 		return -1;
 	}
 	/* "device =#x" is the value "#x", but "device = #x" (as printed) a comment */
 	if (x->value[0] == '#' || x->value[0] == ';') {
 		CTX_FAIL(x, "'%s' starts with '%c', which reads as a comment after a blank; "
-			 "write ./%s", x->p->cur->title, x->key, x->value, x->value[0], x->value);
+			 "write ./%s", x->value, x->value[0], x->value);
 		return -1;
 	}
-	memcpy(out, x->value, n + 1);
+	memcpy(field(x->k, sect), x->value, n + 1);
 	return 0;
 }
 
-/* "8N1": data bits 5..8, parity N/E/O/M/S, stop bits 1 or 2. */
-static int parse_format(const struct ctx *x, struct conf_serial *s)
+static int path_parse(const struct ctx *x, void *sect)
 {
+	return path_check(x, sect, false);
+}
+
+static int abspath_parse(const struct ctx *x, void *sect)
+{
+	return path_check(x, sect, true);
+}
+
+/* "8N1": data bits 5..8, parity N/E/O/M/S, stop bits 1 or 2; three fields. */
+static int format_parse(const struct ctx *x, void *sect)
+{
+	struct conf_serial *s = sect;
 	const char *v = x->value;
 
 	if (strlen(v) != 3 || v[0] < '5' || v[0] > '8' || strchr("NEOMS", toupper((unsigned char)v[1])) == NULL
 	    || (v[2] != '1' && v[2] != '2')) {
 		CTX_FAIL(x, "'%s' is not a frame format; expected data bits 5-8, parity N/E/O/M/S "
-			 "and stop bits 1-2, such as 8N1 or 7E1", x->p->cur->title, x->key, v);
+			 "and stop bits 1-2, such as 8N1 or 7E1", v);
 		return -1;
 	}
 	s->data_bits = (unsigned)(v[0] - '0');
@@ -294,271 +468,203 @@ static int parse_format(const struct ctx *x, struct conf_serial *s)
 }
 
 /* A byte: none, 0xNN, a decimal number, \n \r \t \0, or one printable character. */
-static int parse_delimiter(const struct ctx *x, int *out)
+static int byte_parse(const struct ctx *x, void *sect)
 {
-	static const struct { const char *s; int b; } esc[] = {
-		{ "\\n", '\n' }, { "\\r", '\r' }, { "\\t", '\t' }, { "\\0", 0 },
+	static const struct word esc[] = {
+		{ "\\n", '\n' }, { "\\r", '\r' }, { "\\t", '\t' }, { "\\0", 0 }, { NULL, 0 },
 	};
 	const char *v = x->value;
-	unsigned long long n;
 
-	if (strcmp(v, "none") == 0) {
-		*out = -1;
+	if (strcmp(v, x->k->words[0].word) == 0) {
+		store_int(x->k, sect, x->k->words[0].value);
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(esc) / sizeof(esc[0]); i++)
-		if (strcmp(v, esc[i].s) == 0) {
-			*out = esc[i].b;
+	for (const struct word *e = esc; e->word != NULL; e++)
+		if (strcmp(v, e->word) == 0) {
+			store_int(x->k, sect, e->value);
 			return 0;
 		}
 	if (v[1] == '\0' && !isdigit((unsigned char)v[0])) {
-		*out = (unsigned char)v[0];
+		store_int(x->k, sect, (unsigned char)v[0]);
 		return 0;
 	}
-	if (isdigit((unsigned char)v[0])) {
-		if (parse_uint(x, 0, 255, &n) < 0)
-			return -1;
-		*out = (int)n;
-		return 0;
-	}
+	if (isdigit((unsigned char)v[0]))
+		return uint_parse(x, sect);
 	CTX_FAIL(x, "'%s' is not a byte; expected none, a number such as 0x0a or 10, "
-		 "\\n, \\r, \\t, \\0 or a single character", x->p->cur->title, x->key, v);
+		 "\\n, \\r, \\t, \\0 or a single character", v);
 	return -1;
 }
 
-/* ---- keys of each section ---- */
-
-enum { K_LOG_FILE, K_TIMESTAMP, K_PAYLOAD, K_FLUSH, K_SYNC, K_STAT, K_RING, K_FPRIO,
-       K_FCPU, K_RT };
-static const char *const logger_keys[] = {
-	"log_file", "timestamp", "payload", "flush_interval_ms", "sync_interval_ms",
-	"stat_interval_s", "ring_records", "flusher_priority", "flusher_cpu", "rt", NULL,
-};
-
-enum { K_PERIOD, K_TPRIO, K_WARMUP, K_DMA, K_TCPU };
-static const char *const timer_keys[] = {
-	"period_us", "priority", "warmup_ms", "cpu_dma_latency", "cpu", NULL,
-};
-
-enum { K_DEVICE, K_BAUD, K_FORMAT, K_FLOW, K_GAP, K_DELIM, K_MAXPKT, K_LINES, K_SPRIO,
-       K_SCPU };
-static const char *const serial_keys[] = {
-	"device", "baud", "format", "flow", "gap_us", "delimiter", "max_packet", "lines",
-	"priority", "cpu", NULL,
-};
-
-enum { K_DRIVER, K_PDEVICE, K_READ, K_MASK, K_PPRIO, K_PCPU };
-static const char *const parallel_keys[] = {
-	"driver", "device", "read", "mask", "priority", "cpu", NULL,
-};
-
-static int set_logger(const struct ctx *x, int key)
+/* The names of drivers, from the registry; compiled_only: those compiled in. */
+static const char *driver_list(char *buf, size_t len, bool compiled_only)
 {
-	static const char *const ts[] = { "iso", "epoch", NULL };
-	static const char *const payload[] = { "hex", "text", "both", NULL };
-	static const char *const rt[] = { "best-effort", "required", NULL };
-	struct conf_logger *l = &x->p->c->logger;
-	unsigned n;
-	int i;
+	buf[0] = '\0';
+	for (const struct drv_input_ops *const *d = drv_inputs; *d != NULL; d++)
+		if (!compiled_only || (*d)->open != NULL)
+			list_add(buf, len, ", ", (*d)->name);
+	return buf;
+}
 
-	switch (key) {
-	case K_LOG_FILE:
-		return parse_path(x, l->log_file, sizeof(l->log_file), true);
-	case K_TIMESTAMP:
-		if ((i = parse_word(x, ts)) < 0)
-			return -1;
-		l->timestamp = i == 0 ? CONF_TS_ISO : CONF_TS_EPOCH;
-		return 0;
-	case K_PAYLOAD:
-		if ((i = parse_word(x, payload)) < 0)
-			return -1;
-		l->payload = (enum conf_payload)(i + 1);
-		return 0;
-	case K_FLUSH:
-		return parse_unsigned(x, 1, 60000, &l->flush_interval_ms);
-	case K_SYNC:
-		return parse_unsigned(x, 0, 3600000, &l->sync_interval_ms);
-	case K_STAT:
-		return parse_unsigned(x, 0, 86400, &l->stat_interval_s);
-	case K_RING:
-		if (parse_unsigned(x, 64, 1u << 24, &n) < 0)
-			return -1;
-		if ((n & (n - 1)) != 0) {
-			CTX_FAIL(x, "%u is not a power of two; use one such as 16384 or 65536",
-				 x->p->cur->title, x->key, n);
-			return -1;
+/* A driver by name; one that is not compiled in is found too (validate() says so). */
+static int driver_parse(const struct ctx *x, void *sect)
+{
+	const struct drv_input_ops *ops = drv_input_find(x->value);
+	char list[128];
+
+	if (ops == NULL) {
+		CTX_FAIL(x, "'%s' is not allowed; expected one of: %s", x->value,
+			 driver_list(list, sizeof(list), false));
+		return -1;
+	}
+	memcpy(field(x->k, sect), &ops, sizeof(ops));
+	return 0;
+}
+
+/* ---- printers: the value as a config file says it ---- */
+
+static void path_print(FILE *out, const struct key *k, const void *sect)
+{
+	fputs((const char *)sect + k->off, out);
+}
+
+static void uint_print(FILE *out, const struct key *k, const void *sect)
+{
+	fprintf(out, k->type->hex ? "0x%02x" : "%u", (unsigned)load_int(k, sect));
+}
+
+/* the first word for the value; a number with a word: the number */
+static void word_print(FILE *out, const struct key *k, const void *sect)
+{
+	long long v = load_int(k, sect);
+
+	for (const struct word *w = k->words; w->word != NULL; w++)
+		if (w->value == v) {
+			fputs(w->word, out);
+			return;
 		}
-		l->ring_records = n;
-		return 0;
-	case K_FPRIO:
-		return parse_priority(x, &l->flusher_priority);
-	case K_FCPU:
-		return parse_cpu(x, &l->flusher_cpu);
-	case K_RT:
-		if ((i = parse_word(x, rt)) < 0)
-			return -1;
-		l->rt_required = i == 1;
-		return 0;
-	}
-	return -1;
+	fprintf(out, "%lld", v);
 }
 
-static int set_timer(const struct ctx *x, int key)
+static void gap_print(FILE *out, const struct key *k, const void *sect)
 {
-	struct conf_timer *t = &x->p->c->timer;
-
-	switch (key) {
-	case K_PERIOD:
-		return parse_unsigned(x, 20, 1000000, &t->period_us);
-	case K_WARMUP:
-		return parse_unsigned(x, 0, 600000, &t->warmup_ms);
-	case K_DMA:
-		return parse_word_or_number(x, "off", -1, 0, 1000000, "a latency; expected "
-					    "microseconds from 0 to 1000000", &t->cpu_dma_latency);
-	case K_TCPU:
-		return parse_cpu(x, &t->cpu);
-	}
-	return parse_priority(x, &t->priority);
+	if (load_int(k, sect) == 0)
+		fprintf(out, "auto  ; %" PRId64 " us", ((const struct conf_serial *)sect)->gap_ns / 1000);
+	else
+		word_print(out, k, sect);
 }
 
-static int set_serial(const struct ctx *x, int key, struct conf_serial *s)
+const char *conf_par_read_name(enum conf_par_read r)
 {
-	static const char *const flow[] = { "none", "rtscts", "xonxoff", "dtrdsr", NULL };
-	int i;
-
-	switch (key) {
-	case K_DEVICE:
-		return parse_path(x, s->device, sizeof(s->device), true);
-	case K_BAUD:
-		return parse_unsigned(x, 50, 4000000, &s->baud);
-	case K_FORMAT:
-		return parse_format(x, s);
-	case K_FLOW:
-		if ((i = parse_word(x, flow)) < 0)
-			return -1;
-		s->flow = (enum conf_flow)i;
-		return 0;
-	case K_GAP:
-		if (parse_word_or_number(x, "auto", 0, 1, 10000000,
-					 "a gap in microseconds; expected 1 to 10000000", &i) < 0)
-			return -1;
-		s->gap_us = (unsigned)i;
-		return 0;
-	case K_DELIM:
-		return parse_delimiter(x, &s->delimiter);
-	case K_MAXPKT:
-		return parse_unsigned(x, 1, 65535, &s->max_packet);
-	case K_LINES:
-		return parse_bool(x, &s->lines);
-	case K_SPRIO:
-		return parse_priority(x, &s->priority);
-	case K_SCPU:
-		return parse_cpu(x, &s->cpu);
-	}
-	return -1;
+	for (const struct word *w = w_read; w->word != NULL; w++)
+		if (w->value == (int)r)
+			return w->word;
+	return "?";
 }
 
-static int set_parallel(const struct ctx *x, int key, struct conf_parallel *pp)
+static void format_print(FILE *out, const struct key *k, const void *sect)
 {
-	static const char *const drivers[] = { "ieee1284", "lines", "sim", NULL };
-	static const char *const reads[] = { "status", "data", "status+data", NULL };
-	unsigned long long n;
-	int i;
+	const struct conf_serial *s = sect;
 
-	switch (key) {
-	case K_DRIVER:
-		if ((i = parse_word(x, drivers)) < 0)
-			return -1;
-		pp->driver = (enum conf_par_driver)i;
-		return 0;
-	case K_PDEVICE:
-		return parse_path(x, pp->device, sizeof(pp->device), false);
-	case K_READ:
-		if ((i = parse_word(x, reads)) < 0)
-			return -1;
-		pp->read = (enum conf_par_read)(i + 1);
-		return 0;
-	case K_MASK:
-		if (parse_uint(x, 1, 0xffff, &n) < 0)
-			return -1;
-		pp->mask = (unsigned)n;
-		return 0;
-	case K_PPRIO:
-		return parse_priority(x, &pp->priority);
-	case K_PCPU:
-		return parse_cpu(x, &pp->cpu);
-	}
-	return -1;
+	(void)k;
+	fprintf(out, "%u%c%u", s->data_bits, s->parity, s->stop_bits);
 }
 
-static const char *const *section_keys(enum sect_kind kind)
+static void byte_print(FILE *out, const struct key *k, const void *sect)
 {
-	switch (kind) {
-	case SECT_LOGGER: return logger_keys;
-	case SECT_TIMER: return timer_keys;
-	case SECT_SERIAL: return serial_keys;
-	case SECT_PARALLEL: return parallel_keys;
-	default: return NULL;
+	long long v = load_int(k, sect);
+
+	if (v < 0)
+		fputs(k->words[0].word, out);
+	else
+		fprintf(out, "0x%02x", (unsigned)v);
+}
+
+static void driver_print(FILE *out, const struct key *k, const void *sect)
+{
+	const struct drv_input_ops *ops;
+
+	memcpy(&ops, (const char *)sect + k->off, sizeof(ops));
+	fputs(ops->name, out);
+}
+
+static const struct type t_path = { path_parse, path_print, false, false };
+static const struct type t_abspath = { abspath_parse, path_print, false, false };
+static const struct type t_uint = { uint_parse, uint_print, true, false };
+static const struct type t_hex = { uint_parse, uint_print, true, true };
+static const struct type t_pow2 = { pow2_parse, uint_print, true, false };
+static const struct type t_word = { word_parse, word_print, false, false };
+static const struct type t_numword = { numword_parse, word_print, true, false };
+static const struct type t_gap = { numword_parse, gap_print, true, false };
+static const struct type t_format = { format_parse, format_print, false, false };
+static const struct type t_byte = { byte_parse, byte_print, false, false };
+static const struct type t_driver = { driver_parse, driver_print, false, false };
+
+/* ---- defaults ---- */
+
+/* The table's defaults of one section, through the same parsers. */
+static void set_defaults(enum sect_kind kind, void *sect)
+{
+	for (size_t i = 0; i < NKEYS; i++) {
+		struct ctx x = { .title = sect_types[kind].word, .k = &keys[i], .value = keys[i].def };
+
+		if (keys[i].sect == kind && keys[i].def != NULL)
+			(void)keys[i].type->parse(&x, sect);
 	}
 }
 
-/* inih calls this for every key = value line. */
-static int on_key(void *user, const char *section, const char *name, const char *value)
+void conf_defaults(struct conf *c)
 {
-	struct parse *p = user;
+	memset(c, 0, sizeof(*c));
+	for (unsigned k = 0; k < SECT_KINDS; k++)
+		if (!sect_types[k].port)
+			set_defaults(k, sect_at(c, &sect_types[k], 0));
+}
+
+/* ---- the line parser ---- */
+
+/* A key = value line in the current section. */
+static void on_key(struct parse *p, const char *name, const char *value)
+{
 	struct sect *s = p->cur;
-	const char *const *keys;
-	struct ctx x = { .p = p, .key = name, .value = value };
+	struct ctx x = { .p = p, .line = p->line, .value = value };
 	char list[256] = "";
-	size_t used = 0;
-	int key = -1;
+	const struct key *k = NULL;
 
-	(void)section;  /* p->cur, registered by the line reader, is authoritative */
-	if (p->err_line != 0)
-		return 1;
 	if (s == NULL) {
-		if (!p->cur_bad)
-			fail(p, p->line, "%s: key outside of any section; put it under [logger], "
-			     "[timer], [serial NAME] or [parallel NAME]", name);
-		return 1;
+		fail(p, p->line, "%s: key outside of any section; put it under %s", name,
+		     sect_list(list, sizeof(list), false));
+		return;
 	}
 	if (name[0] == '\0') {
 		fail(p, p->line, "[%s]: '= %s' has no key; write key = value", s->title, value);
-		return 1;
+		return;
 	}
-	keys = section_keys(s->kind);
-	for (int i = 0; keys[i] != NULL; i++) {
-		if (strcmp(keys[i], name) == 0)
-			key = i;
-		used += snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", keys[i]);
-		if (used >= sizeof(list))
-			used = sizeof(list) - 1;
+	for (size_t i = 0; i < NKEYS; i++) {
+		if (keys[i].sect != s->kind)
+			continue;
+		if (strcmp(keys[i].name, name) == 0)
+			k = &keys[i];
+		list_add(list, sizeof(list), ", ", keys[i].name);
 	}
-	if (key < 0) {
+	if (k == NULL) {
 		fail(p, p->line, "[%s] %s: unknown key; keys of this section are: %s",
 		     s->title, name, list);
-		return 1;
+		return;
 	}
-	if (s->key_line[key] != 0) {
+	if (s->key_line[k - keys] != 0) {
 		fail(p, p->line, "[%s] %s: set twice (first at line %d); keep one",
-		     s->title, name, s->key_line[key]);
-		return 1;
+		     s->title, name, s->key_line[k - keys]);
+		return;
 	}
-	s->key_line[key] = p->line;
+	s->key_line[k - keys] = p->line;
 	if (value[0] == '\0') {
 		fail(p, p->line, "[%s] %s: empty value; give a value or remove the line",
 		     s->title, name);
-		return 1;
+		return;
 	}
-	switch (s->kind) {
-	case SECT_LOGGER: (void)set_logger(&x, key); break;
-	case SECT_TIMER: (void)set_timer(&x, key); break;
-	case SECT_SERIAL: (void)set_serial(&x, key, &p->c->serial[s->index]); break;
-	case SECT_PARALLEL: (void)set_parallel(&x, key, &p->c->parallel[s->index]); break;
-	default: break;
-	}
-	/* errors are collected in p; returning 0 would only make inih count them too */
-	return 1;
+	x.title = s->title;
+	x.k = k;
+	(void)k->type->parse(&x, sect_at(p->c, &sect_types[s->kind], s->index));
 }
 
 static bool valid_name(const char *name)
@@ -573,28 +679,47 @@ static bool valid_name(const char *name)
 	return true;
 }
 
-static struct sect *find_sect(struct parse *p, const char *title)
+/* [WORD] or [WORD NAME] after the checks; NULL after fail(). */
+static const struct sect_type *header_type(struct parse *p, const char *raw, int fields,
+					   const char *word, const char *name)
 {
-	for (unsigned i = 0; i < p->nsects; i++)
-		if (strcmp(p->sects[i].title, title) == 0)
-			return &p->sects[i];
+	char rest[2], list[128];
+
+	for (unsigned k = 0; k < SECT_KINDS; k++) {
+		const struct sect_type *t = &sect_types[k];
+
+		if (strcmp(t->word, word) != 0 || fields != (t->port ? 2 : 1))
+			continue;
+		if (!t->port)
+			return t;
+		if (sscanf(raw, " %*s %*s %1s", rest) == 1) {
+			fail(p, p->line, "[%s]: a port name is one word; write [%s NAME]", raw, word);
+			return NULL;
+		}
+		if (!valid_name(name)) {
+			fail(p, p->line, "[%s]: '%s' cannot be a port name; use up to %d letters, "
+			     "digits, '_', '-', '.' or ':', and not 'portlogd'", raw, name,
+			     CONF_NAME_MAX - 1);
+			return NULL;
+		}
+		return t;
+	}
+	fail(p, p->line, "[%s]: unknown section; expected %s", raw,
+	     sect_list(list, sizeof(list), false));
 	return NULL;
 }
 
-/* A "[...]" header line, seen by the reader before inih parses it. */
+/* A "[...]" line that has a ']': opens its section, with the table's defaults. */
 static void open_section(struct parse *p, const char *start)
 {
 	const char *end = strchr(start, ']');
-	char raw[128], type[16] = "", name[128] = "";
-	struct sect new_sect, *s = &new_sect, *dup;
-	size_t n;
-	int fields;
+	char raw[128], word[16] = "", name[128] = "";
+	const struct sect_type *t;
+	struct sect new_sect, *s = &new_sect;
+	unsigned *count;
+	void *base;
+	size_t n = (size_t)(end - start - 1);
 
-	p->cur = NULL;
-	p->cur_bad = true;
-	if (end == NULL)
-		return;         /* inih reports the syntax error */
-	n = (size_t)(end - start - 1);
 	if (n >= sizeof(raw)) {
 		fail(p, p->line, "[%.20s...]: section header of %zu characters; a port name has at "
 		     "most %d", start + 1, n, CONF_NAME_MAX - 1);
@@ -602,7 +727,7 @@ static void open_section(struct parse *p, const char *start)
 	}
 	memcpy(raw, start + 1, n);
 	raw[n] = '\0';
-	/* inih ignores what follows the ']': a CR-only file would be one line */
+	/* a CR-only file would be one line: say so rather than ignore the rest */
 	for (end++; isspace((unsigned char)*end); end++)
 		;
 	if (*end != '\0' && *end != ';') {
@@ -610,177 +735,213 @@ static void open_section(struct parse *p, const char *start)
 		     "their own", raw, end);
 		return;
 	}
-	fields = sscanf(raw, " %15s %127s", type, name);
-	if (fields == 1 && (strcmp(type, "logger") == 0 || strcmp(type, "timer") == 0)) {
-		/* fine */
-	} else if (fields == 2 && (strcmp(type, "serial") == 0 || strcmp(type, "parallel") == 0)) {
-		char rest[2];
-		if (sscanf(raw, " %*s %*s %1s", rest) == 1) {
-			fail(p, p->line, "[%s]: a port name is one word; write [%s NAME]", raw, type);
-			return;
-		}
-		if (!valid_name(name)) {
-			fail(p, p->line, "[%s]: '%s' cannot be a port name; use up to %d letters, "
-			     "digits, '_', '-', '.' or ':', and not 'portlogd'", raw, name,
-			     CONF_NAME_MAX - 1);
-			return;
-		}
-	} else {
-		fail(p, p->line, "[%s]: unknown section; expected [logger], [timer], "
-		     "[serial NAME] or [parallel NAME]", raw);
+	t = header_type(p, raw, sscanf(raw, " %15s %127s", word, name), word, name);
+	if (t == NULL)
 		return;
-	}
 	/* built aside, stored once accepted: sects[] only has room for accepted ones */
 	memset(s, 0, sizeof(*s));
+	s->kind = (enum sect_kind)(t - sect_types);
 	s->line = p->line;
-	if (fields == 1) {
-		snprintf(s->title, sizeof(s->title), "%s", type);
-	} else {
-		snprintf(s->title, sizeof(s->title), "%s %s", type, name);
+	snprintf(s->title, sizeof(s->title), t->port ? "%s %s" : "%s", word, name);
+	for (unsigned i = 0; i < p->nsects; i++) {
+		const char *other = p->sects[i].title, *sp = strchr(other, ' ');
+
+		if (strcmp(other, s->title) == 0) {
+			fail(p, p->line, "[%s]: duplicate section (first at line %d); merge the two",
+			     s->title, p->sects[i].line);
+			return;
+		}
 		/* one name space for all ports: the name is the log's SOURCE field */
-		for (unsigned i = 0; i < p->nsects; i++) {
-			const char *t = p->sects[i].title;
-			const char *sp = strchr(t, ' ');
-			if (sp != NULL && strcmp(sp + 1, name) == 0 && strcmp(t, s->title) != 0) {
-				fail(p, p->line, "[%s]: the name '%s' is already used by [%s] at line %d; "
-				     "port names must be unique", s->title, name, t, p->sects[i].line);
-				return;
-			}
-		}
-	}
-	dup = find_sect(p, s->title);
-	if (dup != NULL) {
-		fail(p, p->line, "[%s]: duplicate section (first at line %d); merge the two",
-		     s->title, dup->line);
-		return;
-	}
-	if (strcmp(type, "logger") == 0) {
-		s->kind = SECT_LOGGER;
-		p->c->logger.line = p->line;
-	} else if (strcmp(type, "timer") == 0) {
-		s->kind = SECT_TIMER;
-		p->c->timer.line = p->line;
-	} else if (strcmp(type, "serial") == 0) {
-		if (p->c->nserial == CONF_MAX_PORTS) {
-			fail(p, p->line, "[%s]: more than %d serial ports; run a second portlogd "
-			     "for the rest", s->title, CONF_MAX_PORTS);
+		if (t->port && sp != NULL && strcmp(sp + 1, name) == 0) {
+			fail(p, p->line, "[%s]: the name '%s' is already used by [%s] at line %d; "
+			     "port names must be unique", s->title, name, other, p->sects[i].line);
 			return;
 		}
-		s->kind = SECT_SERIAL;
-		s->index = p->c->nserial++;
-		serial_defaults(&p->c->serial[s->index]);
-		snprintf(p->c->serial[s->index].name, CONF_NAME_MAX, "%s", name);
-		p->c->serial[s->index].line = p->line;
-	} else {
-		if (p->c->nparallel == CONF_MAX_PORTS) {
-			fail(p, p->line, "[%s]: more than %d parallel ports; run a second portlogd "
-			     "for the rest", s->title, CONF_MAX_PORTS);
+	}
+	if (t->port) {
+		count = (unsigned *)((char *)p->c + t->count_off);
+		if (*count == CONF_MAX_PORTS) {
+			fail(p, p->line, "[%s]: more than %d %s ports; run a second portlogd for the "
+			     "rest", s->title, CONF_MAX_PORTS, word);
 			return;
 		}
-		s->kind = SECT_PARALLEL;
-		s->index = p->c->nparallel++;
-		parallel_defaults(&p->c->parallel[s->index]);
-		snprintf(p->c->parallel[s->index].name, CONF_NAME_MAX, "%s", name);
-		p->c->parallel[s->index].line = p->line;
+		s->index = (*count)++;
 	}
+	base = sect_at(p->c, t, s->index);
+	if (t->port) {
+		set_defaults(s->kind, base);
+		snprintf((char *)base + t->name_off, CONF_NAME_MAX, "%s", name);
+	}
+	*(int *)((char *)base + t->line_off) = p->line;
 	p->cur = &p->sects[p->nsects++];
 	*p->cur = *s;
-	p->cur_bad = false;
+}
+
+/* inih's rule: the first of chars, or a ';' after a blank (a comment), or the end. */
+static char *find_or_comment(char *s, const char *chars)
+{
+	bool was_space = false;
+
+	while (*s != '\0' && (chars == NULL || strchr(chars, *s) == NULL)
+	       && !(was_space && *s == ';')) {
+		was_space = isspace((unsigned char)*s);
+		s++;
+	}
+	return s;
+}
+
+static char *skip_space(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	return s;
+}
+
+static void trim_end(char *s, char *end)
+{
+	while (end > s && isspace((unsigned char)end[-1]))
+		*--end = '\0';
 }
 
 /*
- * inih's line reader. Debian builds inih without INI_HANDLER_LINENO, so we count
- * lines here: inih calls the handler for a line before it reads the next one.
- * We also strip leading blanks, which turns off inih's multi-line values (an
- * indented "key = value" would otherwise silently continue the previous value),
- * and register section headers so that empty and duplicate sections are seen.
+ * One line of the file, without its '\n', as chrony's parser takes a line:
+ * blank, a comment (# or ; first, or after a blank), [section] or key = value
+ * (inih's '=' or ':'; ';' after a blank starts a comment). A UTF-8 byte order
+ * mark on line 1 is skipped. Indentation is only indentation: an indented line
+ * never continues the previous value, as inih's multi-line values would.
  */
-static char *read_line(char *str, int num, void *stream)
+static void parse_line(struct parse *p, const char *text, size_t n)
 {
-	struct parse *p = stream;
-	const char *nl, *start = p->pos;
-	size_t n;
+	char buf[CONF_LINE_MAX + 1], list[128], *start, *end, *value;
+	size_t quoted = 0;      /* of text, for a syntax error: up to a CR */
 
-	if (*p->pos == '\0' || p->err_line != 0)
-		return NULL;
 	p->line++;
-	nl = strchr(p->pos, '\n');
-	n = nl != NULL ? (size_t)(nl - p->pos) : strlen(p->pos);
-	p->pos += n + (nl != NULL);
-	if (p->line == 1 && n >= 3 && memcmp(start, "\xef\xbb\xbf", 3) == 0) {
-		start += 3;     /* a UTF-8 byte order mark, as some editors write */
+	if (p->line == 1 && n >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
+		text += 3;      /* as some editors write */
 		n -= 3;
 	}
-	while (n > 0 && (*start == ' ' || *start == '\t')) {
-		start++;
+	while (n > 0 && (*text == ' ' || *text == '\t')) {
+		text++;
 		n--;
 	}
-	/* '#' after a blank starts a comment, like ';' does in inih: people write
+	while (quoted < n && text[quoted] != '\r')
+		quoted++;
+	/* '#' after a blank starts a comment, like ';' does: people write
 	 * "baud = 9600  # the PLC" and mean it */
 	for (size_t i = 1; i < n; i++)
-		if (start[i] == '#' && (start[i - 1] == ' ' || start[i - 1] == '\t')) {
+		if (text[i] == '#' && (text[i - 1] == ' ' || text[i - 1] == '\t')) {
 			n = i;
 			break;
 		}
-	if (n >= (size_t)num - 1) {
-		fail(p, p->line, "line is longer than %d characters; shorten it", num - 2);
-		return NULL;
+	if (n > CONF_LINE_MAX) {
+		fail(p, p->line, "line is longer than %d characters; shorten it", CONF_LINE_MAX);
+		return;
 	}
-	memcpy(str, start, n);
-	str[n] = '\0';
-	if (start[0] == '[')
-		open_section(p, str);
-	return str;
+	memcpy(buf, text, n);
+	buf[n] = '\0';
+	start = skip_space(buf);
+	if (*start == '\0' || *start == '#' || *start == ';')
+		return;
+	if (*start == '[' && strchr(start, ']') != NULL) {
+		open_section(p, start);
+		return;
+	}
+	if (*start == '[') {
+		fail(p, p->line, "syntax error: '%.*s' has no closing ']'; write %s",
+		     quoted < 40 ? (int)quoted : 40, text, sect_list(list, sizeof(list), false));
+		return;
+	}
+	trim_end(start, start + strlen(start));
+	end = find_or_comment(start, "=:");
+	if (*end == '\0' || *end == ';') {
+		fail(p, p->line, "%s%s%ssyntax error: '%.*s' is not key = value; write key = value, "
+		     "a [section], or a comment starting with # or ;", p->cur ? "[" : "",
+		     p->cur ? p->cur->title : "", p->cur ? "]: " : "",
+		     quoted < 40 ? (int)quoted : 40, text);
+		return;
+	}
+	*end = '\0';
+	trim_end(start, end);
+	value = end + 1;
+	end = find_or_comment(value, NULL);
+	*end = '\0';
+	value = skip_space(value);
+	trim_end(value, end);
+	on_key(p, start, value);
 }
 
-static int validate(struct parse *p)
+/* ---- validation and derived values ---- */
+
+void conf_resolve_serial(struct conf_serial *s)
+{
+	s->frame_bits = 1 + s->data_bits + (s->parity != 'N') + s->stop_bits;
+	s->char_ns = reasm_char_ns(s->baud, s->frame_bits);
+	s->gap_ns = s->gap_us != 0 ? (int64_t)s->gap_us * 1000
+		    : reasm_auto_gap_ns(s->baud, s->frame_bits);
+}
+
+void conf_resolve_parallel(struct conf_parallel *pp)
+{
+	pp->bits = pp->driver->value_bits(pp);
+}
+
+/* The line where a port's key was set, or its header's when it was not. */
+static int key_line(const struct parse *p, enum sect_kind kind, unsigned index, const char *name)
+{
+	for (unsigned i = 0; i < p->nsects; i++) {
+		const struct sect *s = &p->sects[i];
+
+		if (s->kind != kind || s->index != index)
+			continue;
+		for (size_t k = 0; k < NKEYS; k++)
+			if (keys[k].sect == kind && strcmp(keys[k].name, name) == 0
+			    && s->key_line[k] != 0)
+				return s->key_line[k];
+		return s->line;
+	}
+	return 0;
+}
+
+static void validate(struct parse *p)
 {
 	struct conf *c = p->c;
+	char list[192], one[64];
 
 	for (unsigned i = 0; i < c->nserial; i++) {
 		struct conf_serial *s = &c->serial[i];
+
+		conf_resolve_serial(s);
 		if (s->device[0] == '\0')
 			fail(p, s->line, "[serial %s] device: missing; set the port's device, "
 			     "such as device = /dev/ttyUSB0", s->name);
-		else if (s->gap_us == 0 && conf_gap_ns(s) < 1000)
+		else if (s->gap_us == 0 && s->gap_ns < 1000)
 			fail(p, s->line, "[serial %s] gap_us: auto gap below 1 us at this baud; "
 			     "set gap_us", s->name);
 	}
 	for (unsigned i = 0; i < c->nparallel; i++) {
 		struct conf_parallel *pp = &c->parallel[i];
-		if (pp->device[0] == '\0')
+
+		if (pp->device[0] == '\0') {
+			const struct drv_input_ops *const *d;
+
+			list[0] = '\0';
+			for (d = drv_inputs; *d != NULL; d++) {
+				snprintf(one, sizeof(one), "%s (%s)", (*d)->device_example, (*d)->name);
+				list_add(list, sizeof(list), d[1] == NULL ? " or " : ", ", one);
+			}
 			fail(p, pp->line, "[parallel %s] device: missing; set the port, such as "
-			     "device = parport0 (ieee1284), /dev/ttyS0 (lines) or a file (sim)",
-			     pp->name);
+			     "device = %s", pp->name, list);
+		} else if (pp->driver->open == NULL) {
+			fail(p, key_line(p, SECT_PARALLEL, i, "driver"), "[parallel %s] driver: '%s' "
+			     "is not compiled in; this portlogd has: %s", pp->name, pp->driver->name,
+			     driver_list(list, sizeof(list), true));
+		} else {
+			conf_resolve_parallel(pp);
+		}
 	}
 	if (p->err_line == 0 && c->nserial + c->nparallel == 0)
-		fail(p, p->line, "no [serial NAME] or [parallel NAME] section: nothing to log; "
-		     "add at least one port");
-	return p->err_line == 0 ? 0 : -1;
-}
-
-/* inih found a line that is no section, key = value or comment: quote it. */
-static void syntax_error(struct parse *p, int line)
-{
-	const char *t = p->text;
-	char sect[CONF_NAME_MAX + 24] = "";
-	int n;
-
-	for (int i = 1; i < line && strchr(t, '\n') != NULL; i++)
-		t = strchr(t, '\n') + 1;
-	if (line == 1 && strncmp(t, "\xef\xbb\xbf", 3) == 0)
-		t += 3;
-	t += strspn(t, " \t");
-	n = (int)strcspn(t, "\r\n");
-	/* sections before the line were all accepted, or that would be the error */
-	for (unsigned i = 0; i < p->nsects && p->sects[i].line < line; i++)
-		snprintf(sect, sizeof(sect), "[%s]: ", p->sects[i].title);
-	if (t[0] == '[')
-		fail(p, line, "syntax error: '%.*s' has no closing ']'; write [logger], [timer], "
-		     "[serial NAME] or [parallel NAME]", n < 40 ? n : 40, t);
-	else
-		fail(p, line, "%ssyntax error: '%.*s' is not key = value; write key = value, "
-		     "a [section], or a comment starting with # or ;", sect, n < 40 ? n : 40, t);
+		fail(p, p->line, "no %s section: nothing to log; add at least one port",
+		     sect_list(list, sizeof(list), true));
 }
 
 int conf_parse_string(struct conf *c, const char *path, const char *text,
@@ -795,19 +956,18 @@ int conf_parse_string(struct conf *c, const char *path, const char *text,
 	}
 	conf_defaults(c);
 	snprintf(c->path, sizeof(c->path), "%s", path);
-	*p = (struct parse){ .c = c, .path = path, .text = text, .pos = text,
-			     .err = err, .errlen = errlen };
+	*p = (struct parse){ .c = c, .path = path, .err = err, .errlen = errlen };
 	if (errlen > 0)
 		err[0] = '\0';
-	rc = ini_parse_stream(read_line, p, on_key, p);
-	if (rc > 0 && (p->err_line == 0 || rc < p->err_line)) {
-		p->err_line = 0;
-		syntax_error(p, rc);
-	} else if (rc < 0 && p->err_line == 0) {
-		fail(p, 0, "cannot parse (inih error %d)", rc);
+	for (const char *pos = text; *pos != '\0' && p->err_line == 0;) {
+		const char *nl = strchr(pos, '\n');
+		size_t n = nl != NULL ? (size_t)(nl - pos) : strlen(pos);
+
+		parse_line(p, pos, n);
+		pos += n + (nl != NULL);
 	}
 	if (p->err_line == 0)
-		(void)validate(p);
+		validate(p);
 	rc = p->err_line == 0 ? 0 : -1;
 	free(p);
 	return rc;
@@ -871,89 +1031,62 @@ int conf_load(struct conf *c, const char *path, char *err, size_t errlen)
 	return rc;
 }
 
-unsigned conf_frame_bits(const struct conf_serial *s)
-{
-	return 1 + s->data_bits + (s->parity != 'N') + s->stop_bits;
-}
-
-int64_t conf_gap_ns(const struct conf_serial *s)
-{
-	if (s->gap_us != 0)
-		return (int64_t)s->gap_us * 1000;
-	return reasm_auto_gap_ns(s->baud, conf_frame_bits(s));
-}
-
-/* A thread's scheduling keys; `prefix` names them in [logger] ("flusher_"). */
-static void print_sched(FILE *out, const char *prefix, int prio, int cpu)
-{
-	if (prio == CONF_PRIO_OTHER)
-		fprintf(out, "%spriority = other\n", prefix);
-	else
-		fprintf(out, "%spriority = %d\n", prefix, prio);
-	if (cpu == CONF_CPU_ANY)
-		fprintf(out, "%scpu = any\n", prefix);
-	else
-		fprintf(out, "%scpu = %d\n", prefix, cpu);
-}
-
-const char *conf_par_driver_name(enum conf_par_driver d)
-{
-	static const char *const drivers[] = { "ieee1284", "lines", "sim" };
-
-	return (unsigned)d < 3 ? drivers[d] : "?";
-}
-
-const char *conf_par_read_name(enum conf_par_read r)
-{
-	static const char *const reads[] = { "", "status", "data", "status+data" };
-
-	return (unsigned)r < 4 ? reads[r] : "?";
-}
+/* ---- printing ---- */
 
 void conf_print(const struct conf *c, FILE *out)
 {
-	static const char *const payload[] = { "", "hex", "text", "both" };
-	static const char *const flow[] = { "none", "rtscts", "xonxoff", "dtrdsr" };
-	const struct conf_logger *l = &c->logger;
 	size_t plen = strlen(c->path);
+	bool first = true;
 
 	/* the comment, too, must fit on a line: the end of a long path */
-	fprintf(out, "# effective configuration of %s%s\n[logger]\n", plen > 160 ? "..." : "",
+	fprintf(out, "# effective configuration of %s%s\n", plen > 160 ? "..." : "",
 		c->path + (plen > 160 ? plen - 160 : 0));
-	fprintf(out, "log_file = %s\ntimestamp = %s\npayload = %s\n", l->log_file,
-		l->timestamp == CONF_TS_ISO ? "iso" : "epoch", payload[l->payload]);
-	fprintf(out, "flush_interval_ms = %u\nsync_interval_ms = %u\nstat_interval_s = %u\n"
-		"ring_records = %u\n", l->flush_interval_ms, l->sync_interval_ms,
-		l->stat_interval_s, l->ring_records);
-	print_sched(out, "flusher_", l->flusher_priority, l->flusher_cpu);
-	fprintf(out, "rt = %s\n", l->rt_required ? "required" : "best-effort");
-	fprintf(out, "\n[timer]\nperiod_us = %u\n", c->timer.period_us);
-	print_sched(out, "", c->timer.priority, c->timer.cpu);
-	fprintf(out, "warmup_ms = %u\n", c->timer.warmup_ms);
-	if (c->timer.cpu_dma_latency < 0)
-		fprintf(out, "cpu_dma_latency = off\n");
-	else
-		fprintf(out, "cpu_dma_latency = %d\n", c->timer.cpu_dma_latency);
-	for (unsigned i = 0; i < c->nserial; i++) {
-		const struct conf_serial *s = &c->serial[i];
-		fprintf(out, "\n[serial %s]\ndevice = %s\nbaud = %u\nformat = %u%c%u\nflow = %s\n",
-			s->name, s->device, s->baud, s->data_bits, s->parity, s->stop_bits,
-			flow[s->flow]);
-		if (s->gap_us == 0)
-			fprintf(out, "gap_us = auto  ; %" PRId64 " us\n", conf_gap_ns(s) / 1000);
-		else
-			fprintf(out, "gap_us = %u\n", s->gap_us);
-		if (s->delimiter < 0)
-			fprintf(out, "delimiter = none\n");
-		else
-			fprintf(out, "delimiter = 0x%02x\n", (unsigned)s->delimiter);
-		fprintf(out, "max_packet = %u\nlines = %s\n", s->max_packet, s->lines ? "on" : "off");
-		print_sched(out, "", s->priority, s->cpu);
+	for (unsigned kind = 0; kind < SECT_KINDS; kind++) {
+		const struct sect_type *t = &sect_types[kind];
+
+		for (unsigned i = 0; i < sect_count(c, t); i++) {
+			const char *base = sect_at(c, t, i);
+
+			fprintf(out, "%s[%s%s%s]\n", first ? "" : "\n", t->word, t->port ? " " : "",
+				t->port ? base + t->name_off : "");
+			first = false;
+			for (size_t k = 0; k < NKEYS; k++) {
+				if (keys[k].sect != kind)
+					continue;
+				fprintf(out, "%s = ", keys[k].name);
+				keys[k].type->print(out, &keys[k], base);
+				fputc('\n', out);
+			}
+		}
 	}
-	for (unsigned i = 0; i < c->nparallel; i++) {
-		const struct conf_parallel *pp = &c->parallel[i];
-		fprintf(out, "\n[parallel %s]\ndriver = %s\ndevice = %s\nread = %s\nmask = 0x%02x\n",
-			pp->name, conf_par_driver_name(pp->driver), pp->device, conf_par_read_name(pp->read), pp->mask);
-		print_sched(out, "", pp->priority, pp->cpu);
+}
+
+void conf_print_keys(FILE *out)
+{
+	for (size_t i = 0; i < NKEYS; i++) {
+		const struct key *k = &keys[i];
+		const struct sect_type *t = &sect_types[k->sect];
+		char words[128] = "", range[48] = "-";
+
+		if (k->type == &t_driver) {
+			for (const struct drv_input_ops *const *d = drv_inputs; *d != NULL; d++)
+				list_add(words, sizeof(words), "|", (*d)->name);
+		} else if (k->words != NULL) {
+			/* the first word of each value: "on" and "off", not "yes" too */
+			for (const struct word *w = k->words; w->word != NULL; w++) {
+				const struct word *seen = k->words;
+
+				while (seen != w && seen->value != w->value)
+					seen++;
+				if (seen == w)
+					list_add(words, sizeof(words), "|", w->word);
+			}
+		}
+		if (k->type->range)
+			snprintf(range, sizeof(range), k->type->hex ? "0x%llx..0x%llx" : "%lld..%lld",
+				 k->min, k->max);
+		fprintf(out, "[%s%s]\t%s\t%s\t%s\t%s\n", t->word, t->port ? " NAME" : "", k->name,
+			k->def != NULL ? k->def : k->required ? "(required)" : "(none)",
+			words[0] != '\0' ? words : "-", range);
 	}
 }

@@ -1,4 +1,4 @@
-/* conf.h - the configuration file: parsed with inih, validated into one struct. */
+/* conf.h - the configuration file: one table row per key, parsed and validated into one struct. */
 #ifndef PORTLOGD_CONF_H
 #define PORTLOGD_CONF_H
 
@@ -17,9 +17,16 @@
 enum conf_ts { CONF_TS_ISO, CONF_TS_EPOCH };
 enum conf_payload { CONF_PAYLOAD_HEX = 1, CONF_PAYLOAD_TEXT = 2, CONF_PAYLOAD_BOTH = 3 };
 enum conf_flow { CONF_FLOW_NONE, CONF_FLOW_RTSCTS, CONF_FLOW_XONXOFF, CONF_FLOW_DTRDSR };
-enum conf_par_driver { CONF_PAR_IEEE1284, CONF_PAR_LINES, CONF_PAR_SIM };
 enum conf_par_read { CONF_READ_STATUS = 1, CONF_READ_DATA = 2, CONF_READ_BOTH = 3 };
 
+struct drv_input_ops;               /* drivers/drv.h: a [parallel] port's driver */
+
+/*
+ * Each key is one row of the table in conf.c (section, name, type, range,
+ * default, the field it sets); the parser, conf_print and conf_print_keys read
+ * it. Fields marked "derived" are no keys: conf_parse_string resolves them once
+ * from the keys after validation, for every user.
+ */
 struct conf_logger {
 	char log_file[CONF_PATH_MAX];
 	enum conf_ts timestamp;
@@ -58,17 +65,21 @@ struct conf_serial {
 	int priority;
 	int cpu;
 	int line;                       /* line of the section header */
+	unsigned frame_bits;            /* derived: start + data + parity + stop bits */
+	int64_t char_ns;                /* derived: one character time at baud */
+	int64_t gap_ns;                 /* derived: gap_us, or 3.5 character times when auto */
 };
 
 struct conf_parallel {
 	char name[CONF_NAME_MAX];
-	enum conf_par_driver driver;
+	const struct drv_input_ops *driver;     /* found by name in drv_inputs[] */
 	char device[CONF_PATH_MAX];
 	enum conf_par_read read;
 	unsigned mask;
 	int priority;
 	int cpu;
 	int line;
+	unsigned bits;                  /* derived: width of the value (the driver's value_bits) */
 };
 
 struct conf {
@@ -99,14 +110,19 @@ int conf_load(struct conf *c, const char *path, char *err, size_t errlen);
 /* Writes the effective configuration, every key, in config-file syntax. */
 void conf_print(const struct conf *c, FILE *out);
 
-/* Frame size on the wire in bits: start + data + parity + stop. */
-unsigned conf_frame_bits(const struct conf_serial *s);
+/* Writes the key table (portlogd --list-keys, for tests/man_keys.sh), one key a line,
+ * tab-separated: [SECTION] KEY DEFAULT WORDS RANGE, such as "[serial NAME] gap_us auto
+ * auto 1..10000000"; DEFAULT "(required)" or "(none)" for a key without one; WORDS
+ * "a|b" (the first word of each value) and RANGE "MIN..MAX", or "-". */
+void conf_print_keys(FILE *out);
 
-/* Effective gap in ns: gap_us, or 3.5 character times when auto. */
-int64_t conf_gap_ns(const struct conf_serial *s);
+/* Sets the derived fields of a port from its keys; conf_parse_string does it for
+ * every port, tests that build a struct by hand call these. The parallel port's
+ * driver must be compiled in. */
+void conf_resolve_serial(struct conf_serial *s);
+void conf_resolve_parallel(struct conf_parallel *pp);
 
-/* The config's words for a parallel driver and a read mode ("sim", "status+data"). */
-const char *conf_par_driver_name(enum conf_par_driver d);
+/* The config's word for a read mode ("status+data"); a driver's is its ops' name. */
 const char *conf_par_read_name(enum conf_par_read r);
 
 #endif

@@ -428,6 +428,8 @@ int main(int argc, char **argv)
 		{ "root", required_argument, NULL, 'R' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
+		/* not in --help: the key table, for tests/man_keys.sh */
+		{ "list-keys", no_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct daemon d;         /* large; not on the stack */
@@ -449,6 +451,7 @@ int main(int argc, char **argv)
 		case 'R': root = optarg; break;
 		case 'V': printf("portlogd %s\n", PORTLOGD_VERSION); return 0;
 		case 'h': usage(stdout); return 0;
+		case 'K': conf_print_keys(stdout); return 0;
 		default: usage(stderr); return 1;
 		}
 	}

@@ -21,8 +21,8 @@ int sampler_init(struct sampler *s, const struct conf_parallel *cfg, uint32_t ri
 	memset(s, 0, sizeof(*s));
 	s->cfg = cfg;
 	s->last = -1;
-	s->ops = drv_input_find(cfg->driver);
-	s->bits = cfg->driver == CONF_PAR_LINES ? 4 : cfg->read == CONF_READ_BOTH ? 16 : 8;
+	s->ops = cfg->driver;
+	s->bits = cfg->bits;
 	atomic_init(&s->busy, 0);
 	atomic_init(&s->tick, 0);
 	atomic_init(&s->overruns, 0);
@@ -72,7 +72,7 @@ static void report_overruns(struct sampler *s, int64_t t_mono, int64_t t_real, b
 /*
  * EV open: what an IN value is (driver, register, mask), so that a reader of the
  * log (portlogd --export vcd) can name the pins; at start and at each reopen.
- * `read=lines` for the lines driver, which reads the four modem lines.
+ * `read=` is the driver's value_name: `lines` for the four modem lines.
  */
 static void event_open(struct sampler *s, const uint64_t *unread)
 {
@@ -80,10 +80,9 @@ static void event_open(struct sampler *s, const uint64_t *unread)
 	struct fmt_kv kv;
 
 	fmt_kv_init(&kv, text, sizeof(text));
-	fmt_kv_str(&kv, "driver", conf_par_driver_name(s->cfg->driver));
+	fmt_kv_str(&kv, "driver", s->ops->name);
 	fmt_kv_str(&kv, "device", s->cfg->device);
-	fmt_kv_str(&kv, "read", s->cfg->driver == CONF_PAR_LINES ? "lines"
-		   : conf_par_read_name(s->cfg->read));
+	fmt_kv_str(&kv, "read", s->ops->value_name(s->cfg));
 	mask[fmt_hexval(mask, s->cfg->mask & ((1u << s->bits) - 1), s->bits / 4)] = '\0';
 	fmt_kv_str(&kv, "mask", mask);
 	if (unread != NULL)

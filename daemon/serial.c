@@ -111,7 +111,7 @@ int serial_init(struct serial_port *p, const struct conf_serial *cfg, uint32_t r
 	p->cfg = cfg;
 	p->stop_fd = stop_fd;
 	p->drv.fd = -1;
-	p->gap_ns = conf_gap_ns(cfg);
+	p->gap_ns = cfg->gap_ns;
 	atomic_init(&p->wakeups, 0);
 	atomic_init(&p->up, false);
 	health_beat_init(&p->beat);
@@ -192,7 +192,7 @@ int serial_open(struct serial_port *p)
 	}
 	/* a pty has no wire: bytes that wait were not spread over character times */
 	reasm_init(&p->reasm, p->pkt, c->max_packet, p->gap_ns,
-		   note != NULL ? 0 : reasm_char_ns(c->baud, conf_frame_bits(c)),
+		   note != NULL ? 0 : c->char_ns,
 		   c->delimiter, on_packet, p);
 	fmt_kv_str(&kv, "device", p->drv.path);
 	fmt_kv_str(&kv, "driver", p->drv.ops->name);

@@ -1,4 +1,4 @@
-/* drv.c - choosing a serial driver for a device. */
+/* drv.c - the input drivers' registry, and choosing a serial driver for a device. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -92,14 +92,34 @@ int drv_serial_lock(int fd)
 	return 0;
 }
 
-const struct drv_input_ops *drv_input_find(enum conf_par_driver driver)
+/* The registry, gpsd style; in this order the config's messages list the drivers. */
+extern const struct drv_input_ops drv_input_ieee1284;   /* par_ieee1284.c */
+extern const struct drv_input_ops drv_input_lines;      /* par_lines.c */
+extern const struct drv_input_ops drv_input_sim;        /* par_sim.c */
+
+const struct drv_input_ops *const drv_inputs[] = {
+	&drv_input_ieee1284,
+	&drv_input_lines,
+	&drv_input_sim,
+	NULL,
+};
+
+const struct drv_input_ops *drv_input_find(const char *name)
 {
-	switch (driver) {
-	case CONF_PAR_IEEE1284: return &drv_input_ieee1284;
-	case CONF_PAR_LINES: return &drv_input_lines;
-	case CONF_PAR_SIM: return &drv_input_sim;
-	}
+	for (const struct drv_input_ops *const *d = drv_inputs; *d != NULL; d++)
+		if (strcmp((*d)->name, name) == 0)
+			return *d;
 	return NULL;
+}
+
+unsigned drv_read_bits(const struct conf_parallel *cfg)
+{
+	return cfg->read == CONF_READ_BOTH ? 16 : 8;
+}
+
+const char *drv_read_name(const struct conf_parallel *cfg)
+{
+	return conf_par_read_name(cfg->read);
 }
 
 int drv_lines_map(int tiocm)

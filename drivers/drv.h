@@ -6,6 +6,7 @@
 #ifndef PORTLOGD_DRV_H
 #define PORTLOGD_DRV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "conf.h"
@@ -49,10 +50,31 @@ void drv_serial_close(struct drv_serial *port);
  * The value read: `read = status` gives the status register in bits 0-7,
  * `data` the data register in bits 0-7, `status+data` status in bits 0-7 and
  * data in bits 8-15. The `lines` driver gives CTS, DSR, DCD, RI in bits 0-3.
+ *
+ * The core names no driver: it finds one by name in drv_inputs[] and asks it
+ * everything through these slots. A driver that is compiled out keeps its table
+ * with only the name and device_example set (open NULL), so a config naming it
+ * gets "not compiled in" instead of "unknown".
  */
+
+/* What --check-system looks at before a driver opens its device. */
+struct drv_device_check {
+	char path[CONF_PATH_MAX + 8];   /* the node or file open() uses */
+	char fix[CONF_NAME_MAX + 96];   /* what to do when it is missing or not accessible */
+	bool created;                   /* open() creates a missing file: its directory must be writable */
+};
+
 struct drv_input_ops {
-	const char *name;
-	/* Opens cfg->device; 0 with *state, or -errno with what to do in err. */
+	const char *name;               /* driver = NAME in the config, and in messages */
+	const char *device_example;     /* offered when device = is missing: "parport0" */
+	/* Width of the values read() gives for this config: 4, 8 or 16 bits. */
+	unsigned (*value_bits)(const struct conf_parallel *cfg);
+	/* What they are, for EV open's read=: "status+data", "lines". */
+	const char *(*value_name)(const struct conf_parallel *cfg);
+	/* Fills chk for cfg->device (--check-system). */
+	void (*device_check)(const struct conf_parallel *cfg, struct drv_device_check *chk);
+	/* Opens cfg->device; 0 with *state, or -errno with what to do in err.
+	 * NULL: the driver is not compiled in. */
 	int (*open)(const struct conf_parallel *cfg, void **state, char *err, size_t errlen);
 	/* One sample: the value (>= 0), or -errno. */
 	int (*read)(void *state);
@@ -60,16 +82,20 @@ struct drv_input_ops {
 	void (*close)(void *state);
 };
 
-extern const struct drv_input_ops drv_input_ieee1284;   /* par_ieee1284.c */
-extern const struct drv_input_ops drv_input_lines;      /* par_lines.c */
-extern const struct drv_input_ops drv_input_sim;        /* par_sim.c */
+/* Every input driver, NULL-terminated (drv.c): a new driver is one file and a line there. */
+extern const struct drv_input_ops *const drv_inputs[];
+
+/* The driver called `name`, compiled in or not; NULL if there is none. */
+const struct drv_input_ops *drv_input_find(const char *name);
+
+/* value_bits and value_name of drivers that read the registers `read =` names:
+ * 8 bits for one, 16 for both; the `read =` word. */
+unsigned drv_read_bits(const struct conf_parallel *cfg);
+const char *drv_read_name(const struct conf_parallel *cfg);
 
 /* TIOCMGET bits to the 4-bit value of the modem input lines: CTS bit 0, DSR
  * bit 1, DCD bit 2, RI bit 3 (par_lines.c and [serial] lines = on). */
 int drv_lines_map(int tiocm);
-
-/* The ops table of a configured driver. */
-const struct drv_input_ops *drv_input_find(enum conf_par_driver driver);
 
 /* Exclusive access for the tty driver (drv_serial_flock + TIOCEXCL), so a second
  * logger or a terminal program cannot steal bytes; the libserialport driver takes

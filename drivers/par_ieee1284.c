@@ -28,9 +28,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <ieee1284.h>
-
 #include "drv.h"
+
+#ifdef PORTLOGD_IEEE1284
+#include <ieee1284.h>
 
 struct par1284 {
 	struct parport *port;           /* opened and claimed for our lifetime */
@@ -262,6 +263,15 @@ fail_list:
 	return rc;
 }
 
+static void p1284_check(const struct conf_parallel *cfg, struct drv_device_check *chk)
+{
+	/* libieee1284 goes through ppdev: parport0 is /dev/parport0 */
+	snprintf(chk->path, sizeof(chk->path), "/dev/%s", port_name(cfg->device));
+	snprintf(chk->fix, sizeof(chk->fix), "modprobe parport_pc ppdev (is the port enabled in "
+		 "the firmware?)");
+	chk->created = false;
+}
+
 static void p1284_close(void *state)
 {
 	struct par1284 *p = state;
@@ -275,7 +285,19 @@ static void p1284_close(void *state)
 
 const struct drv_input_ops drv_input_ieee1284 = {
 	.name = "ieee1284",
+	.device_example = "parport0",
+	.value_bits = drv_read_bits,    /* status, data: 8; status+data: 16 */
+	.value_name = drv_read_name,    /* the read = word */
+	.device_check = p1284_check,    /* the ppdev node /dev/parportN */
 	.open = p1284_open,     /* find_ports + open + claim (kept claimed) + one probe read */
 	.read = p1284_read,     /* read_status and/or read_data, no other call */
 	.close = p1284_close,   /* release + close */
 };
+#else
+/* Built without libieee1284 (cmake -DPORTLOGD_IEEE1284=OFF): the table stays, so
+ * that a config naming the driver is told it is not compiled in. */
+const struct drv_input_ops drv_input_ieee1284 = {
+	.name = "ieee1284",
+	.device_example = "parport0",
+};
+#endif

@@ -95,8 +95,32 @@ static void lines_close(void *state)
 	free(l);
 }
 
+static unsigned lines_bits(const struct conf_parallel *cfg)
+{
+	(void)cfg;
+	return 4;
+}
+
+static const char *lines_name(const struct conf_parallel *cfg)
+{
+	(void)cfg;
+	return "lines";
+}
+
+static void lines_check(const struct conf_parallel *cfg, struct drv_device_check *chk)
+{
+	snprintf(chk->path, sizeof(chk->path), "%s", cfg->device);
+	snprintf(chk->fix, sizeof(chk->fix), "plug it in, or correct [parallel %s] device",
+		 cfg->name);
+	chk->created = false;
+}
+
 const struct drv_input_ops drv_input_lines = {
 	.name = "lines",
+	.device_example = "/dev/ttyS0",
+	.value_bits = lines_bits,       /* CTS DSR DCD RI: 4 */
+	.value_name = lines_name,       /* "lines", whatever read = says */
+	.device_check = lines_check,    /* the tty */
 	.open = lines_open,     /* open(2) read-only, no lock; check TIOCMGET works */
 	.read = lines_read,     /* ioctl(TIOCMGET), CTS DSR DCD RI to bits 0-3 */
 	.close = lines_close,   /* close(2) */

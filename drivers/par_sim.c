@@ -93,6 +93,13 @@ static int sim_read(void *state)
 	return -EINVAL;
 }
 
+static void sim_check(const struct conf_parallel *cfg, struct drv_device_check *chk)
+{
+	snprintf(chk->path, sizeof(chk->path), "%s", cfg->device);
+	chk->fix[0] = '\0';
+	chk->created = true;
+}
+
 static void sim_close(void *state)
 {
 	struct sim *s = state;
@@ -105,6 +112,10 @@ static void sim_close(void *state)
 
 const struct drv_input_ops drv_input_sim = {
 	.name = "sim",
+	.device_example = "a file",
+	.value_bits = drv_read_bits,    /* status, data: 8; status+data: 16 */
+	.value_name = drv_read_name,    /* the read = word */
+	.device_check = sim_check,      /* the file, or a directory to create it in */
 	.open = sim_open,       /* open or create the file, size it to 8 bytes */
 	.read = sim_read,       /* one pread of the 8 bytes (and the test delay) */
 	.close = sim_close,     /* close */

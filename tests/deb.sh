@@ -41,7 +41,7 @@ sh -n "$tmp/control/postinst" && sh -n "$tmp/control/prerm" && sh -n "$tmp/contr
 	fail=1
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
-for lib in libserialport0 libieee1284-3 libsystemd0 libinih1; do
+for lib in libserialport0 libieee1284-3 libsystemd0; do
 	echo "$depends" | grep -q "$lib" || { echo "Depends lacks $lib"; fail=1; }
 done
 

@@ -6,7 +6,7 @@
 # asks whether non-root users may capture: DEBIAN_FRONTEND=noninteractive takes the default, no);
 # rsyslog, rsyslog-relp: the central-collection test (e2e_fleet, label fleet)
 PORTLOGD_PACKAGES="cmake make gcc libc6-dev pkg-config libserialport-dev libieee1284-3-dev
-libsystemd-dev libinih-dev libcmocka-dev libck-dev zlib1g-dev systemd man-db dpkg-dev file groff-base logrotate
+libsystemd-dev libcmocka-dev libck-dev zlib1g-dev systemd man-db dpkg-dev file groff-base logrotate
 clang tshark sigrok-cli gtkwave rsyslog rsyslog-relp"
 
 # the guest test (tests/vm/run.sh, ctest -L vm): QEMU, a Debian guest made by debootstrap,

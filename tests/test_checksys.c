@@ -467,6 +467,10 @@ static const struct row rows[] = {
 	{ "parport0 present", parallel_device, "[parallel lpt]\ndevice = parport0\n",
 	  { { "/dev/parport0", "" } }, NULL, CHECKSYS_OK, "port:lpt", "/dev/parport0: readable "
 	  "and writable", NULL, NULL },
+	/* the driver opens /dev/parport0 by its name parport0: not /dev//dev/parport0 */
+	{ "/dev/parport0 present", parallel_device, "[parallel lpt]\ndevice = /dev/parport0\n",
+	  { { "/dev/parport0", "" } }, NULL, CHECKSYS_OK, "port:lpt", "/dev/parport0: readable "
+	  "and writable", NULL, NULL },
 	{ "parport0 missing", parallel_device, "[parallel lpt]\ndevice = parport0\n", {{0}}, NULL,
 	  CHECKSYS_FAIL, "port:lpt", "/dev/parport0: no such device", "; fix: modprobe "
 	  "parport_pc ppdev", NULL },

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "conf.h"
+#include "drv.h"
 
 #define PATH "/etc/portlogd/test.conf"
 #define GPS "[serial gps]\ndevice = /dev/ttyUSB0\n"     /* lines 1 and 2 */
@@ -83,7 +84,7 @@ static void expect_conf_equal(const char *what, const struct conf *g, const stru
 		const struct conf_parallel *pp = &g->parallel[i], *wp = &w->parallel[i];
 
 		EQ_STR(what, pp->name, wp->name);
-		EQ_NUM(what, pp->driver, wp->driver);
+		EQ_STR(what, pp->driver->name, wp->driver->name);
 		EQ_STR(what, pp->device, wp->device);
 		EQ_NUM(what, pp->read, wp->read);
 		EQ_NUM(what, pp->mask, wp->mask);
@@ -135,8 +136,8 @@ static void test_defaults(void **state)
 	EQ_NUM("minimal", s->priority, 97);
 	EQ_NUM("minimal", s->cpu, CONF_CPU_ANY);
 	EQ_NUM("minimal", s->line, 1);
-	EQ_NUM("minimal", conf_frame_bits(s), 10);
-	EQ_NUM("minimal", conf_gap_ns(s), 304000);
+	EQ_NUM("minimal", s->frame_bits, 10);
+	EQ_NUM("minimal", s->gap_ns, 304000);
 
 	/* conf_defaults alone: the same logger and timer, no ports */
 	conf_defaults(&conf_b);
@@ -152,7 +153,7 @@ static void test_defaults(void **state)
 		fail_msg("minimal parallel config rejected: %s", err);
 	EQ_NUM("parallel", c->nparallel, 1);
 	EQ_STR("parallel", c->parallel[0].name, "lpt0");
-	EQ_NUM("parallel", c->parallel[0].driver, CONF_PAR_IEEE1284);
+	EQ_STR("parallel", c->parallel[0].driver->name, "ieee1284");
 	EQ_NUM("parallel", c->parallel[0].read, CONF_READ_STATUS);
 	EQ_NUM("parallel", c->parallel[0].mask, 0xff);
 	EQ_NUM("parallel", c->parallel[0].priority, 98);
@@ -227,20 +228,20 @@ static void test_every_key(void **state)
 	};
 	w->nparallel = 1;
 	w->parallel[0] = (struct conf_parallel){
-		.name = "lpt0", .driver = CONF_PAR_SIM, .device = "/run/portlogd/lpt0.sim",
+		.name = "lpt0", .driver = drv_input_find("sim"), .device = "/run/portlogd/lpt0.sim",
 		.read = CONF_READ_BOTH, .mask = 0x1ff, .priority = CONF_PRIO_OTHER, .cpu = 0,
 		.line = 30,
 	};
 	expect_conf_equal("every key", c, w, true);
-	EQ_NUM("every key", conf_frame_bits(&c->serial[0]), 11);
-	EQ_NUM("every key", conf_gap_ns(&c->serial[0]), 1500000);
+	EQ_NUM("every key", c->serial[0].frame_bits, 11);
+	EQ_NUM("every key", c->serial[0].gap_ns, 1500000);
 }
 
 enum field {
 	F_DELIM, F_BAUD, F_DATA_BITS, F_PARITY, F_STOP, F_FRAME_BITS, F_GAP_NS, F_FLOW, F_GAP,
 	F_MAXPKT, F_LINES, F_SPRIO, F_DEVICE, F_NAME, F_NSERIAL, F_TS, F_PAYLOAD, F_FLUSH,
 	F_SYNC, F_STAT, F_RING, F_FPRIO, F_LOG_FILE, F_PERIOD, F_TPRIO, F_PDRIVER, F_PDEVICE,
-	F_PREAD, F_PMASK, F_PPRIO, F_NPARALLEL, F_SCPU, F_RT,
+	F_PREAD, F_PMASK, F_PPRIO, F_NPARALLEL, F_SCPU, F_RT, F_PBITS, F_CHAR_NS,
 };
 
 /* Numeric fields of the first serial/parallel port, or of [logger]/[timer]. */
@@ -255,8 +256,8 @@ static long long get_num(const struct conf *c, enum field f)
 	case F_DATA_BITS: return s->data_bits;
 	case F_PARITY: return s->parity;
 	case F_STOP: return s->stop_bits;
-	case F_FRAME_BITS: return conf_frame_bits(s);
-	case F_GAP_NS: return conf_gap_ns(s);
+	case F_FRAME_BITS: return s->frame_bits;
+	case F_GAP_NS: return s->gap_ns;
 	case F_FLOW: return s->flow;
 	case F_GAP: return s->gap_us;
 	case F_MAXPKT: return s->max_packet;
@@ -272,13 +273,14 @@ static long long get_num(const struct conf *c, enum field f)
 	case F_FPRIO: return c->logger.flusher_priority;
 	case F_PERIOD: return c->timer.period_us;
 	case F_TPRIO: return c->timer.priority;
-	case F_PDRIVER: return pp->driver;
 	case F_PREAD: return pp->read;
 	case F_PMASK: return pp->mask;
 	case F_PPRIO: return pp->priority;
 	case F_NPARALLEL: return c->nparallel;
 	case F_SCPU: return s->cpu;
 	case F_RT: return c->logger.rt_required;
+	case F_PBITS: return pp->bits;
+	case F_CHAR_NS: return s->char_ns;
 	default: return -12345;
 	}
 }
@@ -290,6 +292,7 @@ static const char *get_str(const struct conf *c, enum field f)
 	case F_NAME: return c->serial[0].name;
 	case F_LOG_FILE: return c->logger.log_file;
 	case F_PDEVICE: return c->parallel[0].device;
+	case F_PDRIVER: return c->parallel[0].driver->name;
 	default: return "(not a string field)";
 	}
 }
@@ -388,12 +391,18 @@ static const struct good_case {
 	{ "period_us 20", "[timer]\nperiod_us = 20\n" GPS, F_PERIOD, 20, NULL },
 	{ "period_us 1000000", "[timer]\nperiod_us = 1000000\n" GPS, F_PERIOD, 1000000, NULL },
 	/* [parallel NAME] */
-	{ "driver lines", LPT "driver = lines\n", F_PDRIVER, CONF_PAR_LINES, NULL },
-	{ "driver sim", LPT "driver = sim\n", F_PDRIVER, CONF_PAR_SIM, NULL },
-	{ "driver ieee1284", LPT "driver = ieee1284\n", F_PDRIVER, CONF_PAR_IEEE1284, NULL },
+	{ "driver lines", LPT "driver = lines\n", F_PDRIVER, 0, "lines" },
+	{ "driver sim", LPT "driver = sim\n", F_PDRIVER, 0, "sim" },
+	{ "driver ieee1284", LPT "driver = ieee1284\n", F_PDRIVER, 0, "ieee1284" },
 	{ "read data", LPT "read = data\n", F_PREAD, CONF_READ_DATA, NULL },
 	{ "read status+data", LPT "read = status+data\n", F_PREAD, CONF_READ_BOTH, NULL },
 	{ "mask 0x1ff", LPT "mask = 0x1ff\n", F_PMASK, 0x1ff, NULL },
+	/* derived once, from the driver's value_bits */
+	{ "value width of a register", LPT, F_PBITS, 8, NULL },
+	{ "value width of status+data", LPT "read = status+data\n", F_PBITS, 16, NULL },
+	{ "value width of the modem lines", LPT "driver = lines\nread = status+data\n", F_PBITS, 4,
+	  NULL },
+	{ "character time at 9600 8N1", GPS "baud = 9600\n", F_CHAR_NS, 1041667, NULL },
 	{ "mask 15", LPT "mask = 15\n", F_PMASK, 15, NULL },
 	{ "parallel device needs no slash", LPT, F_PDEVICE, 0, "parport0" },
 	/* the reader: blanks, comments, line ends */
@@ -416,6 +425,13 @@ static const struct good_case {
 	{ "CRLF line ends: number", "[serial gps]\r\ndevice = /dev/ttyS3\r\nbaud = 300\r\n",
 	  F_BAUD, 300, NULL },
 	{ "no newline at the end", "[serial gps]\ndevice = /dev/ttyS4", F_DEVICE, 0, "/dev/ttyS4" },
+	/* inih took a line starting with \r, \v or \f for the previous value's
+	 * continuation, and a header after one as a section we never saw */
+	{ "a form feed before a header is indentation",
+	  "[serial a]\ndevice = /dev/a\n\f[serial b]\ndevice = /dev/b\n", F_NSERIAL, 2, NULL },
+	{ "a line after a vertical tab is a key of its own", GPS "\vbaud = 9600\n", F_BAUD, 9600,
+	  NULL },
+	{ "key: value, as inih took it", GPS "baud: 9600\n", F_BAUD, 9600, NULL },
 	{ "a line of 198 characters", "[serial gps]\ndevice = /dev/ttyS5\n"
 	  "# " X50 X50 X50 X10 X10 X10 X10 "xxxxxx\n", F_NSERIAL, 1, NULL },
 	/* port names */
@@ -609,6 +625,9 @@ static const struct bad_case {
 	{ "flush_interval_ms 0", "[logger]\nflush_interval_ms = 0\n" GPS, 2,
 	  { "[logger] flush_interval_ms", "out of range" } },
 	{ "the first error is reported", GPS "baud = fast\nformat = 9N1\n", 3, { "baud" } },
+	/* inih saw a section here that we did not: b's device went to [serial a] */
+	{ "a header after a form feed is a header", "[serial a]\n\f[serial b]\ndevice = /dev/b\n",
+	  1, { "[serial a] device", "missing" } },
 	{ "an error before a missing device", "[serial gps]\nbaud = 1\n", 2, { "baud" } },
 };
 
@@ -869,6 +888,77 @@ static void test_print_reparse(void **state)
 	free(out);
 }
 
+/* Every driver of the registry is a word of `driver =`; one that is compiled out
+ * is named by a config error that says so. */
+static void test_drivers(void **state)
+{
+	char text[256], err[CONF_ERR_MAX], missing[CONF_ERR_MAX];
+	unsigned n = 0;
+
+	(void)state;
+	assert_int_equal(parse(&conf_a, "[parallel lpt0]\n", err), -1);
+	snprintf(missing, sizeof(missing), "%s", err);
+	for (const struct drv_input_ops *const *d = drv_inputs; *d != NULL; d++, n++) {
+		char example[96];
+
+		assert_non_null((*d)->name);
+		snprintf(example, sizeof(example), "%s (%s)", (*d)->device_example, (*d)->name);
+		if (strstr(missing, example) == NULL)
+			fail_msg("\"%s\" does not offer \"%s\"", missing, example);
+		snprintf(text, sizeof(text), "[parallel p]\ndevice = x\ndriver = %s\n", (*d)->name);
+		if ((*d)->open == NULL) {
+			assert_int_equal(parse(&conf_a, text, err), -1);
+			if (strncmp(err, PATH ":3: [parallel p] driver: ", 34) != 0
+			    || strstr(err, "is not compiled in") == NULL)
+				fail_msg("%s: \"%s\"", (*d)->name, err);
+			continue;
+		}
+		if (parse(&conf_a, text, err) != 0)
+			fail_msg("%s: rejected: %s", (*d)->name, err);
+		assert_ptr_equal(conf_a.parallel[0].driver, *d);
+		assert_ptr_equal(drv_input_find((*d)->name), *d);
+		EQ_NUM((*d)->name, conf_a.parallel[0].bits, (*d)->value_bits(&conf_a.parallel[0]));
+	}
+	assert_true(n >= 3);
+	assert_null(drv_input_find("usb"));
+}
+
+/* A key --list-keys calls required is one whose absence is an error, and the
+ * other way round. */
+static void test_required_keys(void **state)
+{
+	char *buf = NULL, *line, *save = NULL, err[CONF_ERR_MAX], text[64], want[96];
+	size_t len = 0, nrequired = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	conf_print_keys(f);
+	assert_int_equal(fclose(f), 0);
+	for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		char sect[32], key[32], def[64];
+		bool port;
+
+		assert_int_equal(sscanf(line, "[%31[^]]]\t%31[^\t]\t%63[^\t]", sect, key, def), 3);
+		port = strstr(sect, " NAME") != NULL;
+		if (!port) {
+			if (strcmp(def, "(required)") == 0)
+				fail_msg("%s: a required key of a section that may be left out", line);
+			continue;
+		}
+		*strstr(sect, " NAME") = '\0';
+		snprintf(text, sizeof(text), "[%s p]\n", sect);
+		snprintf(want, sizeof(want), "[%s p] %s: missing", sect, key);
+		if (parse(&conf_a, text, err) == 0 || strstr(err, " missing;") == NULL)
+			continue;       /* this section needs another key first */
+		if ((strstr(err, want) != NULL) != (strcmp(def, "(required)") == 0))
+			fail_msg("%s: %s", line, err);
+		nrequired += strstr(err, want) != NULL;
+	}
+	assert_int_equal(nrequired, 2);         /* the device of each kind of port */
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -880,6 +970,8 @@ int main(void)
 		cmocka_unit_test(test_port_limits),
 		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_print_reparse),
+		cmocka_unit_test(test_drivers),
+		cmocka_unit_test(test_required_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,6 +24,9 @@
 #include "rec.h"
 #include "sampler.h"
 
+/* the drivers under test; the daemon finds them by name (drv_inputs[]) */
+extern const struct drv_input_ops drv_input_ieee1284, drv_input_lines, drv_input_sim;
+
 /*
  * libieee1284, mocked: there is no parallel port here (no CONFIG_PARPORT).
  * The mock keeps the library's rules (claim only an open port, read only a
@@ -192,7 +195,7 @@ static int teardown(void **state)
 
 static struct conf_parallel par_conf(const char *device, enum conf_par_read read)
 {
-	struct conf_parallel c = { .name = "lpt0", .driver = CONF_PAR_IEEE1284, .read = read,
+	struct conf_parallel c = { .name = "lpt0", .driver = &drv_input_ieee1284, .read = read,
 				   .mask = 0xff };
 
 	snprintf(c.device, sizeof(c.device), "%s", device);
@@ -512,7 +515,7 @@ static void bad_read_mode(void **state)
 
 static struct conf_parallel lines_conf(const char *device)
 {
-	struct conf_parallel c = { .name = "lines0", .driver = CONF_PAR_LINES,
+	struct conf_parallel c = { .name = "lines0", .driver = &drv_input_lines,
 				   .read = CONF_READ_STATUS, .mask = 0xf };
 
 	snprintf(c.device, sizeof(c.device), "%s", device);
@@ -581,7 +584,7 @@ static void file_has_no_lines(void **state)
 /* The sim file: its bytes are the pins; cut short by its writer, a read error, not SIGBUS. */
 static void sim_pins_and_truncation(void **state)
 {
-	struct conf_parallel c = { .name = "sim0", .driver = CONF_PAR_SIM,
+	struct conf_parallel c = { .name = "sim0", .driver = &drv_input_sim,
 				   .read = CONF_READ_BOTH, .mask = 0xffff };
 	char err[CONF_ERR_MAX] = "";
 	void *st;
@@ -637,7 +640,7 @@ static const struct rec *pop_rec(struct sampler *s, char *text, size_t cap)
  */
 static void lost_port_is_reopened(void **state)
 {
-	struct conf_parallel c = { .name = "sim0", .driver = CONF_PAR_SIM,
+	struct conf_parallel c = { .name = "sim0", .driver = &drv_input_sim,
 				   .read = CONF_READ_STATUS, .mask = 0xff, .cpu = CONF_CPU_ANY };
 	char err[CONF_ERR_MAX] = "", text[160], want[sizeof(c.device) + 64];
 	const struct rec *r;
@@ -646,6 +649,7 @@ static void lost_port_is_reopened(void **state)
 
 	(void)state;
 	snprintf(c.device, sizeof(c.device), "/tmp/portlogd-test-lost-%d", (int)getpid());
+	conf_resolve_parallel(&c);
 	unlink(c.device);
 	assert_int_equal(sampler_init(&s, &c, 64, err, sizeof(err)), 0);
 	assert_int_equal(sampler_start(&s, &degraded), 0);

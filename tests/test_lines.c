@@ -88,6 +88,7 @@ static void edges_become_lines_records(void **state)
 	assert_int_equal(openpty(&master, &slave, c.device, NULL, NULL), 0);
 	close(slave);
 	stop_fd = eventfd(0, EFD_CLOEXEC);
+	conf_resolve_serial(&c);
 	assert_int_equal(serial_init(&p, &c, 64, stop_fd), 0);
 	atomic_store(&lines, steps[0].tiocm);
 	assert_int_equal(serial_open(&p), 0);

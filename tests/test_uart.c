@@ -177,6 +177,7 @@ static void error_counters_become_events(void **state)
 	atomic_store(&icount_frame, 7);
 	atomic_store(&icount_brk, 1);
 	atomic_store(&fake_icount, true);
+	conf_resolve_serial(&c);
 	assert_int_equal(serial_init(&p, &c, 64, stop_fd), 0);
 	assert_int_equal(serial_open(&p), 0);
 	t = pop(&p, REC_EV, EV_OPEN);
@@ -229,6 +230,7 @@ static void pty_has_no_counters(void **state)
 	close(slave);
 	c = pty_conf(device);
 	stop_fd = eventfd(0, EFD_CLOEXEC);
+	conf_resolve_serial(&c);
 	assert_int_equal(serial_init(&p, &c, 64, stop_fd), 0);
 	assert_int_equal(serial_open(&p), 0);
 	assert_false(p.has_icount);
@@ -254,6 +256,7 @@ static void refused_low_latency_is_reported(void **state)
 	c = pty_conf(device);
 	stop_fd = eventfd(0, EFD_CLOEXEC);
 	atomic_store(&fake_serial, true);
+	conf_resolve_serial(&c);
 	assert_int_equal(serial_init(&p, &c, 64, stop_fd), 0);
 	assert_int_equal(serial_open(&p), 0);
 	atomic_store(&fake_serial, false);
@@ -319,6 +322,7 @@ static void stalled_read_is_reported(void **state)
 	c.delimiter = -1;
 	c.gap_us = 5000;
 	stop_fd = eventfd(0, EFD_CLOEXEC);
+	conf_resolve_serial(&c);
 	assert_int_equal(serial_init(&p, &c, 64, stop_fd), 0);
 	assert_int_equal(serial_open(&p), 0);
 	pop(&p, REC_EV, EV_OPEN);
