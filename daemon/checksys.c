@@ -14,6 +14,7 @@
 
 #include "checksys.h"
 #include "drv.h"
+#include "parts.h"
 #include "rec.h"
 
 #define CAP_SYS_NICE_BIT 23
@@ -205,21 +206,17 @@ static void widen(int prio, int *lo, int *hi)
  * counts (1) and the timer's default is the highest. */
 static void prio_range(const struct checksys *cs, int *lo, int *hi)
 {
-	const struct conf *c = cs->conf;
+	struct part_plan t[PARTS_MAX_THREADS];
+	unsigned n = parts_plan(cs->conf, t);
 	int l = INT_MAX, h = 0;
 
 	if (!cs->have_conf) {
 		*lo = 1;
-		*hi = c->timer.priority;
+		*hi = cs->conf->timer.priority;
 		return;
 	}
-	widen(c->logger.flusher_priority, &l, &h);
-	if (c->nparallel > 0)
-		widen(c->timer.priority, &l, &h);
-	for (unsigned i = 0; i < c->nserial; i++)
-		widen(c->serial[i].priority, &l, &h);
-	for (unsigned i = 0; i < c->nparallel; i++)
-		widen(c->parallel[i].priority, &l, &h);
+	for (unsigned i = 0; i < n; i++)
+		widen(t[i].priority, &l, &h);
 	*lo = h > 0 ? l : 0;
 	*hi = h;
 }
@@ -227,17 +224,13 @@ static void prio_range(const struct checksys *cs, int *lo, int *hi)
 /* The CPUs real-time threads are pinned to. */
 static void pinned_cpus(const struct conf *c, struct cpus *s)
 {
+	struct part_plan t[PARTS_MAX_THREADS];
+	unsigned n = parts_plan(c, t);
+
 	memset(s, 0, sizeof(*s));
-	if (c->logger.flusher_priority > 0 && c->logger.flusher_cpu >= 0)
-		cpus_add(s, c->logger.flusher_cpu);
-	if (c->nparallel > 0 && c->timer.priority > 0 && c->timer.cpu >= 0)
-		cpus_add(s, c->timer.cpu);
-	for (unsigned i = 0; i < c->nserial; i++)
-		if (c->serial[i].priority > 0 && c->serial[i].cpu >= 0)
-			cpus_add(s, c->serial[i].cpu);
-	for (unsigned i = 0; i < c->nparallel; i++)
-		if (c->parallel[i].priority > 0 && c->parallel[i].cpu >= 0)
-			cpus_add(s, c->parallel[i].cpu);
+	for (unsigned i = 0; i < n; i++)
+		if (t[i].priority > 0 && t[i].cpu >= 0)
+			cpus_add(s, t[i].cpu);
 }
 
 /* The first pinned thread (any policy) whose CPU is not in `allowed`, as
@@ -245,23 +238,16 @@ static void pinned_cpus(const struct conf *c, struct cpus *s)
 static bool pinned_outside(const struct conf *c, const struct cpus *allowed, char *out,
 			   size_t len)
 {
-	if (c->logger.flusher_cpu >= 0 && !cpus_has(allowed, c->logger.flusher_cpu)) {
-		snprintf(out, len, "[logger] flusher_cpu = %d", c->logger.flusher_cpu);
-		return true;
-	}
-	if (c->timer.cpu >= 0 && !cpus_has(allowed, c->timer.cpu)) {
-		snprintf(out, len, "[timer] cpu = %d", c->timer.cpu);
-		return true;
-	}
-	for (unsigned i = 0; i < c->nserial; i++)
-		if (c->serial[i].cpu >= 0 && !cpus_has(allowed, c->serial[i].cpu)) {
-			snprintf(out, len, "[serial %s] cpu = %d", c->serial[i].name, c->serial[i].cpu);
-			return true;
-		}
-	for (unsigned i = 0; i < c->nparallel; i++)
-		if (c->parallel[i].cpu >= 0 && !cpus_has(allowed, c->parallel[i].cpu)) {
-			snprintf(out, len, "[parallel %s] cpu = %d", c->parallel[i].name,
-				 c->parallel[i].cpu);
+	struct part_plan t[PARTS_MAX_THREADS];
+	unsigned n = parts_plan(c, t);
+
+	for (unsigned i = 0; i < n; i++)
+		if (t[i].cpu >= 0 && !cpus_has(allowed, t[i].cpu)) {
+			size_t k;
+
+			parts_cpu_key(&t[i], out, len);
+			k = strlen(out);
+			snprintf(out + k, len - k, " = %d", t[i].cpu);
 			return true;
 		}
 	return false;
@@ -856,14 +842,14 @@ void checksys_rlimit_rtprio(const struct checksys *cs, struct checksys_result *r
 
 void checksys_rlimit_memlock(const struct checksys *cs, struct checksys_result *r)
 {
-	const struct conf *c = cs->conf;
-	unsigned long long rings = 256;         /* the daemon's own ring */
+	struct part_plan t[PARTS_MAX_THREADS];
+	unsigned n = parts_plan(cs->conf, t);
+	unsigned long long rings = PARTS_MAIN_RING;     /* the daemon's own ring */
 	char shortfall[96];
 
 	/* mlockall(MCL_FUTURE) counts every mapping, the rings are only the largest */
-	for (unsigned i = 0; i < c->nserial; i++)
-		rings += (c->serial[i].lines ? 2ull : 1ull) * c->logger.ring_records;
-	rings += (unsigned long long)c->nparallel * c->logger.ring_records;
+	for (unsigned i = 0; i < n; i++)
+		rings += t[i].ring ? cs->conf->logger.ring_records : 0;
 	snprintf(shortfall, sizeof(shortfall), " bytes, not unlimited (the rings alone take "
 		 "%llu MiB)", (rings * REC_SIZE + (1 << 20) - 1) >> 20);
 	check_privilege(cs, &(struct privilege){

@@ -113,8 +113,8 @@ static void on_log_event(void *ctx, struct logfile *lf, const struct logfile_eve
 	}
 }
 
-int flush_init(struct flusher *f, const struct conf *c, struct source **src, unsigned nsrc,
-	       char *err, size_t errlen)
+int flush_init(struct flusher *f, const struct conf *c, const struct parts *ps, char *err,
+	       size_t errlen)
 {
 	size_t max_packet = REC_HEAD_DATA, cap;
 	int rc;
@@ -125,12 +125,9 @@ int flush_init(struct flusher *f, const struct conf *c, struct source **src, uns
 	f->cmd_fd = -1;
 	f->reopened_fd = -1;
 	f->clock_fd = -1;
-	if (nsrc > FLUSH_MAX_SOURCES) {
-		snprintf(err, errlen, "too many sources (%u)", nsrc);
-		return -EINVAL;
-	}
-	memcpy(f->src, src, nsrc * sizeof(*src));
-	f->nsrc = nsrc;
+	for (unsigned i = 0; i < ps->n; i++)
+		if (ps->part[i].src != NULL)
+			f->src[f->nsrc++] = ps->part[i].src;
 	for (unsigned i = 0; i < c->nserial; i++)
 		if (c->serial[i].max_packet > max_packet)
 			max_packet = c->serial[i].max_packet;
@@ -174,6 +171,31 @@ void flush_fini(struct flusher *f)
 	free(f->pkt);
 	f->cmd_fd = f->reopened_fd = f->clock_fd = -1;
 	f->pkt = NULL;
+}
+
+#define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+static void flush_count(const void *obj, struct part_counts *c)
+{
+	const struct flusher *f = obj;
+
+	c->lines = LD(f->lines);
+}
+
+static void flush_stat(const void *obj, struct fmt_kv *kv)
+{
+	const struct flusher *f = obj;
+
+	fmt_kv_u64(kv, "lines", LD(f->lines));
+	fmt_kv_u64(kv, "bytes", LD(f->log.bytes_written));
+	fmt_kv_u64(kv, "write_errors", LD(f->log.write_errors));
+	parts_put_faults(kv, "", &f->thread);
+}
+
+bool flush_parts(struct flusher *f, struct parts *ps)
+{
+	return parts_add(ps, &(struct part){ .kind = PART_FLUSHER, .obj = f, .count = flush_count,
+					     .stat = flush_stat }, &f->beat);
 }
 
 int flush_write(struct flusher *f)

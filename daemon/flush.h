@@ -21,13 +21,12 @@
 #include "fmt.h"
 #include "health.h"
 #include "logfile.h"
+#include "parts.h"
 #include "source.h"
-
-#define FLUSH_MAX_SOURCES (1 + 3 * CONF_MAX_PORTS)   /* main, serial, lines, parallel */
 
 struct flusher {
 	const struct conf *conf;
-	struct source *src[FLUSH_MAX_SOURCES];
+	struct source *src[PARTS_MAX];  /* the rings of the registered parts */
 	unsigned nsrc;
 
 	struct logfile log;     /* the file, and the lines waiting for it */
@@ -57,13 +56,16 @@ struct flusher {
 };
 
 /*
- * Prepares a flusher for the given sources and opens the log file (creating it,
- * mode 0640). An incomplete last line left by a crash is cut off first and
- * reported in an EV line. Returns 0 or -errno with a message in err.
+ * Prepares a flusher for the rings of the parts registered so far, in their
+ * order, and opens the log file (creating it, mode 0640). An incomplete last
+ * line left by a crash is cut off first and reported in an EV line. Returns 0
+ * or -errno with a message in err.
  */
-int flush_init(struct flusher *f, const struct conf *c, struct source **src, unsigned nsrc,
-	       char *err, size_t errlen);
+int flush_init(struct flusher *f, const struct conf *c, const struct parts *ps, char *err,
+	       size_t errlen);
 void flush_fini(struct flusher *f);
+/* Registers the flusher: its beat, its figures (lines written) and its STAT line. */
+bool flush_parts(struct flusher *f, struct parts *ps);
 
 int flush_start(struct flusher *f, int *degraded);
 /* From main: reopen the log file (SIGHUP) at the next opportunity; reopened_fd

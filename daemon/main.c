@@ -22,6 +22,7 @@
 #include "fmt.h"
 #include "log.h"
 #include "notify.h"
+#include "parts.h"
 #include "rt.h"
 #include "sampler.h"
 #include "serial.h"
@@ -39,12 +40,15 @@ struct daemon {
 	struct sampler *samplers;
 	struct sampler **sampler_ptrs;
 	struct timer timer;
-	struct stat_view view;
 	struct flusher flusher;
+	struct parts parts;                 /* every part, registered once before the threads */
 	struct notify notify;
 	struct rt rt;
 	int stop_fd;
 	int sig_fd;
+	/* the threads that started, for the stop */
+	unsigned samplers_up, serial_up;
+	bool timer_up;
 };
 
 static void usage(FILE *out)
@@ -254,134 +258,121 @@ static int serve(struct daemon *d)
 	}
 }
 
-static int run(struct daemon *d)
+/*
+ * Allocates and touches every part before any thread runs, and registers each
+ * once: the flusher drains the registered rings, the watchdog watches their
+ * threads, STATUS= and the STAT lines read their counters. False once logged.
+ */
+static bool setup_parts(struct daemon *d)
 {
-	struct source *srcs[FLUSH_MAX_SOURCES];
+	const struct conf *c = &d->conf;
 	char err[512];
-	int degraded = 0, rc, stop_sig = 0;
-	unsigned nsrc = 0, started = 0, samplers_up = 0;
-	bool timer_up = false, par_ok;
+	bool ok;
+	int rc;
 
-	rt_init(&d->rt, &d->conf);
-	d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (d->stop_fd < 0 || setup_signals(d) < 0) {
-		log_err("cannot set up signals: %s", strerror(errno));
-		return 1;
-	}
-	/* Everything is allocated and touched here, before any thread runs. */
-	d->serial = calloc(d->conf.nserial, sizeof(*d->serial));
-	if (source_init(&d->self, "portlogd", 256) < 0 || (d->conf.nserial > 0 && d->serial == NULL)) {
+	parts_init(&d->parts);
+	d->serial = calloc(c->nserial, sizeof(*d->serial));
+	d->samplers = calloc(c->nparallel + 1, sizeof(*d->samplers));
+	d->sampler_ptrs = calloc(c->nparallel + 1, sizeof(*d->sampler_ptrs));
+	if (source_init(&d->self, "portlogd", PARTS_MAIN_RING) < 0
+	    || (c->nserial > 0 && d->serial == NULL) || d->samplers == NULL
+	    || d->sampler_ptrs == NULL) {
 		log_err("out of memory");
-		return 1;
+		return false;
 	}
-	srcs[nsrc++] = &d->self;
-	d->samplers = calloc(d->conf.nparallel + 1, sizeof(*d->samplers));
-	d->sampler_ptrs = calloc(d->conf.nparallel + 1, sizeof(*d->sampler_ptrs));
-	if (d->samplers == NULL || d->sampler_ptrs == NULL) {
-		log_err("out of memory");
-		return 1;
-	}
-	for (unsigned i = 0; i < d->conf.nparallel; i++) {
-		const struct conf_parallel *pc = &d->conf.parallel[i];
+	ok = parts_add(&d->parts, &(struct part){ .kind = PART_MAIN, .src = &d->self }, NULL);
+	timer_init(&d->timer, &c->timer, d->sampler_ptrs, c->nparallel);
+	if (parts_timer_runs(c))
+		ok = ok && timer_parts(&d->timer, &d->parts);
+	for (unsigned i = 0; i < c->nparallel; i++) {
+		const struct conf_parallel *pc = &c->parallel[i];
 
 		err[0] = '\0';     /* not every failure writes a message */
-		rc = sampler_init(&d->samplers[i], pc, d->conf.logger.ring_records, err, sizeof(err));
+		rc = sampler_init(&d->samplers[i], pc, c->logger.ring_records, err, sizeof(err));
 		if (rc < 0) {
-			log_err("%s:%d: [parallel %s] device %s: %s", d->conf.path, pc->line, pc->name,
+			log_err("%s:%d: [parallel %s] device %s: %s", c->path, pc->line, pc->name,
 				pc->device, err[0] ? err : strerror(-rc));
-			return 1;
+			return false;
 		}
 		d->sampler_ptrs[i] = &d->samplers[i];
-		srcs[nsrc++] = &d->samplers[i].src;
+		ok = ok && sampler_parts(&d->samplers[i], &d->parts);
 	}
-	for (unsigned i = 0; i < d->conf.nserial; i++) {
-		rc = serial_init(&d->serial[i], &d->conf.serial[i], d->conf.logger.ring_records,
-				 d->stop_fd);
+	for (unsigned i = 0; i < c->nserial; i++) {
+		rc = serial_init(&d->serial[i], &c->serial[i], c->logger.ring_records, d->stop_fd);
 		if (rc < 0) {
 			log_err("[serial %s]: cannot allocate its ring of %u records: %s",
-				d->conf.serial[i].name, d->conf.logger.ring_records, strerror(-rc));
-			return 1;
+				c->serial[i].name, c->logger.ring_records, strerror(-rc));
+			return false;
 		}
-		srcs[nsrc++] = &d->serial[i].src;
-		if (d->conf.serial[i].lines)
-			srcs[nsrc++] = &d->serial[i].lines_src;
+		ok = ok && serial_parts(&d->serial[i], &d->parts);
 	}
-	rc = flush_init(&d->flusher, &d->conf, srcs, nsrc, err, sizeof(err));
+	rc = flush_init(&d->flusher, c, &d->parts, err, sizeof(err));
 	if (rc < 0) {
 		log_err("%s", err);
-		return 1;
+		return false;
+	}
+	if (!ok || !flush_parts(&d->flusher, &d->parts)) {
+		log_err("more parts than the registry holds (%d): a bug", PARTS_MAX);
+		return false;
 	}
 	d->flusher.echo = true;     /* to stderr with -f, else to the journal */
-	d->view = (struct stat_view){
-		.timer = d->conf.nparallel > 0 ? &d->timer : NULL, .samplers = d->samplers,
-		.nsamplers = d->conf.nparallel, .serial = d->serial, .nserial = d->conf.nserial,
-	};
 	d->flusher.hook = stat_hook;
-	d->flusher.hook_ctx = &d->view;
-	notify_init(&d->notify, &d->view, &d->flusher);
-	d->notify.rt = &d->rt;     /* STATUS= says whether real time is fully in place */
-	timer_init(&d->timer, &d->conf.timer, d->sampler_ptrs, d->conf.nparallel);
-	event_start(d);
-	if (!setup_rt(d))
-		return 1;
+	d->flusher.hook_ctx = &d->parts;
+	return true;
+}
 
-	/* flusher first, readers last */
-	rc = flush_start(&d->flusher, &degraded);
-	if (rc < 0) {
-		log_err("cannot start the flusher thread: %s", strerror(-rc));
-		return 1;
-	}
-	/* then the samplers, the timer that drives them, and the serial readers; a
-	 * thread that cannot start ends the start-up through the stop below, so that
-	 * what is in the rings (EV start, EV rt-missing) is written, then EV stop */
-	for (; samplers_up < d->conf.nparallel; samplers_up++) {
-		rc = sampler_start(&d->samplers[samplers_up], &degraded);
+/*
+ * After the flusher: the samplers, the timer that drives them, and the serial
+ * readers. False when a thread could not start; the caller then stops what
+ * did, so that what is in the rings (EV start, EV rt-missing) is written, then
+ * EV stop.
+ */
+static bool start_producers(struct daemon *d, int *degraded)
+{
+	const struct conf *c = &d->conf;
+	int rc;
+
+	for (; d->samplers_up < c->nparallel; d->samplers_up++) {
+		rc = sampler_start(&d->samplers[d->samplers_up], degraded);
 		if (rc < 0) {
 			log_err("[parallel %s]: cannot start its thread: %s",
-				d->conf.parallel[samplers_up].name, strerror(-rc));
-			break;
+				c->parallel[d->samplers_up].name, strerror(-rc));
+			return false;
 		}
 	}
-	if (samplers_up == d->conf.nparallel && d->conf.nparallel > 0) {
-		rc = timer_start(&d->timer, &degraded);
-		timer_up = rc == 0;
-		if (rc < 0)
+	if (parts_timer_runs(c)) {
+		rc = timer_start(&d->timer, degraded);
+		d->timer_up = rc == 0;
+		if (rc < 0) {
 			log_err("cannot start the timer thread: %s", strerror(-rc));
+			return false;
+		}
 	}
-	par_ok = samplers_up == d->conf.nparallel && (d->conf.nparallel == 0 || timer_up);
-	for (unsigned i = 0; par_ok && i < d->conf.nserial; i++)
+	for (unsigned i = 0; i < c->nserial; i++)
 		(void)serial_open(&d->serial[i]);  /* a missing port is retried by its reader */
-	for (; par_ok && started < d->conf.nserial; started++) {
-		rc = serial_start(&d->serial[started], &degraded);
+	for (; d->serial_up < c->nserial; d->serial_up++) {
+		rc = serial_start(&d->serial[d->serial_up], degraded);
 		if (rc < 0) {
 			log_err("[serial %s]: cannot start its thread: %s",
-				d->conf.serial[started].name, strerror(-rc));
-			break;
+				c->serial[d->serial_up].name, strerror(-rc));
+			return false;
 		}
 	}
-	if (degraded && d->rt.err[RT_FIFO] == 0) {
-		/* the probe was allowed, a thread was not: a limit changed meanwhile */
-		d->rt.err[RT_FIFO] = EPERM;
-		report_rt(d, RT_FIFO);
-	}
-	if (par_ok && started == d->conf.nserial) {
-		wait_first_samples(d);
-		rc = notify_ready(&d->notify);
-		if (rc < 0)
-			log_warn("cannot arm the status and watchdog timer: %s; no STATUS "
-				 "updates or WATCHDOG=1 pings", strerror(-rc));
-		stop_sig = serve(d);
-	}
+	return true;
+}
 
-	/* Stop in reverse: readers end their packets, then the flusher drains all. */
-	notify_stopping(&d->notify);
+/* In reverse: readers end their packets, then the flusher drains all; then free. */
+static void stop(struct daemon *d, int stop_sig)
+{
 	uint64_t one = 1;
+
+	notify_stopping(&d->notify);
 	(void)write(d->stop_fd, &one, sizeof(one));     /* an eventfd write cannot fail here */
-	for (unsigned i = 0; i < started; i++)
+	for (unsigned i = 0; i < d->serial_up; i++)
 		serial_join(&d->serial[i]);
-	if (timer_up)
+	if (d->timer_up)
 		timer_stop(&d->timer);
-	for (unsigned i = 0; i < samplers_up; i++)
+	for (unsigned i = 0; i < d->samplers_up; i++)
 		sampler_stop(&d->samplers[i]);
 	event_stop(d, stop_sig);
 	flush_stop(&d->flusher);
@@ -396,7 +387,47 @@ static int run(struct daemon *d)
 	notify_fini(&d->notify);
 	rt_fini(&d->rt);
 	source_fini(&d->self);
-	return par_ok && started == d->conf.nserial ? 0 : 1;
+}
+
+static int run(struct daemon *d)
+{
+	int degraded = 0, rc, stop_sig = 0;
+	bool started;
+
+	rt_init(&d->rt, &d->conf);
+	d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->stop_fd < 0 || setup_signals(d) < 0) {
+		log_err("cannot set up signals: %s", strerror(errno));
+		return 1;
+	}
+	if (!setup_parts(d))
+		return 1;
+	notify_init(&d->notify, &d->parts);
+	d->notify.rt = &d->rt;     /* STATUS= says whether real time is fully in place */
+	event_start(d);
+	if (!setup_rt(d))
+		return 1;
+	rc = flush_start(&d->flusher, &degraded);
+	if (rc < 0) {
+		log_err("cannot start the flusher thread: %s", strerror(-rc));
+		return 1;
+	}
+	started = start_producers(d, &degraded);
+	if (degraded && d->rt.err[RT_FIFO] == 0) {
+		/* the probe was allowed, a thread was not: a limit changed meanwhile */
+		d->rt.err[RT_FIFO] = EPERM;
+		report_rt(d, RT_FIFO);
+	}
+	if (started) {
+		wait_first_samples(d);
+		rc = notify_ready(&d->notify);
+		if (rc < 0)
+			log_warn("cannot arm the status and watchdog timer: %s; no STATUS "
+				 "updates or WATCHDOG=1 pings", strerror(-rc));
+		stop_sig = serve(d);
+	}
+	stop(d, stop_sig);
+	return started ? 0 : 1;
 }
 
 /* --check-system; without a config (the default one does not exist) the system

@@ -16,14 +16,7 @@
 #define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 #define STALL_TEST_AFTER_PINGS 2   /* healthy pings before PORTLOGD_TEST_STALL bites */
 
-static void add_probe(struct notify *n, struct health_beat *b, const char *kind,
-		      const char *port)
-{
-	if (n->nprobe < NOTIFY_MAX_PROBES)
-		health_probe_init(&n->probe[n->nprobe++], b, kind, port);
-}
-
-void notify_init(struct notify *n, struct stat_view *v, struct flusher *f)
+void notify_init(struct notify *n, struct parts *ps)
 {
 	const char *stall = getenv("PORTLOGD_TEST_STALL");
 	uint64_t usec = 0;
@@ -31,24 +24,13 @@ void notify_init(struct notify *n, struct stat_view *v, struct flusher *f)
 	memset(n, 0, sizeof(*n));
 	n->timer_fd = -1;
 	n->stalled = -1;
-	n->view = v;
-	n->flusher = f;
+	n->parts = ps;
 	n->enabled = getenv("NOTIFY_SOCKET") != NULL;
 	/* 0: do not unset the variables; > 0 only when WATCHDOG_PID is us (or unset) */
 	if (n->enabled && sd_watchdog_enabled(0, &usec) > 0)
 		n->watchdog_usec = usec;
-	add_probe(n, &f->beat, "flusher", NULL);
-	if (v->timer != NULL)
-		add_probe(n, &v->timer->beat, "timer", NULL);
-	for (unsigned i = 0; i < v->nsamplers; i++)
-		add_probe(n, &v->samplers[i].beat, "parallel", v->samplers[i].cfg->name);
-	for (unsigned i = 0; i < v->nserial; i++) {
-		add_probe(n, &v->serial[i].beat, "serial", v->serial[i].cfg->name);
-		if (v->serial[i].cfg->lines)
-			add_probe(n, &v->serial[i].lines_beat, "lines", v->serial[i].cfg->name);
-	}
 	if (stall != NULL && *stall != '\0') {
-		if (health_find(n->probe, n->nprobe, stall) < 0)
+		if (health_find(ps->probe, ps->nprobe, stall) < 0)
 			log_warn("PORTLOGD_TEST_STALL=%s names no thread, ignoring", stall);
 		else
 			n->stall_test = stall;
@@ -64,40 +46,32 @@ void notify_fini(struct notify *n)
 
 void notify_figures(const struct notify *n, struct notify_figures *fig)
 {
-	const struct stat_view *v = n->view;
+	const struct parts *ps = n->parts;
 
 	memset(fig, 0, sizeof(*fig));
-	fig->ports = v->nserial + v->nsamplers;
-	fig->ports_up = 0;
-	for (unsigned i = 0; i < v->nsamplers; i++)
-		fig->ports_up += LD(v->samplers[i].link) != SAMPLER_LOST;
-	for (unsigned i = 0; i < v->nserial; i++) {
-		const struct serial_port *p = &v->serial[i];
-
-		fig->ports_up += LD(p->up);
-		fig->records += LD(p->src.records);
-		fig->drops += LD(p->src.dropped);
-		if (p->cfg->lines) {
-			fig->records += LD(p->lines_src.records);
-			fig->drops += LD(p->lines_src.dropped);
-		}
-	}
-	for (unsigned i = 0; i < v->nsamplers; i++) {
-		const struct sampler *s = &v->samplers[i];
-
-		fig->records += LD(s->src.records);
-		fig->drops += LD(s->src.dropped);
-		fig->overruns += LD(s->overruns);
-	}
 	fig->timer_max_us = -1;
-	if (v->timer != NULL) {
-		fig->overruns += LD(v->timer->st.missed);
-		fig->timer_max_us = LD(v->timer->st.max_ns) / NS_PER_US;
+	for (unsigned i = 0; i < ps->n; i++) {
+		const struct part *p = &ps->part[i];
+		struct part_counts c = { .latency_max_us = -1 };
+
+		/* the ports' rings (not main's own) */
+		if (p->port != NULL && p->src != NULL) {
+			fig->records += LD(p->src->records);
+			fig->drops += LD(p->src->dropped);
+		}
+		if (p->count == NULL)
+			continue;
+		p->count(p->obj, &c);
+		fig->ports += c.port;
+		fig->ports_up += c.port && c.up;
+		fig->overruns += c.overruns;
+		fig->lines += c.lines;
+		if (c.latency_max_us > fig->timer_max_us)
+			fig->timer_max_us = c.latency_max_us;
 	}
-	fig->lines = LD(n->flusher->lines);
 	if (n->rt != NULL)
 		rt_summary(n->rt, fig->rt, sizeof(fig->rt));
-	fig->stalled = n->stalled >= 0 ? n->probe[n->stalled].name : NULL;
+	fig->stalled = n->stalled >= 0 ? ps->probe[n->stalled].name : NULL;
 }
 
 size_t notify_status_text(char *buf, size_t len, const struct notify_figures *fig)
@@ -141,8 +115,8 @@ int notify_ready(struct notify *n)
 
 	if (!n->enabled)
 		return 0;
-	for (unsigned i = 0; i < n->nprobe; i++)
-		n->probe[i].seen = atomic_load(&n->probe[i].beat->beats);
+	for (unsigned i = 0; i < n->parts->nprobe; i++)
+		n->parts->probe[i].seen = atomic_load(&n->parts->probe[i].beat->beats);
 	/* MAINPID: we do not fork under systemd, but it costs nothing to be explicit */
 	snprintf(prefix, sizeof(prefix), "READY=1\nMAINPID=%lu\n", (unsigned long)getpid());
 	send_status(n, prefix);
@@ -159,29 +133,30 @@ int notify_ready(struct notify *n)
 
 static void watchdog(struct notify *n)
 {
-	int stalled = health_check(n->probe, n->nprobe);
+	struct health_probe *probe = n->parts->probe;
+	int stalled = health_check(probe, n->parts->nprobe);
 
 	if (stalled >= 0) {
 		if (stalled != n->stalled) {
 			n->stalled = stalled;
 			log_warn("thread %s made no progress in %" PRIu64 " ms and is not waiting; "
 				 "withholding WATCHDOG=1 so that systemd restarts the service",
-				 n->probe[stalled].name, n->watchdog_usec / 2000);
+				 probe[stalled].name, n->watchdog_usec / 2000);
 			send_status(n, "");
 		}
 		return;
 	}
 	if (n->stalled >= 0) {
-		log_info("thread %s makes progress again", n->probe[n->stalled].name);
+		log_info("thread %s makes progress again", probe[n->stalled].name);
 		n->stalled = -1;
 		send_status(n, "");
 	}
 	(void)sd_notify(0, "WATCHDOG=1");
 	if (++n->pings == STALL_TEST_AFTER_PINGS && n->stall_test != NULL) {
-		int i = health_find(n->probe, n->nprobe, n->stall_test);
+		int i = health_find(probe, n->parts->nprobe, n->stall_test);
 
 		log_warn("PORTLOGD_TEST_STALL: stalling thread %s (a test hook)", n->stall_test);
-		atomic_store(&n->probe[i].beat->stall, true);
+		atomic_store(&probe[i].beat->stall, true);
 	}
 }
 

@@ -13,15 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conf.h"
-#include "flush.h"
 #include "health.h"
+#include "parts.h"
 #include "rt.h"
-#include "stat.h"
 
 #define NOTIFY_STATUS_S 5
-/* flusher, timer, and per port a reader, a lines thread or a sampler */
-#define NOTIFY_MAX_PROBES (2 + 3 * CONF_MAX_PORTS)  /* flusher, timer; parallel, serial, lines */
 
 struct notify_figures {
 	unsigned ports, ports_up;
@@ -36,18 +32,16 @@ struct notify {
 	uint64_t watchdog_usec;     /* 0: no watchdog */
 	int timer_fd;               /* -1 when not enabled */
 	int64_t next_status;        /* CLOCK_MONOTONIC ns */
-	struct stat_view *view;
-	struct flusher *flusher;
-	struct health_probe probe[NOTIFY_MAX_PROBES];
-	unsigned nprobe;
+	struct parts *parts;        /* the figures, and the threads to watch (its probes) */
 	int stalled;                /* probe withholding the ping, or -1 */
 	unsigned pings;
 	const char *stall_test;     /* PORTLOGD_TEST_STALL, or NULL */
 	const struct rt *rt;        /* the real-time set-up, for STATUS=; NULL: not shown */
 };
 
-/* Reads NOTIFY_SOCKET and WATCHDOG_USEC and lists the threads to watch. */
-void notify_init(struct notify *n, struct stat_view *v, struct flusher *f);
+/* Reads NOTIFY_SOCKET and WATCHDOG_USEC; the registered parts are what it
+ * watches and counts. */
+void notify_init(struct notify *n, struct parts *ps);
 void notify_fini(struct notify *n);
 
 /* Every port is open (or being retried) and every thread runs: READY=1, arm the timer. */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fmt.h"
+#include "parts.h"
 #include "rt.h"
 #include "thread.h"
 
@@ -24,41 +25,37 @@ static const char *const item_name[RT_NITEMS] = {
 	[RT_FIFO] = "sched_fifo", [RT_MLOCK] = "mlockall", [RT_DMA] = "cpu_dma_latency",
 };
 
-static int max_prio(int a, int b)
-{
-	return a > b ? a : b;
-}
-
 void rt_init(struct rt *rt, const struct conf *c)
 {
-	int prio = max_prio(c->logger.flusher_priority, c->nparallel > 0 ? c->timer.priority : 0);
+	struct part_plan t[PARTS_MAX_THREADS];
+	unsigned n = parts_plan(c, t);
+	int prio = 0;
 
 	memset(rt, 0, sizeof(*rt));
 	rt->dma_fd = -1;
-	for (unsigned i = 0; i < c->nserial; i++)
-		prio = max_prio(prio, c->serial[i].priority);
-	for (unsigned i = 0; i < c->nparallel; i++)
-		prio = max_prio(prio, c->parallel[i].priority);
+	for (unsigned i = 0; i < n; i++)
+		prio = t[i].priority > prio ? t[i].priority : prio;
 	rt->fifo_prio = prio;
 	rt->wanted[RT_FIFO] = prio > 0;
 	rt->wanted[RT_MLOCK] = !RT_SANITIZER;
 	rt->wanted[RT_DMA] = c->timer.cpu_dma_latency >= 0;
 }
 
-static int check_cpu(const cpu_set_t *allowed, int cpu, const struct conf *c, const char *sect,
-		     const char *key, int line, char *err, size_t errlen)
+static int check_cpu(const cpu_set_t *allowed, const struct part_plan *t, const struct conf *c,
+		     char *err, size_t errlen)
 {
-	char list[256];
+	char list[256], key[CONF_NAME_MAX + 32];
 	size_t n = 0;
 
-	if (cpu < 0 || CPU_ISSET((size_t)cpu, allowed))
+	if (t->cpu < 0 || CPU_ISSET((size_t)t->cpu, allowed))
 		return 0;
 	for (int i = 0; i < CPU_SETSIZE && n < sizeof(list) - 8; i++)
 		if (CPU_ISSET((size_t)i, allowed))
 			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%d", n ? "," : "", i);
-	snprintf(err, errlen, "%s:%d: [%s] %s: no thread of this process can run on CPU %d "
-		 "(offline, absent, or outside its cpuset); use one of %s, or any", c->path, line,
-		 sect, key, cpu, list);
+	parts_cpu_key(t, key, sizeof(key));
+	snprintf(err, errlen, "%s:%d: %s: no thread of this process can run on CPU %d "
+		 "(offline, absent, or outside its cpuset); use one of %s, or any", c->path, t->line,
+		 key, t->cpu, list);
 	return -1;
 }
 
@@ -90,27 +87,15 @@ static bool cpus_pinnable(cpu_set_t *out)
 
 int rt_check_cpus(const struct conf *c, char *err, size_t errlen)
 {
+	struct part_plan t[PARTS_MAX_THREADS];
+	unsigned n = parts_plan(c, t);
 	cpu_set_t allowed;
-	char sect[CONF_NAME_MAX + 16];
 
 	if (!cpus_pinnable(&allowed))
 		return 0;       /* cannot know: pthread_create will say EINVAL */
-	if (check_cpu(&allowed, c->logger.flusher_cpu, c, "logger", "flusher_cpu", c->logger.line,
-		      err, errlen)
-	    || check_cpu(&allowed, c->timer.cpu, c, "timer", "cpu", c->timer.line, err, errlen))
-		return -1;
-	for (unsigned i = 0; i < c->nserial; i++) {
-		snprintf(sect, sizeof(sect), "serial %s", c->serial[i].name);
-		if (check_cpu(&allowed, c->serial[i].cpu, c, sect, "cpu", c->serial[i].line, err,
-			      errlen))
+	for (unsigned i = 0; i < n; i++)
+		if (check_cpu(&allowed, &t[i], c, err, errlen) < 0)
 			return -1;
-	}
-	for (unsigned i = 0; i < c->nparallel; i++) {
-		snprintf(sect, sizeof(sect), "parallel %s", c->parallel[i].name);
-		if (check_cpu(&allowed, c->parallel[i].cpu, c, sect, "cpu", c->parallel[i].line,
-			      err, errlen))
-			return -1;
-	}
 	return 0;
 }
 

@@ -31,7 +31,8 @@ struct rt {
 void rt_init(struct rt *rt, const struct conf *c);
 
 /*
- * Checks that every CPU a thread is pinned to is one a thread of this process
+ * Checks that every CPU a thread the config starts (parts_plan: no timer
+ * without a [parallel] port) is pinned to is one a thread of this process
  * can be pinned to (online and in its cpuset; not limited to the inherited
  * affinity, which isolcpus= narrows). Briefly pins the calling thread to each
  * CPU to ask the kernel. Returns 0, or -1 with "PATH:LINE: [SECTION] cpu: ..."

@@ -53,6 +53,38 @@ void sampler_fini(struct sampler *s)
 	sem_destroy(&s->go);
 }
 
+#define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+static void sampler_count(const void *obj, struct part_counts *c)
+{
+	const struct sampler *s = obj;
+
+	c->port = true;
+	c->up = LD(s->link) != SAMPLER_LOST;
+	c->overruns = LD(s->overruns);
+}
+
+/* samples= records= overruns= drops= accounted= unread=, and its faults. */
+static void sampler_stat(const void *obj, struct fmt_kv *kv)
+{
+	const struct sampler *s = obj;
+
+	fmt_kv_u64(kv, "samples", LD(s->samples));
+	fmt_kv_u64(kv, "records", LD(s->src.records));
+	fmt_kv_u64(kv, "overruns", LD(s->overruns));
+	fmt_kv_u64(kv, "drops", LD(s->src.dropped));
+	fmt_kv_u64(kv, "accounted", s->src.accounted);
+	fmt_kv_u64(kv, "unread", LD(s->unread));
+	parts_put_faults(kv, "", &s->thread);
+}
+
+bool sampler_parts(struct sampler *s, struct parts *ps)
+{
+	return parts_add(ps, &(struct part){ .kind = PART_PARALLEL, .port = s->cfg->name,
+					     .src = &s->src, .obj = s, .count = sampler_count,
+					     .stat = sampler_stat }, &s->beat);
+}
+
 /* In-band, so the count sits between the IN lines it belongs to. */
 static void report_overruns(struct sampler *s, int64_t t_mono, int64_t t_real, bool force)
 {

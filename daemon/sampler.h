@@ -18,6 +18,7 @@
 #include "thread.h"
 #include "drv.h"
 #include "health.h"
+#include "parts.h"
 #include "source.h"
 
 struct sampler {
@@ -65,6 +66,8 @@ enum { SAMPLER_UP, SAMPLER_LOST, SAMPLER_REOPENED };
 int sampler_init(struct sampler *s, const struct conf_parallel *cfg, uint32_t ring_records,
 		 char *err, size_t errlen);
 void sampler_fini(struct sampler *s);
+/* Registers the sampler: its ring, its beat, its figures and its STAT line. */
+bool sampler_parts(struct sampler *s, struct parts *ps);
 int sampler_start(struct sampler *s, int *degraded);
 /* After the timer has stopped: take a pending trigger, report, end. */
 void sampler_stop(struct sampler *s);

@@ -154,6 +154,50 @@ void serial_fini(struct serial_port *p)
 	p->pkt = NULL;
 }
 
+#define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+static void serial_count(const void *obj, struct part_counts *c)
+{
+	const struct serial_port *p = obj;
+
+	c->port = true;
+	c->up = LD(p->up);
+}
+
+/* The port's STAT fields: its ring's counts, the lines thread's, the UART's
+ * errors since start, and both threads' faults. */
+static void serial_stat(const void *obj, struct fmt_kv *kv)
+{
+	const struct serial_port *p = obj;
+
+	fmt_kv_u64(kv, "records", LD(p->src.records));
+	fmt_kv_u64(kv, "bytes", LD(p->src.bytes));
+	fmt_kv_u64(kv, "drops", LD(p->src.dropped));
+	fmt_kv_u64(kv, "drop_bytes", LD(p->src.dropped_bytes));
+	fmt_kv_u64(kv, "wakeups", LD(p->wakeups));
+	fmt_kv_u64(kv, "accounted", p->src.accounted);
+	if (p->cfg->lines) {
+		fmt_kv_u64(kv, "lines_records", LD(p->lines_src.records));
+		fmt_kv_u64(kv, "lines_drops", LD(p->lines_src.dropped));
+		fmt_kv_u64(kv, "lines_accounted", p->lines_src.accounted);
+	}
+	for (int e = 0; e < SERIAL_NERR; e++)
+		fmt_kv_u64(kv, serial_err_name[e], LD(p->errors[e]));
+	parts_put_faults(kv, "", &p->thread);
+	if (p->cfg->lines)
+		parts_put_faults(kv, "lines_", &p->lines_thread);
+}
+
+bool serial_parts(struct serial_port *p, struct parts *ps)
+{
+	struct part reader = { .kind = PART_SERIAL, .port = p->cfg->name, .src = &p->src,
+			       .obj = p, .count = serial_count, .stat = serial_stat };
+	struct part lines = { .kind = PART_LINES, .port = p->cfg->name, .src = &p->lines_src };
+
+	return parts_add(ps, &reader, &p->beat)
+	       && (!p->cfg->lines || parts_add(ps, &lines, &p->lines_beat));
+}
+
 /*
  * Runs in main at start-up, or in the reader while its port is gone. Opening
  * allocates inside libserialport; a reader without a port is on no real-time

@@ -10,6 +10,7 @@
 #include "thread.h"
 #include "drv.h"
 #include "health.h"
+#include "parts.h"
 #include "reasm.h"
 #include "source.h"
 
@@ -56,6 +57,10 @@ struct serial_port {
 int serial_init(struct serial_port *p, const struct conf_serial *cfg, uint32_t ring_records,
 		int stop_fd);
 void serial_fini(struct serial_port *p);
+/* Registers the reader (its ring, beat, figures and the port's STAT line) and,
+ * with lines = on, the lines thread (its ring and beat; its counters are in
+ * the port's STAT line). */
+bool serial_parts(struct serial_port *p, struct parts *ps);
 
 /* Opens the port (from main before the thread starts, or from the reader when
  * the port came back); pushes EV open or, once per distinct errno, EV error. */

@@ -1,25 +1,16 @@
-/* stat.h - self-monitoring: STAT lines for timer, samplers, ports and flusher; the timer's OVERRUN. */
+/* stat.h - self-monitoring: the STAT lines of every registered part, and OVERRUN lines for those without a ring. */
 #ifndef PORTLOGD_STAT_H
 #define PORTLOGD_STAT_H
 
 #include <stdbool.h>
-#include <stdint.h>
 
 #include "flush.h"
-#include "sampler.h"
-#include "serial.h"
-#include "timer.h"
+#include "parts.h"
 
-struct stat_view {
-	struct timer *timer;            /* NULL without [parallel] sections */
-	struct sampler *samplers;
-	unsigned nsamplers;
-	struct serial_port *serial;
-	unsigned nserial;
-	uint64_t missed_reported;       /* flusher-private */
-};
-
-/* The flusher's hook: runs in the flusher after each drain. */
+/* The flusher's hook (ctx: the struct parts): runs in the flusher after each
+ * drain. Overruns of a part without a ring (the timer's missed periods) become
+ * OVERRUN lines of source portlogd at once; every stat_interval_s and at the
+ * end, each part with a STAT function gets its STAT line, in registry order. */
 void stat_hook(void *ctx, struct flusher *f, bool stat_due, bool final);
 
 #endif

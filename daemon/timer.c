@@ -84,6 +84,44 @@ static void *timer_thread(void *arg)
 	return NULL;
 }
 
+#define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+static void timer_count(const void *obj, struct part_counts *c)
+{
+	const struct timer *t = obj;
+
+	c->overruns = LD(t->st.missed);
+	c->latency_max_us = LD(t->st.max_ns) / NS_PER_US;
+}
+
+/* period_us= triggers= ticks= missed=, then the latency after the warm-up. */
+static void timer_stat(const void *obj, struct fmt_kv *kv)
+{
+	const struct timer *t = obj;
+	const struct timer_stats *st = &t->st;
+	uint64_t ticks = atomic_load_explicit(&st->ticks, memory_order_acquire);
+
+	fmt_kv_i64(kv, "period_us", t->period_ns / 1000);
+	fmt_kv_u64(kv, "triggers", LD(st->rounds));
+	fmt_kv_u64(kv, "ticks", ticks);
+	fmt_kv_u64(kv, "missed", LD(st->missed));
+	if (ticks > 0) {
+		fmt_kv_i64(kv, "min_us", LD(st->min_ns) / 1000);
+		fmt_kv_i64(kv, "avg_us", LD(st->sum_ns) / (int64_t)ticks / 1000);
+		fmt_kv_i64(kv, "p50_us", timer_pct_us(st, 50));
+		fmt_kv_i64(kv, "p99_us", timer_pct_us(st, 99));
+		fmt_kv_i64(kv, "p999_us", timer_pct_us(st, 99.9));
+		fmt_kv_i64(kv, "max_us", LD(st->max_ns) / 1000);
+	}
+	parts_put_faults(kv, "", &t->thread);
+}
+
+bool timer_parts(struct timer *t, struct parts *ps)
+{
+	return parts_add(ps, &(struct part){ .kind = PART_TIMER, .obj = t, .count = timer_count,
+					     .stat = timer_stat }, &t->beat);
+}
+
 int timer_start(struct timer *t, int *degraded)
 {
 	return thread_start(&t->thread, "plog-timer", t->priority, t->cpu, timer_thread, t,

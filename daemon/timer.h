@@ -16,6 +16,7 @@
 
 #include "conf.h"
 #include "health.h"
+#include "parts.h"
 #include "thread.h"
 #include "sampler.h"
 
@@ -44,6 +45,10 @@ struct timer {
 
 void timer_init(struct timer *t, const struct conf_timer *cfg, struct sampler **samplers,
 		unsigned n);
+/* Registers the timer: its beat, its figures (missed periods, the largest
+ * latency) and its STAT line. Its missed periods have no ring: the flusher says
+ * them in OVERRUN lines of source portlogd. */
+bool timer_parts(struct timer *t, struct parts *ps);
 int timer_start(struct timer *t, int *degraded);
 void timer_stop(struct timer *t);
 

@@ -331,8 +331,9 @@ static void bench_flush(void)
 	};
 	static const char nmea[] =
 		"$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47\r\n";
-	struct source s, *sp = &s;
+	struct source s;
 	struct flusher f;
+	static struct parts ps;     /* the bench's one ring, as the flusher finds it */
 	struct conf c;
 	uint64_t x = 0x9e3779b97f4a7c15u;
 
@@ -356,7 +357,9 @@ static void bench_flush(void)
 		(void)rmdir(dir);
 		return;
 	}
-	if (flush_init(&f, &c, &sp, 1, err, sizeof(err)) < 0) {
+	parts_init(&ps);
+	(void)parts_add(&ps, &(struct part){ .kind = PART_SERIAL, .port = "gps", .src = &s }, NULL);
+	if (flush_init(&f, &c, &ps, err, sizeof(err)) < 0) {
 		printf("flusher: %s\n", err);
 		source_fini(&s);
 		(void)rmdir(dir);

@@ -334,6 +334,14 @@ static const struct row rows[] = {
 	  { { "/sys/devices/system/cpu/online", "0-3\n" }, { "/proc/cmdline", "isolcpus=5\n" } },
 	  NULL, CHECKSYS_FAIL, "isolation", "[serial gps] cpu = 5: that CPU is not online "
 	  "(online: 0-3), the daemon would exit 78", "; fix: use one of 0-3, or any", NULL },
+	/* the timer runs only with a [parallel] port: only then does its cpu count */
+	{ "timer on a CPU not online, no parallel port", checksys_isolation,
+	  "[timer]\ncpu = 5\n" GPS, { { "/sys/devices/system/cpu/online", "0-3\n" } }, NULL,
+	  CHECKSYS_WARN, "isolation", "no real-time thread is pinned", NULL, NULL },
+	{ "timer on a CPU not online, a parallel port", checksys_isolation,
+	  "[timer]\ncpu = 5\n[parallel lpt0]\ndevice = parport0\n",
+	  { { "/sys/devices/system/cpu/online", "0-3\n" } }, NULL, CHECKSYS_FAIL, "isolation",
+	  "[timer] cpu = 5: that CPU is not online (online: 0-3)", NULL, NULL },
 	/* a service's own affinity leaves isolated CPUs out: not a reason to fail */
 	{ "pinned to an isolated CPU", checksys_isolation, GPS "cpu = 3\n",
 	  { { "/proc/self/status", "Name:\tportlogd\nCpus_allowed_list:\t0-2\n" },

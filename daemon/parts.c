@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* parts.c - the threads a config asks for, and the registry of the running parts. */
+#include <stdio.h>
+#include <string.h>
+
+#include "parts.h"
+
+const char *const part_kind_name[PART_NKINDS] = {
+	[PART_MAIN] = "main", [PART_TIMER] = "timer", [PART_PARALLEL] = "parallel",
+	[PART_SERIAL] = "serial", [PART_LINES] = "lines", [PART_FLUSHER] = "flusher",
+};
+
+unsigned parts_plan(const struct conf *c, struct part_plan out[PARTS_MAX_THREADS])
+{
+	unsigned n = 0;
+
+	out[n++] = (struct part_plan){
+		.kind = PART_FLUSHER, .priority = c->logger.flusher_priority,
+		.cpu = c->logger.flusher_cpu, .line = c->logger.line,
+	};
+	if (parts_timer_runs(c))
+		out[n++] = (struct part_plan){
+			.kind = PART_TIMER, .priority = c->timer.priority, .cpu = c->timer.cpu,
+			.line = c->timer.line,
+		};
+	for (unsigned i = 0; i < c->nserial; i++) {
+		const struct conf_serial *s = &c->serial[i];
+		struct part_plan t = {
+			.kind = PART_SERIAL, .port = s->name, .priority = s->priority, .cpu = s->cpu,
+			.line = s->line, .ring = true,
+		};
+
+		out[n++] = t;
+		if (s->lines) {
+			t.kind = PART_LINES;    /* the reader's priority and CPU, a ring of its own */
+			out[n++] = t;
+		}
+	}
+	for (unsigned i = 0; i < c->nparallel; i++) {
+		const struct conf_parallel *p = &c->parallel[i];
+
+		out[n++] = (struct part_plan){
+			.kind = PART_PARALLEL, .port = p->name, .priority = p->priority, .cpu = p->cpu,
+			.line = p->line, .ring = true,
+		};
+	}
+	return n;
+}
+
+void parts_cpu_key(const struct part_plan *t, char *buf, size_t len)
+{
+	switch (t->kind) {
+	case PART_FLUSHER:
+		snprintf(buf, len, "[logger] flusher_cpu");
+		break;
+	case PART_TIMER:
+		snprintf(buf, len, "[timer] cpu");
+		break;
+	case PART_PARALLEL:
+		snprintf(buf, len, "[parallel %s] cpu", t->port);
+		break;
+	default:
+		snprintf(buf, len, "[serial %s] cpu", t->port);
+		break;
+	}
+}
+
+void parts_init(struct parts *ps)
+{
+	memset(ps, 0, sizeof(*ps));
+}
+
+bool parts_add(struct parts *ps, const struct part *p, struct health_beat *beat)
+{
+	if (ps->n == PARTS_MAX || ps->nprobe == PARTS_MAX)
+		return false;
+	ps->part[ps->n] = *p;
+	ps->part[ps->n].overruns_said = 0;
+	ps->n++;
+	if (beat != NULL)
+		health_probe_init(&ps->probe[ps->nprobe++], beat, part_kind_name[p->kind], p->port);
+	return true;
+}
+
+const char *parts_stat_name(const struct part *p)
+{
+	return p->port != NULL ? p->port : part_kind_name[p->kind];
+}
+
+void parts_put_faults(struct fmt_kv *kv, const char *prefix, const struct thread *t)
+{
+	char min[24], maj[24];
+	uint64_t minflt, majflt;
+
+	snprintf(min, sizeof(min), "%sminflt", prefix);
+	snprintf(maj, sizeof(maj), "%smajflt", prefix);
+	if (thread_faults(t, &minflt, &majflt)) {
+		fmt_kv_u64(kv, min, minflt);
+		fmt_kv_u64(kv, maj, majflt);
+	} else {
+		fmt_kv_str(kv, min, "-");
+		fmt_kv_str(kv, maj, "-");
+	}
+}

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* parts.h - the daemon's parts: every thread the config asks for, and one registry of them at run time.
+ *
+ * Config level (pure): parts_plan() walks a config once and lists each thread
+ * it asks for, with its kind, port, priority and CPU and whether it owns a
+ * ring. rt.c (the SCHED_FIFO probe's priority, the CPU checks), checksys.c
+ * (priorities, pinning, ring memory) and main.c read that list; nothing else
+ * walks the config's threads. The one rule for the timer: it runs exactly when
+ * there is a [parallel] port (it only wakes samplers); without one, [timer]
+ * priority and cpu are unused and unchecked.
+ *
+ * Run time: main registers every part once, before any thread starts: its
+ * ring (a source), its thread's health beat, and two functions that read its
+ * counters, one for STATUS= and one for its STAT line. The flusher's list of
+ * rings, the watchdog's probes, STATUS= (notify.c) and the STAT lines (stat.c)
+ * all come from the registry; none of them reads another module's struct. A
+ * new kind of part is one parts_add() call in its module's X_parts().
+ */
+#ifndef PORTLOGD_PARTS_H
+#define PORTLOGD_PARTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf.h"
+#include "fmt.h"
+#include "health.h"
+#include "source.h"
+#include "thread.h"
+
+enum part_kind {
+	PART_MAIN,      /* main's own ring, "portlogd" (start, stop, rt-missing); no thread */
+	PART_TIMER,
+	PART_PARALLEL,  /* a [parallel] port's sampler */
+	PART_SERIAL,    /* a [serial] port's reader */
+	PART_LINES,     /* a [serial] port's lines thread (lines = on) */
+	PART_FLUSHER,
+	PART_NKINDS,
+};
+
+/* "main", "timer", "parallel", "serial", "lines", "flusher": the watchdog's names. */
+extern const char *const part_kind_name[PART_NKINDS];
+
+/* The timer runs exactly when there is a [parallel] port. */
+static inline bool parts_timer_runs(const struct conf *c)
+{
+	return c->nparallel > 0;
+}
+
+/* One thread the config asks for. */
+struct part_plan {
+	enum part_kind kind;
+	const char *port;       /* its section's name, or NULL (timer, flusher) */
+	int priority;           /* CONF_PRIO_OTHER (SCHED_OTHER) or 1..99 (SCHED_FIFO) */
+	int cpu;                /* CONF_CPU_ANY or the CPU it is pinned to */
+	int line;               /* its section's line in the config (0: absent) */
+	bool ring;              /* it pushes into a ring of its own (ring_records records) */
+};
+
+/* Every thread: the flusher, the timer, per [serial] port a reader and maybe a
+ * lines thread, per [parallel] port a sampler; and main's own ring. */
+#define PARTS_MAX_THREADS (2 + 2 * CONF_MAX_PORTS + CONF_MAX_PORTS)
+#define PARTS_MAX (1 + PARTS_MAX_THREADS)
+#define PARTS_MAIN_RING 256     /* records in main's own ring */
+
+/* Lists the threads c asks for (flusher, timer, serial readers with their lines
+ * threads, samplers: the order of the config's keys) into out; returns how many. */
+unsigned parts_plan(const struct conf *c, struct part_plan out[PARTS_MAX_THREADS]);
+
+/* Where a thread's CPU is set: "[serial gps] cpu", "[logger] flusher_cpu". */
+void parts_cpu_key(const struct part_plan *t, char *buf, size_t len);
+
+/* A part's figures for STATUS=, summed over the parts. */
+struct part_counts {
+	bool port;              /* the part is its port's own (reader, sampler): one of N/M ports */
+	bool up;                /* ... and that port is open */
+	uint64_t overruns;      /* missed timer periods, sampler overruns */
+	int64_t latency_max_us; /* the largest wake-up latency it measured; -1: it measures none */
+	uint64_t lines;         /* lines written (the flusher) */
+};
+
+struct part {
+	enum part_kind kind;
+	const char *port;       /* its port's name, or NULL */
+	struct source *src;     /* its ring, or NULL (timer, flusher) */
+	const void *obj;        /* what count and stat read */
+	/* its figures (NULL: none); called from main and from the flusher */
+	void (*count)(const void *obj, struct part_counts *c);
+	/* the fields of its STAT line, after its name (NULL: no STAT line); in the flusher */
+	void (*stat)(const void *obj, struct fmt_kv *kv);
+
+	uint64_t overruns_said; /* flusher-private: a ringless part's overruns in OVERRUN lines */
+};
+
+struct parts {
+	struct part part[PARTS_MAX];
+	unsigned n;
+	/* the parts that have a thread, for the watchdog (notify.c) */
+	struct health_probe probe[PARTS_MAX];
+	unsigned nprobe;
+};
+
+void parts_init(struct parts *ps);
+
+/*
+ * Registers a part, and beat as its thread's progress (NULL: no thread of its
+ * own). In main, before any thread starts. False when the registry is full:
+ * PARTS_MAX is derived from the config's limits, so that is a bug.
+ */
+bool parts_add(struct parts *ps, const struct part *p, struct health_beat *beat);
+
+/* The name a part's STAT line starts with: its port, or its kind ("timer"). */
+const char *parts_stat_name(const struct part *p);
+
+/* Appends "PREFIXminflt=N PREFIXmajflt=N": the thread's page faults since it
+ * started its work ("-" when unknown). For the STAT functions. */
+void parts_put_faults(struct fmt_kv *kv, const char *prefix, const struct thread *t);
+
+#endif
