@@ -2,9 +2,13 @@
 # tests/check.sh - install, build warning-free, and run every test: plain, ASan+UBSan, TSan.
 # CHECK_BUILDS="plain asan tsan" picks builds; PORTLOGD_SEED repeats a random run.
 # The tests labelled "long" (1000 rotations) run once, in the plain build; CHECK_LONG=0 skips them.
-# The guest test (tests/vm/run.sh: the .deb under systemd in a QEMU guest, ~5 min) runs once,
-# after the plain build's tests, printing its phase timings and checks (-V); CHECK_VM=0 skips it.
-# Here a skip of its own counts as a failure.
+# The Debian package runs once, after the plain build's tests: tests/deb.sh (ctest -L deb:
+# dpkg-buildpackage from a copy of the tree, lintian with no error or warning, its contents),
+# then tests/autopkgtest.sh (debian/tests on the installed package, null runner, no network;
+# it installs and then purges the package here). CHECK_DEB=0 skips both.
+# The guest test (tests/vm/run.sh: that package under systemd in a QEMU guest, installed,
+# upgraded, removed and purged, ~5 min) runs once, after them, printing its phase timings
+# and checks (-V); CHECK_VM=0 skips it. Here a skip of its own counts as a failure.
 # The central-collection test (label fleet: two rsyslogds, the daemon, logrotate; ~2 min)
 # runs once, in the plain build; CHECK_FLEET=0 skips it.
 # Then the fuzz targets run FUZZ_SECONDS (60) each, or not at all with FUZZ_SECONDS=0.
@@ -23,7 +27,7 @@ for b in ${CHECK_BUILDS:-plain asan tsan}; do
 	echo "=== $b build ==="
 	cmake -S . -B "build-$b" -DPORTLOGD_WERROR=ON $opts >/dev/null
 	cmake --build "build-$b" -j"$jobs"
-	env $env ctest --test-dir "build-$b" --output-on-failure --timeout 900 -LE 'long|vm|fleet'
+	env $env ctest --test-dir "build-$b" --output-on-failure --timeout 900 -LE 'long|vm|fleet|deb'
 	if [ "$b" = plain ] && [ "${CHECK_FLEET:-1}" != 0 ]; then
 		echo "=== plain build: central collection (rsyslog) ==="
 		ctest --test-dir build-plain -V --timeout 900 -L fleet
@@ -32,10 +36,20 @@ for b in ${CHECK_BUILDS:-plain asan tsan}; do
 		echo "=== plain build: long tests ==="
 		ctest --test-dir build-plain --output-on-failure --timeout 900 -L long
 	fi
+	if [ "$b" = plain ] && [ "${CHECK_DEB:-1}" != 0 ]; then
+		echo "=== the Debian package: dpkg-buildpackage, lintian, autopkgtest ==="
+		portlogd_deps $PORTLOGD_DEB_PACKAGES
+		rm -rf build-plain/deb
+		ctest --test-dir build-plain -V --timeout 900 -L deb
+		# a skip would leave no package: the autopkgtest then fails
+		sh tests/autopkgtest.sh build-plain/deb
+	fi
 	if [ "$b" = plain ] && [ "${CHECK_VM:-1}" != 0 ]; then
 		echo "=== plain build: the guest test ==="
-		portlogd_deps $PORTLOGD_VM_PACKAGES
-		PORTLOGD_VM_REQUIRE=1 ctest --test-dir build-plain -V --timeout 900 -L vm
+		# the package tests/deb.sh built, or (CHECK_DEB=0) one run.sh builds
+		portlogd_deps $PORTLOGD_VM_PACKAGES $PORTLOGD_DEB_PACKAGES
+		deb=$(ls "$PWD"/build-plain/deb/portlogd_*.deb 2>/dev/null || true)   # ctest runs it elsewhere
+		PORTLOGD_VM_DEB=$deb PORTLOGD_VM_REQUIRE=1 ctest --test-dir build-plain -V --timeout 900 -L vm
 	fi
 done
 if [ "${FUZZ_SECONDS:-60}" != 0 ]; then

@@ -1,13 +1,18 @@
 # tests/deps.sh - sourced by demo.sh and check.sh: installs missing Debian packages.
 # systemd, man-db: systemd-analyze (verify looks up Documentation= man pages);
-# dpkg-dev, file: cpack's .deb with dpkg-shlibdeps; groff-base: the man page tests;
-# logrotate: its config's test; clang: the libFuzzer targets (tests/fuzz.sh); zlib1g-dev: --export
-# reads .gz; tshark, sigrok-cli, gtkwave (vcd2fst): e2e_export reads what --export writes (tshark
+# dpkg-dev, file: the Debian package and its test (tests/deb.sh); groff-base: the man
+# page tests; logrotate: its config's test; clang: the libFuzzer targets (tests/fuzz.sh);
+# zlib1g-dev: --export reads .gz; tshark, sigrok-cli, gtkwave (vcd2fst): e2e_export reads what --export writes (tshark
 # asks whether non-root users may capture: DEBIAN_FRONTEND=noninteractive takes the default, no);
 # rsyslog, rsyslog-relp: the central-collection test (e2e_fleet, label fleet)
 PORTLOGD_PACKAGES="cmake make gcc libc6-dev pkg-config libserialport-dev libieee1284-3-dev
 libsystemd-dev libcmocka-dev libck-dev zlib1g-dev systemd man-db dpkg-dev file groff-base logrotate
 clang tshark sigrok-cli gtkwave rsyslog rsyslog-relp"
+
+# the Debian package (tests/deb.sh, ctest -L deb; tests/autopkgtest.sh): debhelper for
+# dpkg-buildpackage, lintian, autopkgtest; python3 and man-db for debian/tests.
+# Install: portlogd_deps $PORTLOGD_DEB_PACKAGES
+PORTLOGD_DEB_PACKAGES="debhelper lintian autopkgtest python3 man-db"
 
 # the guest test (tests/vm/run.sh, ctest -L vm): QEMU, a Debian guest made by debootstrap,
 # its ext4 image (mkfs.ext4 -d) read back with debugfs. Install: portlogd_deps $PORTLOGD_VM_PACKAGES

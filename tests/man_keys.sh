@@ -62,7 +62,7 @@ for o in $opts; do
 	grep -q -- "$roff" "$src/config/man/portlogd.8" ||
 		{ echo "portlogd.8: option $o is not documented"; fail=1; }
 done
-for page in portlogd.8 portlogd.conf.5; do
+for page in portlogd.8 portlogd.conf.5 portlogd-fleet.1; do
 	warn=$(groff -man -Tutf8 -ww -z "$src/config/man/$page" 2>&1)
 	[ -z "$warn" ] || { echo "$page: groff warnings:"; echo "$warn"; fail=1; }
 done

@@ -1,19 +1,26 @@
 #!/bin/sh
 # tests/vm/guest.sh - runs inside the test guest as portlogd-vmtest.service (installed by
-# run.sh as /usr/local/sbin/portlogd-vmtest). It waits for portlogd to be active, says
-# "VMTEST READY" on the control port /dev/ttyS2, then obeys the host's line commands
-# there, answering each with one "VMTEST <CMD> ..." line:
+# run.sh as /usr/local/sbin/portlogd-vmtest). It installs the package with dpkg (its
+# postinst enables and starts the service with the shipped config) and records the
+# result, stops the service, puts the test's config (and a PORTLOGD_VM_BREAK drop-in)
+# in place, starts it again, waits for it to be active, says "VMTEST READY" on the
+# control port /dev/ttyS2, then obeys the host's line commands there, answering each
+# with one "VMTEST <CMD> ..." line:
 #   ROTATE    logrotate -f /etc/logrotate.d/portlogd (the shipped file, as cron would)
 #   COLLECT   the service's state while it runs, into /var/tmp/vmtest/
 #   WATCHDOG  SIGSTOP the daemon; wait for systemd to kill and restart it and for the
 #             new daemon to log; record how long that took
-#   DONE      the journal, stop the service (its last STAT lines), copy the logs,
-#             power off
+#   DONE      the journal, stop the service (its last STAT lines), copy the logs
+#   PACKAGE   the user's "systemctl enable --now", then upgrade (dpkg -i of a higher
+#             version), remove and purge the package, recording the service's state
+#             after each; power off
 # The host reads /var/tmp/vmtest from the image afterwards (debugfs rdump).
 # Nothing here judges: the host checks what is collected (vm_check).
 out=/var/tmp/vmtest
+pkg=/var/tmp/vmtest-pkg
 ctl=/dev/ttyS2
 log=/var/log/portlogd/portlogd.log
+link=/etc/systemd/system/multi-user.target.wants/portlogd.service
 mkdir -p "$out"
 exec >>"$out/guest.log" 2>&1
 set -x
@@ -59,7 +66,7 @@ collect() {
 	# through /dev/port (0x379 = 889)
 	dd if=/dev/port bs=1 skip=889 count=1 2>/dev/null | od -An -tx1 | tr -d ' \n' \
 		>"$out/status_reg.txt"
-	ls -l /dev/ttyS1 /dev/parport0 >"$out/devices.txt" 2>&1
+	ls -l /dev/ttyS1 /dev/parport0 /dev/cpu_dma_latency >"$out/devices.txt" 2>&1
 	lsmod | grep -E 'ppdev|parport' >>"$out/devices.txt"
 	cat /proc/tty/driver/serial >"$out/uart.txt" 2>&1
 }
@@ -100,8 +107,60 @@ watchdog() {
 	show >"$out/show-after.txt"
 }
 
-# portlogd is enabled; give it 120 s to become active (READY=1): its start timeout is
-# 90 s and a guest under TCG is slow
+# exists PATH: present or absent
+exists() { if [ -e "$1" ] || [ -L "$1" ]; then echo present; else echo absent; fi; }
+
+# KEY=VALUE lines of the service's state after a package step; $1 the key prefix
+state() {
+	echo "${1}_active=$(systemctl is-active portlogd.service)"
+	echo "${1}_enabled=$(systemctl is-enabled portlogd.service 2>&1)"
+	echo "${1}_mainpid=$(systemctl show -P MainPID portlogd.service)"
+	echo "${1}_start=$(systemctl show -P ExecMainStartTimestampMonotonic portlogd.service)"
+	echo "${1}_status=$(dpkg-query -W -f '${db:Status-Abbrev}' portlogd 2>/dev/null | tr -d ' ')"
+	echo "${1}_version=$(dpkg-query -W -f '${Version}' portlogd 2>/dev/null)"
+	echo "${1}_logdir=$(exists /var/log/portlogd)"
+	echo "${1}_logs=$(ls /var/log/portlogd 2>/dev/null | wc -l)"
+	echo "${1}_link=$(exists "$link")"
+	echo "${1}_etc=$(exists /etc/portlogd)"
+	echo "${1}_user=$(getent passwd portlogd >/dev/null && echo present || echo absent)"
+}
+
+# dpkg_step STEP ARGS...: one dpkg run, timed, its output in dpkg-STEP.log
+dpkg_step() {
+	step=$1
+	shift
+	t0=$(now)
+	dpkg "$@" >"$out/dpkg-$step.log" 2>&1 </dev/null
+	echo "${step}_rc=$?"
+	echo "${step}_s=$(since "$t0")"
+}
+
+# --- the package, as a user installs it: its scripts make the user and the log
+# directory, enable the service and start it with the shipped config
+{
+	dpkg_step install -i "$pkg/portlogd.deb"
+	state install
+	echo "install_groups=$(id -Gn portlogd 2>&1)"
+	echo "install_logdir_mode=$(stat -c '%a %U %G' /var/log/portlogd 2>&1)"
+	# 60-portlogd.rules, applied by the postinst to the device already there
+	echo "install_dma=$(stat -c '%a %G' /dev/cpu_dma_latency 2>&1)"
+} >"$out/pkg-install.txt"
+systemctl stop portlogd.service
+# what the service wrote with the shipped config; then the test's own config
+mkdir -p "$out/install-log"
+mv /var/log/portlogd/* "$out/install-log/" 2>/dev/null
+echo "install_shipped_config=$(grep -c ' portlogd EV start .* config=/etc/portlogd/portlogd.conf ' \
+	"$out"/install-log/portlogd.log 2>/dev/null)" >>"$out/pkg-install.txt"
+cp "$pkg/portlogd.conf" /etc/portlogd/portlogd.conf
+if [ -f "$pkg/break.conf" ]; then
+	mkdir -p /etc/systemd/system/portlogd.service.d
+	cp "$pkg/break.conf" /etc/systemd/system/portlogd.service.d/
+	systemctl daemon-reload
+fi
+systemctl start --no-block portlogd.service
+
+# give it 120 s to become active (READY=1): its start timeout is 90 s and a guest
+# under TCG is slow
 t0=$(now)
 end=$(($(date +%s) + 120))
 until [ "$(systemctl is-active portlogd.service)" = active ] || [ "$(date +%s)" -ge $end ]; do
@@ -142,6 +201,23 @@ while read -r cmd <&3; do
 		cp -a /var/log/portlogd "$out/log"
 		sync
 		say "DONE"
+		;;
+	PACKAGE)
+		{
+			# the user's enablement, which purge must take away
+			systemctl disable portlogd.service
+			systemctl enable --now portlogd.service
+			echo "user_enable_rc=$?"
+			state before
+			dpkg_step upgrade -i "$pkg/portlogd-upgrade.deb"
+			state upgrade
+			dpkg_step remove -r portlogd
+			state remove
+			dpkg_step purge -P portlogd
+			state purge
+		} >"$out/pkg.txt" 2>>"$out/guest.log"
+		sync
+		say "PACKAGE $(grep '_s=' "$out/pkg.txt" | tr '\n' ' ')"
 		systemctl poweroff
 		exit 0
 		;;

@@ -1,16 +1,21 @@
 #!/bin/bash
-# tests/vm/run.sh BUILD SRC - end to end in a real Linux guest: the project's .deb installed
-# with dpkg into a Debian bookworm made by debootstrap, booted by QEMU with systemd as
-# PID 1; a real 16550A UART (ttyS1) whose other end is a socket here, a real parallel
-# port (parport0). The host plays packets into ttyS1, has the guest rotate the log with
-# the shipped logrotate file, SIGSTOPs the daemon to see the watchdog restart it, then
-# checks what the guest collected (vm_check). Phases are timed and printed.
+# tests/vm/run.sh BUILD SRC - end to end in a real Linux guest: a Debian bookworm made by
+# debootstrap, booted by QEMU with systemd as PID 1, where the guest installs the
+# project's Debian package with dpkg (the service enabled and started by its postinst);
+# a real 16550A UART (ttyS1) whose other end is a socket here, a real parallel port
+# (parport0). The host plays packets into ttyS1, has the guest rotate the log with the
+# shipped logrotate file, SIGSTOPs the daemon to see the watchdog restart it; then the
+# guest upgrades the package (a second .deb with a higher version), removes and purges
+# it; the host checks what the guest collected (vm_check). Phases are timed and printed.
 #
 # Needs root (debootstrap, chroot), qemu-system-x86_64, debootstrap, mkfs.ext4, debugfs.
 # KVM when /dev/kvm can be used, TCG otherwise. Exit 77 only when a tool is missing or
 # QEMU cannot run at all; any failed check exits 1 and says which.
 #
 # Environment:
+#   PORTLOGD_VM_DEB=FILE    the package to test (tests/check.sh passes the one tests/deb.sh
+#                           built); without it, tests/deb-build.sh builds one from SRC
+#   PORTLOGD_VM_KERNEL=PKG  the guest's kernel package (default linux-image-amd64)
 #   PORTLOGD_VM_CACHE=DIR   keep the debootstrapped rootfs in DIR and reuse it while its
 #                           package list is unchanged (development; CI builds it anew)
 #   PORTLOGD_VM_REQUIRE=1   a skip (a tool missing, QEMU unable to start) fails instead
@@ -25,8 +30,10 @@ set -eu
 build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
 packets=${PORTLOGD_VM_PACKETS:-3000}
 seed=${PORTLOGD_SEED:-$(date +%s)}
-# the guest's packages; the cache is reused only while this list is the same
-include=systemd,systemd-sysv,udev,kmod,linux-image-amd64,libieee1284-3,libserialport0,libinih1,libsystemd0,procps,util-linux,logrotate
+kernel_pkg=${PORTLOGD_VM_KERNEL:-linux-image-amd64}
+# the guest's packages (the daemon's libraries: dpkg -i in the guest resolves nothing);
+# the cache is reused only while this list is the same
+include=systemd,systemd-sysv,udev,kmod,$kernel_pkg,libieee1284-3,libserialport0,libinih1,libsystemd0,procps,util-linux,logrotate
 
 skip() {
 	[ "${PORTLOGD_VM_REQUIRE:-0}" = 1 ] && { echo "FAIL (PORTLOGD_VM_REQUIRE=1): $*"; exit 1; }
@@ -34,25 +41,29 @@ skip() {
 	exit 77
 }
 [ "$(id -u)" -eq 0 ] || skip "not root (debootstrap and chroot need root)"
-for t in qemu-system-x86_64 debootstrap mkfs.ext4 debugfs cpack dpkg-deb chroot mkfifo; do
+for t in qemu-system-x86_64 debootstrap mkfs.ext4 debugfs dpkg-deb chroot mkfifo; do
 	command -v $t >/dev/null || skip "no $t (tests/deps.sh: PORTLOGD_VM_PACKAGES)"
 done
 [ -x "$build/tests/vm_check" ] && [ -x "$build/tests/portlogd-sim" ] ||
 	{ echo "build $build first (vm_check, portlogd-sim)"; exit 1; }
-prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
-[ "$prefix" = /usr ] || skip "the build's prefix is $prefix, the guest needs /usr"
+if [ -n "${PORTLOGD_VM_DEB:-}" ]; then
+	[ -f "$PORTLOGD_VM_DEB" ] || { echo "PORTLOGD_VM_DEB=$PORTLOGD_VM_DEB: no such file"; exit 1; }
+else
+	command -v dpkg-buildpackage >/dev/null ||
+		skip "no dpkg-buildpackage to build the package (tests/deps.sh: PORTLOGD_DEB_PACKAGES)"
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/portlogd-vm-XXXXXX")
-qpid= simpid= mounted=
+qpid= simpid=
 cleanup() {
 	[ -n "$simpid" ] && kill "$simpid" 2>/dev/null
 	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null && wait "$qpid" 2>/dev/null
-	[ -n "$mounted" ] && umount "$mounted" 2>/dev/null
 	if [ "${PORTLOGD_VM_KEEP:-0}" = 1 ]; then
 		echo "kept $work"
 	elif [ "$1" != 0 ] && [ "$1" != 77 ] && [ -d "$work/vmtest" ]; then
 		# a failure: keep what the guest collected, the packets sent and the console
-		rm -rf "$work/rootfs" "$work/rootfs.img" "$work/vmlinuz" "$work/initrd" "$work/deb"
+		rm -rf "$work/rootfs" "$work/rootfs.img" "$work/vmlinuz" "$work/initrd" "$work/deb" \
+			"$work/upgrade" "$work/portlogd-upgrade.deb"
 		echo "kept what the guest collected in $work"
 	else
 		rm -rf "$work"
@@ -77,11 +88,21 @@ fail() {
 	exit 1
 }
 
-# --- deb: the project's package, as a user gets it
-cpack --config "$build/CPackConfig.cmake" -B "$work/deb" >"$work/cpack.log" 2>&1 ||
-	{ cat "$work/cpack.log"; fail "deb: cpack failed"; }
-deb=$(ls "$work"/deb/portlogd_*.deb)
-echo "built $(basename "$deb")"
+# --- deb: the project's package, as a user gets it, and an upgrade of it: the same
+# package with a higher version (dpkg's upgrade path and the maintainer scripts are
+# what is tested; rebuilding the same files would only cost time)
+if [ -n "${PORTLOGD_VM_DEB:-}" ]; then
+	deb=$(cd "$(dirname "$PORTLOGD_VM_DEB")" && pwd)/$(basename "$PORTLOGD_VM_DEB")
+else
+	sh "$src/tests/deb-build.sh" "$src" "$work/deb" || fail "deb: tests/deb-build.sh failed"
+	deb=$(ls "$work"/deb/portlogd_*.deb)
+fi
+version=$(dpkg-deb -f "$deb" Version)
+dpkg-deb -R "$deb" "$work/upgrade"
+sed -i "s/^Version: .*/Version: $version+vmtest1/" "$work/upgrade/DEBIAN/control"
+dpkg-deb -b "$work/upgrade" "$work/portlogd-upgrade.deb" >/dev/null
+rm -rf "$work/upgrade"
+echo "package $(basename "$deb"), upgrade $(dpkg-deb -f "$work/portlogd-upgrade.deb" Version)"
 phase deb
 
 # --- debootstrap: a minimal bookworm with a kernel and the daemon's libraries
@@ -103,24 +124,20 @@ else
 fi
 phase debootstrap
 
-# --- install: dpkg in the chroot runs the maintainer scripts (sysusers, tmpfiles)
+# --- install: the packages and the test's config into the tree; the guest installs them
+# under systemd (guest.sh), so that the postinst's enable and start are what a user gets
 : >"$root/etc/fstab"
 : >"$root/etc/machine-id"
 chroot "$root" passwd -d root >/dev/null
 echo vmtest >"$root/etc/hostname"
-cp "$deb" "$root/tmp/portlogd.deb"
-mount -t proc proc "$root/proc" && mounted=$root/proc
-chroot "$root" dpkg -i /tmp/portlogd.deb >"$work/dpkg.log" 2>&1 ||
-	{ cat "$work/dpkg.log"; fail "install: dpkg -i in the guest failed"; }
-umount "$root/proc" && mounted=
-rm -f "$root/tmp/portlogd.deb"
-cat "$work/dpkg.log"
-# the user and the log directory come from the package's postinst
-chroot "$root" id portlogd || fail "install: the .deb made no user portlogd"
+pkg=$root/var/tmp/vmtest-pkg
+mkdir -p "$pkg"
+cp "$deb" "$pkg/portlogd.deb"
+cp "$work/portlogd-upgrade.deb" "$pkg/portlogd-upgrade.deb"
 echo ppdev >"$root/etc/modules-load.d/portlogd-vmtest.conf"
 # only the test's rotation, not logrotate.timer's
 ln -sf /dev/null "$root/etc/systemd/system/logrotate.timer"
-cat >"$root/etc/portlogd/portlogd.conf" <<'CONF'
+cat >"$pkg/portlogd.conf" <<'CONF'
 # written by tests/vm/run.sh
 [logger]
 log_file = /var/log/portlogd/portlogd.log
@@ -159,20 +176,19 @@ ExecStart=/usr/local/sbin/portlogd-vmtest
 [Install]
 WantedBy=multi-user.target
 UNIT
+# a break goes in as a drop-in after the package's install check (guest.sh)
 case ${PORTLOGD_VM_BREAK:-} in
 '') ;;
 unit)
-	mkdir -p "$root/etc/systemd/system/portlogd.service.d"
-	printf '[Service]\nPrivateDevices=yes\n' >"$root/etc/systemd/system/portlogd.service.d/break.conf"
+	printf '[Service]\nPrivateDevices=yes\n' >"$pkg/break.conf"
 	echo "BREAK: PrivateDevices=yes in a drop-in" ;;
 ready)
-	mkdir -p "$root/etc/systemd/system/portlogd.service.d"
 	printf '[Service]\nExecStart=\nExecStart=/usr/bin/env -u NOTIFY_SOCKET /usr/sbin/portlogd -c /etc/portlogd/portlogd.conf\n' \
-		>"$root/etc/systemd/system/portlogd.service.d/break.conf"
+		>"$pkg/break.conf"
 	echo "BREAK: the daemon runs without NOTIFY_SOCKET" ;;
 *) echo "unknown PORTLOGD_VM_BREAK=$PORTLOGD_VM_BREAK"; exit 2 ;;
 esac
-systemctl --root="$root" enable portlogd.service portlogd-vmtest.service
+systemctl --root="$root" enable portlogd-vmtest.service
 phase install
 
 # --- image: an ext4 file system made from the tree
@@ -258,6 +274,7 @@ if [ $rc != 0 ]; then
 		wait "$qpid" 2>/dev/null || true
 		qpid=
 		debugfs -R "rdump /var/tmp/vmtest $work" "$work/rootfs.img" >/dev/null 2>&1 || true
+		echo "--- the package's install"; cat "$work/vmtest/pkg-install.txt" 2>/dev/null || true
 		echo "--- systemctl show portlogd"; cat "$work/vmtest/show.txt" 2>/dev/null || true
 		echo "--- journal of portlogd (last 15 lines, without --check-config's printout)"
 		grep -Ev 'portlogd\[[0-9]+\]: ([a-z_0-9]+ = |\[|# )' "$work/vmtest/journal.txt" 2>/dev/null |
@@ -301,18 +318,23 @@ sim 200 "$work/sent2.txt" $((seed + 1)) ||
 sleep 1
 send DONE
 expect "*TEST DONE" 120 || fail "collect: no answer to DONE"
+phase collect
+
+# --- package: the user re-enables and starts the service, then upgrade, remove, purge
+send PACKAGE
+expect "*TEST PACKAGE*" 300 || fail "package: no answer to PACKAGE"
 end=$((SECONDS + 120))
 while kill -0 "$qpid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.2; done
-kill -0 "$qpid" 2>/dev/null && fail "collect: the guest did not power off within 120 s"
+kill -0 "$qpid" 2>/dev/null && fail "package: the guest did not power off within 120 s"
 wait "$qpid" || true
 qpid=
 debugfs -R "rdump /var/tmp/vmtest $work" "$work/rootfs.img" >"$work/debugfs.log" 2>&1
 [ -f "$work/vmtest/show.txt" ] || { cat "$work/debugfs.log"; fail "collect: nothing read from the image"; }
-phase collect
+phase package
 
 # --- checks
 echo "--- collected in the guest"
-for f in virt uname show ps user status_reg watchdog show-after; do
+for f in virt uname pkg-install show ps user status_reg watchdog show-after pkg; do
 	echo "[$f]"; cat "$work/vmtest/$f.txt"; echo
 done
 grep -i 'overall exposure' "$work/vmtest/security.txt" || true

@@ -3,7 +3,8 @@
  * vm_check --dir OUT --sent FILE [--sent FILE]... [options]
  *
  * OUT is the guest's /var/tmp/vmtest (show.txt, threads.txt, user.txt, security.txt,
- * status_reg.txt, watchdog.txt, journal.txt, log/portlogd.log*); each --sent file is
+ * status_reg.txt, watchdog.txt, journal.txt, log/portlogd.log*, pkg-install.txt and
+ * pkg.txt: the package's install, upgrade, remove and purge); each --sent file is
  * what portlogd-sim --output printed (NAME SECONDS LEN HEX DURATION_US MAXPAUSE_US
  * clean|unclean a line), in the order played.
  * Every check prints "ok NAME: figures" or "FAIL NAME: why"; exit 1 when any failed.
@@ -128,6 +129,122 @@ struct prio {
 	int prio;
 };
 
+/* KEY's value in text as a number (-1 if absent or not a number). */
+static long long num(const char *text, const char *key)
+{
+	char v[64], *end;
+
+	if (!prop(text, key, v, sizeof(v)) || *v == '\0')
+		return -1;
+	long long n = strtoll(v, &end, 10);
+	return *end == '\0' ? n : -1;
+}
+
+/* KEY's value in text equals want. */
+static bool is(const char *text, const char *key, const char *want)
+{
+	char v[256];
+
+	return prop(text, key, v, sizeof(v)) && strcmp(v, want) == 0;
+}
+
+/*
+ * The package's life under systemd, from the guest's KEY=VALUE records (guest.sh):
+ * dpkg -i enables and starts the service (with the shipped config); an upgrade
+ * restarts it (a new main PID and start time); remove stops it and keeps the logs and
+ * the user; purge takes the logs, /etc/portlogd and the enablement the user made.
+ */
+static void check_package(const char *dir, const char *user, const char *groups)
+{
+	char *in = slurp(dir, "pkg-install.txt"), *p = slurp(dir, "pkg.txt");
+	char v[256], w[256], t[64];
+
+	if (in == NULL || p == NULL) {
+		result(false, "package", "no %s/pkg-install.txt or pkg.txt", dir);
+		free(in);
+		free(p);
+		return;
+	}
+	prop(in, "install_s", t, sizeof(t));
+	prop(in, "install_version", v, sizeof(v));
+	result(num(in, "install_rc") == 0 && is(in, "install_status", "ii") && *v != '\0',
+	       "pkg-install", "dpkg -i: exit %lld, %s %s in %s s", num(in, "install_rc"),
+	       is(in, "install_status", "ii") ? "installed" : "NOT installed", v, t);
+	prop(in, "install_enabled", v, sizeof(v));
+	prop(in, "install_active", w, sizeof(w));
+	result(strcmp(v, "enabled") == 0 && strcmp(w, "active") == 0 && num(in, "install_mainpid") > 0,
+	       "pkg-install-service", "after the install: %s, %s, MainPID %lld (want enabled, active)",
+	       v, w, num(in, "install_mainpid"));
+	result(num(in, "install_shipped_config") == 1, "pkg-install-config",
+	       "%lld EV start line(s) naming config=/etc/portlogd/portlogd.conf in the log it made "
+	       "(want 1: the postinst started it with the shipped config)",
+	       num(in, "install_shipped_config"));
+	prop(in, "install_groups", v, sizeof(v));
+	prop(in, "install_logdir_mode", w, sizeof(w));
+	{
+		char want_dir[128], pad[300], g[64];
+		bool ok = true;
+		snprintf(want_dir, sizeof(want_dir), "750 %s %s", user, user);
+		snprintf(pad, sizeof(pad), " %s ", v);
+		char gs[256];
+		snprintf(gs, sizeof(gs), "%s", groups);
+		for (char *save = NULL, *gr = strtok_r(gs, ",", &save); gr != NULL; gr = strtok_r(NULL, ",", &save)) {
+			snprintf(g, sizeof(g), " %s ", gr);
+			ok = ok && strstr(pad, g) != NULL;
+		}
+		result(ok && strcmp(w, want_dir) == 0, "pkg-install-user",
+		       "user %s in groups: %s; /var/log/portlogd: %s (want %s, %s)", user, v, w, groups,
+		       want_dir);
+	}
+
+	char want_dma[128];
+	snprintf(want_dma, sizeof(want_dma), "660 %s", user);
+	prop(in, "install_dma", v, sizeof(v));
+	result(strcmp(v, want_dma) == 0, "pkg-install-udev",
+	       "/dev/cpu_dma_latency after the install: %s (want %s: 60-portlogd.rules applied to it)",
+	       v, want_dma);
+
+	/* the user's "systemctl enable --now", then the upgrade */
+	prop(p, "upgrade_s", t, sizeof(t));
+	prop(p, "before_version", v, sizeof(v));
+	prop(p, "upgrade_version", w, sizeof(w));
+	result(num(p, "user_enable_rc") == 0 && is(p, "before_active", "active") &&
+	       num(p, "upgrade_rc") == 0 && is(p, "upgrade_status", "ii") && strcmp(v, w) != 0 && *w != '\0',
+	       "pkg-upgrade", "systemctl enable --now: exit %lld; dpkg -i %s over %s: exit %lld in %s s",
+	       num(p, "user_enable_rc"), w, v, num(p, "upgrade_rc"), t);
+	long long pid0 = num(p, "before_mainpid"), pid1 = num(p, "upgrade_mainpid");
+	long long t0 = num(p, "before_start"), t1 = num(p, "upgrade_start");
+	result(is(p, "upgrade_active", "active") && is(p, "upgrade_enabled", "enabled") && pid0 > 0 &&
+	       pid1 > 0 && pid1 != pid0 && t1 > t0, "pkg-upgrade-restart",
+	       "MainPID %lld -> %lld, started at %lld -> %lld us (monotonic), %s and %s after (want a "
+	       "new PID and a later start, active, enabled)", pid0, pid1, t0, t1,
+	       is(p, "upgrade_active", "active") ? "active" : "NOT active",
+	       is(p, "upgrade_enabled", "enabled") ? "enabled" : "NOT enabled");
+
+	/* remove: stopped; logs and user kept (data; Debian never removes a system user) */
+	prop(p, "remove_s", t, sizeof(t));
+	prop(p, "remove_active", v, sizeof(v));
+	prop(p, "remove_status", w, sizeof(w));
+	result(num(p, "remove_rc") == 0 && strcmp(v, "inactive") == 0 && strcmp(w, "rc") == 0 &&
+	       num(p, "remove_logs") > 0 && is(p, "remove_user", "present"), "pkg-remove",
+	       "dpkg -r: exit %lld in %s s; service %s, package %s, %lld file(s) kept in /var/log/portlogd, "
+	       "user %s (want inactive, rc, > 0, present)", num(p, "remove_rc"), t, v, w,
+	       num(p, "remove_logs"), is(p, "remove_user", "present") ? "present" : "absent");
+
+	/* purge: the logs, /etc/portlogd and the enablement gone */
+	prop(p, "purge_s", t, sizeof(t));
+	result(num(p, "purge_rc") == 0 && is(p, "purge_logdir", "absent") && is(p, "purge_link", "absent") &&
+	       is(p, "purge_etc", "absent") && is(p, "purge_status", ""), "pkg-purge",
+	       "dpkg -P: exit %lld in %s s; /var/log/portlogd %s, the enablement link %s, /etc/portlogd "
+	       "%s, package %s (want all absent)", num(p, "purge_rc"), t,
+	       is(p, "purge_logdir", "absent") ? "absent" : "PRESENT",
+	       is(p, "purge_link", "absent") ? "absent" : "PRESENT",
+	       is(p, "purge_etc", "absent") ? "absent" : "PRESENT",
+	       is(p, "purge_status", "") ? "unknown to dpkg" : "STILL KNOWN");
+	free(in);
+	free(p);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -174,6 +291,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: vm_check --dir OUT --sent FILE... [options]\n");
 		return 2;
 	}
+
+	check_package(dir, user, groups);
 
 	/* --- the service while it ran */
 	char *show = slurp(dir, "show.txt");
