@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* checksys.c - portlogd --check-system: one small check per item, read from files under a root. */
 #include <ctype.h>
 #include <dirent.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* checksys.h - portlogd --check-system: is this machine (and user) ready for real time?
  *
  * Every check reads files under a root directory ("/" on a live system, a

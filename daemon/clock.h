@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* clock.h - nanosecond clocks as int64_t. */
 #ifndef PORTLOGD_CLOCK_H
 #define PORTLOGD_CLOCK_H

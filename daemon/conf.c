@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* conf.c - the config file: one table row per key, a line parser, validation.
  *
  * A key is one row of keys[] below: its section, name, type, range, words,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* conf.h - the configuration file: one table row per key, parsed and validated into one struct. */
 #ifndef PORTLOGD_CONF_H
 #define PORTLOGD_CONF_H

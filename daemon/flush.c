@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* flush.c - the flusher thread: drain the rings, merge by time, hand lines to the log file. */
 #include <errno.h>
 #include <poll.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* flush.h - the flusher: the only consumer of every ring, the only writer of the log.
  *
  * Lowest priority. Every flush_interval_ms, or sooner when a ring is half full,

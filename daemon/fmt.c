@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fmt.c - the log-line formatter: the KIND and EV tables, lines, fields. */
 #include <stdbool.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fmt.h - the log line: its KIND and EV NAME tables, one line builder, one field builder.
  *
  *   TIME SOURCE KIND FIELDS...\n

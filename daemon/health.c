@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* health.c - per-thread progress checks for the systemd watchdog. */
 #include <poll.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* health.h - is every thread still making progress? The evidence for WATCHDOG=1.
  *
  * Each watched thread owns a health_beat. Around its one blocking wait (ppoll,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* log.c - diagnostics to stderr (foreground) or to the journal (service). */
 #include <stdarg.h>
 #include <stdio.h>

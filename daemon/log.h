@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* log.h - the daemon's own diagnostics (not the data log): stderr or the journal.
  * Only main and the flusher call these; real-time threads never do. */
 #ifndef PORTLOGD_LOG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* main.c - command line, start-up in dependency order, signals, orderly stop. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* notify.c - sd_notify: readiness, live status, the watchdog, reload and stop. */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* notify.h - the service manager's view: READY, STATUS, WATCHDOG, RELOADING, STOPPING.
  *
  * Everything here runs in main. Without NOTIFY_SOCKET (not started by systemd)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* reasm.c - packet reassembly by gap, delimiter and maximum length. */
 #include <stdbool.h>
 #include <stdint.h>

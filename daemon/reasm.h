@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* reasm.h - reassembly of serial byte fragments into packets (pure, no I/O).
  *
  * A packet ends after a silence of gap_ns or more, when the delimiter byte is seen

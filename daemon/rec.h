@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rec.h - the fixed-size binary record that producers push through the rings. */
 #ifndef PORTLOGD_REC_H
 #define PORTLOGD_REC_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ring.c - creation of the SPSC rings; the operations are inline in ring.h. */
 #include <errno.h>
 #include <stdlib.h>

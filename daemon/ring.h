@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ring.h - lock-free single-producer/single-consumer ring of fixed-size slots.
  *
  * Contract: exactly one producer thread and one consumer thread per ring, no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rt.c - memory locking, CPU idle states, SCHED_FIFO: set up, or say what is missing. */
 #include <errno.h>
 #include <fcntl.h>

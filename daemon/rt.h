@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rt.h - the process-wide real-time set-up: locked memory, CPU idle states, SCHED_FIFO.
  *
  * Each item either works or is missing with the errno that said no. The daemon

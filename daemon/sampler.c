@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sampler.c - the sampler threads of the transient recorder. */
 #include <errno.h>
 #include <stdio.h>

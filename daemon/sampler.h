@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sampler.h - one thread per [parallel NAME]: on each timer tick read the pins, push changes.
  *
  * A transient recorder: an IN record is pushed only when the masked value

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* serial.c - the serial reader thread. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* serial.h - one reader thread per [serial NAME]: wait, timestamp, reassemble, push. */
 #ifndef PORTLOGD_SERIAL_H
 #define PORTLOGD_SERIAL_H

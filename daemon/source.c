@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source.c - the producer side of a ring: packing records into slots, counting drops. */
 #include <stddef.h>
 #include <string.h>

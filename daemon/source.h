@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source.h - a producer of records: its name in the log, its ring, its counters.
  *
  * Every producer thread owns one source and is the only one to push into it

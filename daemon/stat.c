@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* stat.c - self-monitoring lines, written by the flusher from the registered parts' counters. */
 #include "stat.h"
 

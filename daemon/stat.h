@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* stat.h - self-monitoring: the STAT lines of every registered part, and OVERRUN lines for those without a ring. */
 #ifndef PORTLOGD_STAT_H
 #define PORTLOGD_STAT_H

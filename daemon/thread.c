@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* thread.c - thread creation with real-time attributes, a fallback, and fault accounting. */
 #include <alloca.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* thread.h - the daemon's threads: real-time attributes, pinning, and page-fault accounting. */
 #ifndef PORTLOGD_THREAD_H
 #define PORTLOGD_THREAD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* timer.c - the timer thread. */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* timer.h - the highest-priority thread: wakes every period, measures itself, triggers the samplers.
  *
  * It sleeps with clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) to targets that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* drv.c - the input drivers' registry, and choosing a serial driver for a device. */
 #include <errno.h>
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* drv.h - the driver interface: one const ops table per backend, no statics in drivers.
  *
  * The core owns the port object; a driver only opens, configures and closes the

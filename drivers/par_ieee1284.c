@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* par_ieee1284.c - input driver for a PC parallel port's registers, through libieee1284.
  *
  * What the values mean. libieee1284 reports the status lines as IEEE 1284

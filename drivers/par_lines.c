@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* par_lines.c - input driver for a serial port's four modem input lines, as a 4-bit port.
  *
  * Bit 0 CTS, bit 1 DSR, bit 2 DCD, bit 3 RI; 1 = the line is asserted, as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* par_sim.c - a simulated parallel port: a small file whose bytes are the pins.
  *
  * Byte 0 is the status register, byte 1 the data register. Another process

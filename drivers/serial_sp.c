@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* serial_sp.c - serial driver for real ports, through libserialport. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* serial_tty.c - serial driver with plain termios, for pseudo-terminals.
  * libserialport 0.1.1 refuses ports it cannot find under /sys/class/tty, and a
  * pty has no entry there; a pty also has no wire, so baud and framing only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bench.c - ring (beside ck_ring) and flusher throughput: prints numbers, never a verdict. */
 #include <errno.h>
 #include <inttypes.h>

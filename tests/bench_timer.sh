@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/bench_timer.sh - the timer thread against cyclictest, same machine, same run.
 # Not a test: it prints both latency tables and their ratio and never fails on time.
 # Usage: sh tests/bench_timer.sh [BUILD_DIR] [PERIOD_US] [SECONDS] [PAIRS]

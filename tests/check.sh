@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/check.sh - install, build warning-free, and run every test: plain, ASan+UBSan, TSan.
 # CHECK_BUILDS="plain asan tsan" picks builds; PORTLOGD_SEED repeats a random run.
 # The tests labelled "long" (1000 rotations) run once, in the plain build; CHECK_LONG=0 skips them.

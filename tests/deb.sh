@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/deb.sh BUILD SRC - the Debian package: debian/changelog's version is CMake's and
 # the man pages'; tests/deb-build.sh builds it from a copy of SRC (dpkg-buildpackage)
 # into BUILD/deb and leaves SRC as it was; lintian finds no error and no warning (its

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/demo.sh - install, build, and run portlogd on two simulated serial devices and a simulated parallel port.
 # DEMO_SECONDS=N runs N seconds (default 10); Ctrl-C stops earlier.
 set -eu

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/deps.sh - sourced by demo.sh and check.sh: installs missing Debian packages.
 # systemd, man-db: systemd-analyze (verify looks up Documentation= man pages);
 # dpkg-dev, file: the Debian package and its test (tests/deb.sh); groff-base: the man

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* e2e.c - the end-to-end harness: spawn, sd_notify listener, stop, log parser. */
 #include <errno.h>
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* e2e.h - harness for end-to-end tests: run the real daemon binary, read its log. */
 #ifndef PORTLOGD_E2E_H
 #define PORTLOGD_E2E_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* e2e_checksys.c - portlogd --check-system, the real binary on this machine. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* e2e_faults.c - faults a monitoring PC meets, end to end: the daemon survives and
  * accounts for every record.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* e2e_notify.c - the real binary under a real NOTIFY_SOCKET: READY, STATUS, WATCHDOG, reload, stop. */
 #include <dirent.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* e2e_parallel.c - the transient recorder end to end: the sim parallel port, the real binary, its log. */
 #include <errno.h>
 #include <fcntl.h>

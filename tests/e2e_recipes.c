@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* e2e_recipes.c - the grep/awk recipes of portlogd(8), run on a log of the real daemon. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* e2e_rt.c - the real-time runtime end to end: thread policies, pinning, page faults,
  * and a run without privileges.
  *

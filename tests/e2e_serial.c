@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* e2e_serial.c - the daemon end to end: simulated devices on real ptys, the real binary, its log. */
 #include <errno.h>
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_badconf.c - the real daemon on a corpus of malformed configs: exit code and message.
  *
  * Each file in tests/data/bad-configs/ says what `portlogd -c FILE --check-config`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_checksys.c - unit tests of --check-system (daemon/checksys.c) on fixture trees. */
 #include <errno.h>
 #include <ftw.h>

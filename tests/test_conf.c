@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_conf.c - unit tests of config parsing, validation and printing (daemon/conf.c). */
 #include <inttypes.h>
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_drv.c - the serial drivers: which one a device gets, and what they configure. */
 #include <errno.h>
 #include <fcntl.h>

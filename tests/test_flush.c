@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_flush.c - the flusher: merge, rejoin, EV and DROP lines, stop accounting, what the log file's events say, reopen. */
 #include <dirent.h>
 #include <errno.h>

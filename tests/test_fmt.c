@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_fmt.c - unit tests of the log-line formatter (daemon/fmt.c): tables, lines, fields. */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_health.c - the watchdog's evidence: the alive rule, checks over snapshots, real threads. */
 #include <errno.h>
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_input.c - the ieee1284 and lines input drivers: opening, errors, bit layout. */
 #include <errno.h>
 #include <fcntl.h>

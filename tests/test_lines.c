@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_lines.c - [serial] lines = on: the TIOCMIWAIT thread, with the modem lines scripted.
  *
  * No hardware here can change modem lines (QEMU and Firecracker UARTs keep them

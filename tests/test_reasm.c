@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_reasm.c - unit tests of the packet reassembler (daemon/reasm.c). */
 #include <inttypes.h>
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_ring.c - the SPSC ring and source_push: unit cases and a two-thread stress test. */
 #include <errno.h>
 #include <inttypes.h>

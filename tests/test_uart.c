@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_uart.c - the serial port's real-time settings and error counters.
  *
  * No UART here can be made to count frame or parity errors, and a pty has no

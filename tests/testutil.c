@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* testutil.c - shared by the tests and the simulator: reproducible randomness, spin-waits. */
 #include <inttypes.h>
 #include <stdio.h>

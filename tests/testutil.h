@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* testutil.h - shared by the tests and the simulator: reproducible randomness, spin-waits. */
 #ifndef PORTLOGD_TESTUTIL_H
 #define PORTLOGD_TESTUTIL_H

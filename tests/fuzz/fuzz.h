@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz.h - what the libFuzzer targets share: the entry point and CHECK. */
 #ifndef PORTLOGD_FUZZ_H
 #define PORTLOGD_FUZZ_H

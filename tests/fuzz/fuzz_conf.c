@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_conf.c - libFuzzer target: conf_parse_string on any text.
  *
  * An accepted config must print (conf_print) to a config that parses and prints

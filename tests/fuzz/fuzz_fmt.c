@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_fmt.c - libFuzzer target: log lines of every kind, read back.
  *
  * Input: a flags byte (timestamp, payload), the time (8 bytes), a source name

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_reasm.c - libFuzzer target: the reassembler driven by a script of operations.
  *
  * Input: max_packet (2 bytes), gap in us (2), character time in 100 ns (1),

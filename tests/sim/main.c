@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* portlogd-sim - creates simulated serial devices (ptys) and plays traffic into them,
  * or into a connected unix socket (a virtual machine's UART, --connect). */
 #include <errno.h>

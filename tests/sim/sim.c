@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sim.c - the traffic simulator's engine, shared by portlogd-sim and the end-to-end tests. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sim.h - traffic simulator: plays packets into pseudo-terminals, as a serial device would.
  *
  * Each simulated port is a pty whose slave side the daemon opens (through a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/vm/guest.sh - runs inside the test guest as portlogd-vmtest.service (installed by
 # run.sh as /usr/local/sbin/portlogd-vmtest). It installs the package with dpkg (its
 # postinst enables and starts the service with the shipped config) and records the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/vm/run.sh BUILD SRC - end to end in a real Linux guest: a Debian bookworm made by
 # debootstrap, booted by QEMU with systemd as PID 1, where the guest installs the
 # project's Debian package with dpkg (the service enabled and started by its postinst);

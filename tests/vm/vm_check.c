@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vm_check - the host's verdict on what tests/vm/run.sh collected in the guest.
  *
  * vm_check --dir OUT --sent FILE [--sent FILE]... [options]
