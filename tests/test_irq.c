@@ -450,6 +450,18 @@ static void a_new_thread_at_reopen(void **state)
 	source_fini(&src);
 }
 
+/* The port opened n times: apply and report each time; the last apply's count. */
+static int opens(struct irq_port *ip, const char *at, struct source *src, int n)
+{
+	int r = -1;
+
+	for (int i = 0; i < n; i++) {
+		r = irq_port_apply(ip, at);
+		irq_port_report(ip, src);
+	}
+	return r;
+}
+
 /* What keeps it from setting anything is said once per port, whatever the reopens. */
 static void said_once(void **state)
 {
@@ -484,10 +496,7 @@ static void said_once(void **state)
 			fx_put(sub, cases[i].files[f][0], cases[i].files[f][1]);
 		assert_int_equal(source_init(&src, "gps", 64), 0);
 		irq_port_init(&ip, cases[i].irq, cases[i].why, 98);
-		for (int open = 0; open < 3; open++) {
-			assert_int_equal(irq_port_apply(&ip, sub), 0);
-			irq_port_report(&ip, &src);
-		}
+		assert_int_equal(opens(&ip, sub, &src, 3), 0);
 		printf("# %s: ", cases[i].what);
 		expect_event(&src, EV_IRQ, 0, cases[i].text);
 		printf("%s\n", cases[i].text);
@@ -507,11 +516,9 @@ static void off_says_nothing(void **state)
 	assert_int_equal(source_init(&src, "gps", 64), 0);
 	fx_task(root, 57, 0, "irq/4-ttyS0", KTHREAD, 50, SCHED_FIFO);
 	irq_port_init(&ip, 4, NULL, 0);
-	assert_int_equal(irq_port_apply(&ip, root), 0);
-	irq_port_report(&ip, &src);
+	assert_int_equal(opens(&ip, root, &src, 2), 0);
 	irq_port_init(&ip, -1, IRQ_WHY_PTY, 0);
-	assert_int_equal(irq_port_apply(&ip, root), 0);
-	irq_port_report(&ip, &src);
+	assert_int_equal(opens(&ip, root, &src, 2), 0);
 	expect_quiet(&src);
 	assert_int_equal(calls.n, 0);
 	source_fini(&src);
@@ -528,10 +535,7 @@ static void no_privilege(void **state)
 	fx_task(root, 57, 0, "irq/4-ttyS0", KTHREAD, 50, SCHED_FIFO);
 	irq_port_init(&ip, 4, NULL, 98);
 	calls.refuse = EPERM;
-	for (int open = 0; open < 3; open++) {
-		assert_int_equal(irq_port_apply(&ip, root), 0);
-		irq_port_report(&ip, &src);
-	}
+	assert_int_equal(opens(&ip, root, &src, 3), 0);
 	expect_event(&src, EV_RT_MISSING, EPERM, "item=irq_priority need=CAP_SYS_NICE irq=4 "
 		     "thread=irq/4-ttyS0 priority=98");
 	expect_quiet(&src);
@@ -555,8 +559,7 @@ static void a_thread_ends_meanwhile(void **state)
 	fx_task(root, 57, 0, "irq/4-ttyS0", KTHREAD, 50, SCHED_FIFO);
 	irq_port_init(&ip, 4, NULL, 98);
 	calls.gone = 57;
-	assert_int_equal(irq_port_apply(&ip, root), 0);
-	irq_port_report(&ip, &src);
+	assert_int_equal(opens(&ip, root, &src, 1), 0);
 	expect_quiet(&src);
 	assert_int_equal(ip.err, 0);
 	source_fini(&src);
