@@ -16,7 +16,9 @@
 #   pinned:0 pinned     the same pinning, only that CPU held (the auto rule's choice)
 # Each setting is compared with global:0 of the same pinning: within 1.1x on p50 and p99?
 # The last lines name the setting that stays within 1.1x while the most CPUs halt.
-# Needs root (/dev/cpu_dma_latency, pm_qos_resume_latency_us). Run it on a quiet machine.
+# Needs root (/dev/cpu_dma_latency, pm_qos_resume_latency_us). Run it on a quiet machine:
+# another process that holds /dev/cpu_dma_latency (another portlogd, say) makes every
+# CPU poll whatever a row sets; the script names it in a warning.
 set -eu
 build=${1:-build}
 secs=${2:-20}
@@ -46,6 +48,14 @@ snapshot() {   # cpu state time_us
 		printf '%s %s %s\n' "$c" "${s##*/state}" "$(cat "$s/time")"
 	done
 }
+# Who else holds /dev/cpu_dma_latency (another portlogd, cyclictest): while one
+# does, every CPU polls whatever the run under test sets. $1: a pid to leave out.
+holders() {
+	find /proc/[0-9]*/fd -lname /dev/cpu_dma_latency 2> /dev/null | cut -d/ -f3 | sort -u |
+	while read -r p; do
+		[ "$p" = "${1:-}" ] || printf '%s(%s) ' "$p" "$(cat /proc/"$p"/comm 2> /dev/null)"
+	done
+}
 idle_states > "$dir/states"
 settings="global:0/any"
 for l in $(awk '$4 > 0 { print $4 }' "$dir/states" | sort -nu); do
@@ -66,6 +76,7 @@ run() {   # setting (idle/cpu) round
 			[ "$where" = any ] || printf 'cpu = %s\n' "$where"
 		done
 	} > "$d/conf"
+	others=$(holders)
 	"$build/tests/portlogd-sim" -d "$d" -n "$packets" -l 4-32 -F 1 -g 20000-40000 -G 2000 \
 		-o "$d/sent" p1 p2 p3 > /dev/null &
 	sim=$!
@@ -76,6 +87,9 @@ run() {   # setting (idle/cpu) round
 	snapshot > "$d/before"; t0=$(date +%s%N)
 	wait "$sim"
 	snapshot > "$d/after"; t1=$(date +%s%N)
+	others="$others$(holders "$daemon")"
+	[ -z "$others" ] || echo "warning: $1 round $2: /dev/cpu_dma_latency was held by $others" \
+		"too: every CPU polled, whatever this row says" >&2
 	kill -TERM "$daemon"; wait "$daemon" || true
 	qos_after=$(cat $cpu/cpu[0-9]*/power/pm_qos_resume_latency_us 2>/dev/null | tr '\n' ' ')
 	[ "$qos_after" = "$qos_before" ] ||
