@@ -15,8 +15,11 @@
 
 #include "checksys.h"
 #include "drv.h"
+#include "idle.h"
+#include "irq.h"
 #include "parts.h"
 #include "rec.h"
+#include "rootfs.h"
 
 #define CAP_SYS_NICE_BIT 23
 #define CAP_IPC_LOCK_BIT 14
@@ -53,16 +56,10 @@ static void set(struct checksys_result *r, enum checksys_level level, const char
 __attribute__((format(printf, 4, 5)))
 static void path_at(const struct checksys *cs, char *out, size_t len, const char *fmt, ...)
 {
-	size_t rl = strlen(cs->root), n;
 	va_list ap;
 
-	while (rl > 0 && cs->root[rl - 1] == '/')
-		rl--;
-	n = (size_t)snprintf(out, len, "%.*s", (int)rl, cs->root);
-	if (n >= len)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(out + n, len - n, fmt, ap);
+	rootfs_vpath(cs->root, out, len, fmt, ap);
 	va_end(ap);
 }
 
@@ -71,24 +68,13 @@ static void path_at(const struct checksys *cs, char *out, size_t len, const char
 __attribute__((format(printf, 4, 5)))
 static int read_at(const struct checksys *cs, char *buf, size_t len, const char *fmt, ...)
 {
-	char rel[PATH_MAX], path[PATH_MAX];
-	size_t got = 0;
 	va_list ap;
-	FILE *f;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(rel, sizeof(rel), fmt, ap);
+	n = rootfs_vread(cs->root, buf, len, fmt, ap);
 	va_end(ap);
-	path_at(cs, path, sizeof(path), "%s", rel);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return -errno;
-	got = fread(buf, 1, len - 1, f);
-	fclose(f);
-	buf[got] = '\0';
-	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == ' '))
-		buf[--got] = '\0';
-	return (int)got;
+	return n;
 }
 
 /* The value after "key" in a "Key: value" or "Key   value" file (status, limits). */
@@ -395,39 +381,49 @@ struct idle_state {
 	long cpu;
 };
 
-/* The us portlogd will hold /dev/cpu_dma_latency at, or -1: off in the config,
- * or the device is missing or not writable (cpu-dma-latency says which). */
-static int dma_held(const struct checksys *cs)
+/* What portlogd will keep CPU c at (idle.h): the latency in us; -1 when
+ * nothing will (idle_latency = off, or a file it cannot write: cpu-dma-latency
+ * says which); -2 when c is left free to sleep by design (idle_latency pinned,
+ * and no real-time thread or UART interrupt of ours on it). */
+static int held_on(const struct checksys *cs, enum conf_idle scope, const cpu_set_t *pinned,
+		   long c)
 {
 	char path[PATH_MAX];
 
-	if (cs->conf->timer.cpu_dma_latency < 0)
+	if (scope == CONF_IDLE_OFF)
 		return -1;
+	if (scope == CONF_IDLE_PINNED) {
+		if (c >= CPU_SETSIZE || !CPU_ISSET((size_t)c, pinned))
+			return -2;
+		path_at(cs, path, sizeof(path), IDLE_QOS_FILE, (int)c);
+		if (access(path, W_OK) == 0)
+			return cs->conf->timer.idle_us;
+		/* refused, portlogd holds the global device instead */
+	}
 	path_at(cs, path, sizeof(path), "/dev/cpu_dma_latency");
-	return access(path, W_OK) == 0 ? cs->conf->timer.cpu_dma_latency : -1;
+	return access(path, W_OK) == 0 ? cs->conf->timer.idle_us : -1;
 }
 
 void checksys_cpuidle(const struct checksys *cs, struct checksys_result *r)
 {
-	const int dma = dma_held(cs);
 	struct idle_state costly = { .latency = -1 }, held = { .latency = -1 };
-	struct cpus online, bad = { 0 };
-	char buf[64], list[256], fix[96];
+	struct cpus online, bad = { 0 }, free_cpus = { 0 };
+	char buf[64], list[256], fix[128], how[96];
+	cpu_set_t pinned;
+	enum conf_idle scope = idle_cpus(cs->conf, cs->root, &pinned);
+	const char *word = conf_idle_name(scope);
+	bool cannot = false;
 	int seen = 0;
 
-	if (cs->conf->timer.cpu_dma_latency < 0)
-		snprintf(fix, sizeof(fix), "set [timer] cpu_dma_latency = 0");
-	else if (dma < 0)
-		snprintf(fix, sizeof(fix), "let portlogd hold /dev/cpu_dma_latency (see "
-			 "cpu-dma-latency)");
-	else
-		snprintf(fix, sizeof(fix), "lower [timer] cpu_dma_latency to %d",
-			 CHECKSYS_DEEP_IDLE_US);
 	cpus_online(cs, &online);
 	for (long c = 0; c < NCPUS; c++) {
+		int us = held_on(cs, scope, &pinned, c);
+
 		if (!cpus_has(&online, c))
 			continue;
-		for (int s = 0; ; s++) {
+		if (us == -2)
+			cpus_add(&free_cpus, c);
+		for (int s = 0; us != -2; s++) {
 			struct idle_state st = { .cpu = c };
 			if (read_at(cs, buf, sizeof(buf), IDLE_STATE, c, s, "latency") < 0)
 				break;
@@ -440,17 +436,33 @@ void checksys_cpuidle(const struct checksys *cs, struct checksys_result *r)
 				&& strcmp(buf, "0") != 0))
 				continue;
 			/* PM QoS keeps CPUs out of states slower than the held value */
-			if (dma >= 0 && st.latency > dma) {
+			if (us >= 0 && st.latency > us) {
 				if (st.latency > held.latency)
 					held = st;
 				continue;
 			}
+			cannot |= us < 0;
 			cpus_add(&bad, c);
 			if (st.latency > costly.latency)
 				costly = st;
 		}
 	}
-	if (seen == 0) {
+	if (scope == CONF_IDLE_OFF)
+		snprintf(fix, sizeof(fix), "set [timer] idle_latency = auto");
+	else if (cannot)
+		snprintf(fix, sizeof(fix), "let portlogd %s (see cpu-dma-latency)",
+			 scope == CONF_IDLE_PINNED ? "set the CPUs' pm_qos_resume_latency_us"
+			 : "hold /dev/cpu_dma_latency");
+	else
+		snprintf(fix, sizeof(fix), "lower [timer] idle_latency to %s:%d",
+			 scope == CONF_IDLE_PINNED ? "pinned" : "global", CHECKSYS_DEEP_IDLE_US);
+	if (scope == CONF_IDLE_PINNED)
+		snprintf(how, sizeof(how), "holds the real-time CPUs' pm_qos_resume_latency_us "
+			 "at %d us", cs->conf->timer.idle_us);
+	else
+		snprintf(how, sizeof(how), "holds /dev/cpu_dma_latency at %d us",
+			 cs->conf->timer.idle_us);
+	if (seen == 0 && cpus_empty(&free_cpus)) {
 		set(r, CHECKSYS_OK, "cpuidle", "no cpuidle states (no cpuidle driver)");
 	} else if (!cpus_empty(&bad)) {
 		cpus_format(&bad, list, sizeof(list));
@@ -458,16 +470,26 @@ void checksys_cpuidle(const struct checksys *cs, struct checksys_result *r)
 		    "(cpu%ld: %s, %ld us to wake)%s; fix: %s, or disable them: cpupower idle-set "
 		    "-D %d, or boot with intel_idle.max_cstate=1 processor.max_cstate=1", list,
 		    CHECKSYS_DEEP_IDLE_US, costly.cpu, costly.name, costly.latency,
-		    cs->conf->timer.cpu_dma_latency < 0 ? " and [timer] cpu_dma_latency = off"
-		    : dma < 0 ? " and portlogd cannot hold /dev/cpu_dma_latency" : "", fix,
-		    CHECKSYS_DEEP_IDLE_US);
-	} else if (held.latency >= 0) {
-		set(r, CHECKSYS_OK, "cpuidle", "deep idle states (cpu%ld: %s, %ld us) are kept off "
-		    "while portlogd holds /dev/cpu_dma_latency at %d us (see cpu-dma-latency)",
-		    held.cpu, held.name, held.latency, dma);
+		    scope == CONF_IDLE_OFF ? " and [timer] idle_latency = off"
+		    : cannot ? " and portlogd cannot hold them" : "", fix, CHECKSYS_DEEP_IDLE_US);
 	} else {
-		set(r, CHECKSYS_OK, "cpuidle", "no enabled idle state takes more than %d us to wake",
-		    CHECKSYS_DEEP_IDLE_US);
+		char text[CHECKSYS_TEXT_MAX];
+		size_t n;
+
+		if (held.latency >= 0)
+			n = (size_t)snprintf(text, sizeof(text), "deep idle states (cpu%ld: %s, "
+					     "%ld us) are kept off while portlogd %s (see "
+					     "cpu-dma-latency)", held.cpu, held.name, held.latency,
+					     how);
+		else
+			n = (size_t)snprintf(text, sizeof(text), "no enabled idle state takes "
+					     "more than %d us to wake", CHECKSYS_DEEP_IDLE_US);
+		if (!cpus_empty(&free_cpus) && n < sizeof(text)) {
+			cpus_format(&free_cpus, list, sizeof(list));
+			snprintf(text + n, sizeof(text) - n, "; CPUs %s, without real-time "
+				 "threads, may sleep (idle_latency %s)", list, word);
+		}
+		set(r, CHECKSYS_OK, "cpuidle", "%s", text);
 	}
 }
 
@@ -481,35 +503,84 @@ static void describe_owner(const struct stat *st, char *out, size_t len)
 		 g ? ")" : "");
 }
 
+/* The first of cpus whose pm_qos_resume_latency_us this user cannot write, or -1. */
+static int qos_refused(const struct checksys *cs, const cpu_set_t *cpus, int *err)
+{
+	char path[PATH_MAX];
+
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET((size_t)c, cpus))
+			continue;
+		path_at(cs, path, sizeof(path), IDLE_QOS_FILE, c);
+		if (access(path, W_OK) < 0) {
+			*err = errno;
+			return c;
+		}
+	}
+	return -1;
+}
+
 void checksys_cpu_dma_latency(const struct checksys *cs, struct checksys_result *r)
 {
-	const int dma = cs->conf->timer.cpu_dma_latency;
+	const int us = cs->conf->timer.idle_us;
 	enum checksys_level bad = cs->conf->logger.rt_required ? CHECKSYS_FAIL : CHECKSYS_WARN;
-	char path[PATH_MAX], owner[128];
+	char path[PATH_MAX], owner[128], list[256], instead[512] = "";
+	cpu_set_t pinned;
+	enum conf_idle scope = idle_cpus(cs->conf, cs->root, &pinned);
 	struct stat st;
+	int err = 0, cpu;
 
-	if (dma < 0) {
-		set(r, CHECKSYS_OK, "cpu-dma-latency", "[timer] cpu_dma_latency = off: not held "
-		    "(see cpuidle for what that costs)");
+	if (scope == CONF_IDLE_OFF) {
+		set(r, CHECKSYS_OK, "cpu-dma-latency", "[timer] idle_latency = off: no CPU is held "
+		    "out of idle states (see cpuidle for what that costs)");
 		return;
+	}
+	if (scope == CONF_IDLE_PINNED) {
+		struct cpus shown = { 0 };
+
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET((size_t)c, &pinned))
+				cpus_add(&shown, c);
+		cpus_format(&shown, list, sizeof(list));
+		cpu = qos_refused(cs, &pinned, &err);
+		if (cpu < 0) {
+			set(r, CHECKSYS_OK, "cpu-dma-latency", "idle_latency = pinned:%d: portlogd can "
+			    "set pm_qos_resume_latency_us of CPUs %s (its real-time threads' and its "
+			    "UARTs' interrupts') while it runs; /dev/cpu_dma_latency is not held, the "
+			    "other CPUs may sleep", us, list);
+			return;
+		}
+		snprintf(instead, sizeof(instead), "idle_latency = pinned:%d, but uid %u cannot write "
+			 "cpu%d/power/pm_qos_resume_latency_us (%s), so portlogd holds "
+			 "/dev/cpu_dma_latency for every CPU instead (CPUs %s would do); ", us,
+			 (unsigned)getuid(), cpu, strerrorname_np(err), list);
 	}
 	path_at(cs, path, sizeof(path), "/dev/cpu_dma_latency");
 	if (stat(path, &st) < 0) {
-		set(r, bad, "cpu-dma-latency", "/dev/cpu_dma_latency: %s; fix: a kernel with PM "
-		    "QoS (CONFIG_PM), or set [timer] cpu_dma_latency = off", strerrorname_np(errno));
+		set(r, bad, "cpu-dma-latency", "%s/dev/cpu_dma_latency: %s; fix: a kernel with PM "
+		    "QoS (CONFIG_PM), or set [timer] idle_latency = off", instead,
+		    strerrorname_np(errno));
 		return;
 	}
 	if (access(path, W_OK) < 0) {
 		describe_owner(&st, owner, sizeof(owner));
-		set(r, bad, "cpu-dma-latency", "/dev/cpu_dma_latency (%s): uid %u cannot write it, "
+		set(r, bad, "cpu-dma-latency", "%s/dev/cpu_dma_latency (%s): uid %u cannot write it, "
 		    "so CPUs may sleep in deep idle states%s; fix: run as root, or a udev rule "
 		    "KERNEL==\"cpu_dma_latency\", GROUP=\"portlogd\", MODE=\"0660\", or set [timer] "
-		    "cpu_dma_latency = off", owner, (unsigned)getuid(),
+		    "idle_latency = off", instead, owner, (unsigned)getuid(),
 		    bad == CHECKSYS_FAIL ? ", and rt = required stops the start" : "");
 		return;
 	}
+	if (instead[0] != '\0') {
+		set(r, bad, "cpu-dma-latency", "%severy CPU is kept awake%s; fix: the udev rule of "
+		    "60-portlogd.rules (SUBSYSTEM==\"cpu\": group portlogd may write "
+		    "power/pm_qos_resume_latency_us) and ReadWritePaths=/sys/devices/system/cpu in "
+		    "the unit, or run as root, or set [timer] idle_latency = global:%d", instead,
+		    bad == CHECKSYS_FAIL ? ", and rt = required stops the start" : "", us);
+		return;
+	}
 	set(r, CHECKSYS_OK, "cpu-dma-latency", "portlogd can hold /dev/cpu_dma_latency at %d us "
-	    "while it runs", dma);
+	    "while it runs", us);
 }
 
 void checksys_smt(const struct checksys *cs, struct checksys_result *r)
@@ -1077,6 +1148,208 @@ bool checksys_serial_ftdi(const struct checksys *cs, const struct conf_serial *s
 	return true;
 }
 
+/* What a port's interrupt is not, in words. */
+static const char *irq_none_text(const char *why)
+{
+	if (strcmp(why, IRQ_WHY_PTY) == 0)
+		return "a pseudo-terminal has no interrupt";
+	if (strcmp(why, IRQ_WHY_USB) == 0)
+		return "a USB adapter has no interrupt of its own (its bytes come with the USB host "
+		       "controller's, shared with every USB device): portlogd leaves that alone";
+	if (strcmp(why, IRQ_WHY_FILE) == 0)
+		return "a simulated port has no interrupt";
+	return "no interrupt line (irq 0, or parport_pc loaded without irq=): nothing to set";
+}
+
+/* The port whose consumer (reader or sampler) runs at prio on cpu, and whose
+ * threads portlogd sets to want (0: leaves them). */
+struct irq_row {
+	const char *port, *consumer;    /* "gps", "reader" */
+	int irq, prio, cpu, want;
+	bool parallel;
+};
+
+/* The priority verdict on threads t[0..n): 0 OK, 1 WARN; text and fix appended. */
+static int irq_prio_verdict(const struct checksys *cs, const struct irq_row *w,
+			    const struct irq_thread *t, int n, char *text, size_t tl, char *fix,
+			    size_t fl)
+{
+	int low = 100, lowi = 0;
+	bool cap = has_cap(cs, CAP_SYS_NICE_BIT) == 1;
+	size_t k = (size_t)snprintf(text, tl, "irq %d: ", w->irq);
+
+	for (int i = 0; i < n; i++) {
+		int p = t[i].policy == SCHED_FIFO || t[i].policy == SCHED_RR ? t[i].prio : 0;
+
+		k += (size_t)snprintf(text + k, k < tl ? tl - k : 0, "%s%s (pid %d) %s %d",
+				      i ? ", " : "", t[i].comm, t[i].pid, p ? "SCHED_FIFO" : "SCHED_OTHER", p);
+		if (p < low) {
+			low = p;
+			lowi = i;
+		}
+	}
+	if (k >= tl)
+		k = tl - 1;
+	if (w->prio <= 0) {
+		snprintf(text + k, tl - k, ": the %s is SCHED_OTHER, every IRQ thread comes first",
+			 w->consumer);
+		return 0;
+	}
+	if (w->parallel) {
+		int eff = w->want > 0 ? w->want : low;
+
+		if (eff < w->prio) {
+			snprintf(text + k, tl - k, ", below the sampler's %d%s: it cannot delay a "
+				 "sample (the sampler polls the registers and needs no interrupt)",
+				 w->prio, w->want > 0 ? " once portlogd sets it" : "");
+			return 0;
+		}
+		snprintf(text + k, tl - k, ", at or above the sampler's %d: its handler can delay "
+			 "a sample, which needs no interrupt", w->prio);
+		snprintf(fix, fl, "irq_priority = off and chrt -f -p 50 %d, or irq_priority = %d",
+			 t[lowi].pid, w->prio - 1);
+		return 1;
+	}
+	if (low > w->prio) {
+		snprintf(text + k, tl - k, ", above the reader's %d", w->prio);
+		return 0;
+	}
+	if (w->want > w->prio && cap) {
+		snprintf(text + k, tl - k, ", not above the reader's %d; portlogd sets SCHED_FIFO %d "
+			 "at open", w->prio, w->want);
+		return 0;
+	}
+	if (w->want > w->prio) {
+		snprintf(text + k, tl - k, ", not above the reader's %d, and portlogd cannot raise "
+			 "it to %d (no CAP_SYS_NICE)", w->prio, w->want);
+		snprintf(fix, fl, "AmbientCapabilities=CAP_SYS_NICE, or run as root, or chrt -f -p "
+			 "%d %d after each open", w->want, t[lowi].pid);
+		return 1;
+	}
+	snprintf(text + k, tl - k, ", not above the reader's %d: a busy reader, or any real-time "
+		 "task between them, holds back the bytes it feeds", w->prio);
+	snprintf(fix, fl, "[serial %s] irq_priority = auto (or %d), or chrt -f -p %d %d", w->port,
+		 w->prio < 99 ? w->prio + 1 : 99, w->prio < 99 ? w->prio + 1 : 99, t[lowi].pid);
+	return 1;
+}
+
+/* No thread to be seen: 0 OK, 1 WARN. */
+static int irq_nothread_verdict(const struct checksys *cs, const struct irq_row *w, char *text,
+				size_t tl, char *fix, size_t fl)
+{
+	if (!irq_forced_threads(cs->root)) {
+		snprintf(text, tl, "irq %d is not threaded (no PREEMPT_RT, no threadirqs): its "
+			 "handler runs in hard interrupt context, before any thread; irq_priority "
+			 "has nothing to set", w->irq);
+		return 0;
+	}
+	if (irq_proc_hidden(cs->root)) {
+		snprintf(text, tl, "irq %d: its threads cannot be seen: /proc is mounted with "
+			 "hidepid (ProtectProc=invisible), which hides kernel threads", w->irq);
+		snprintf(fix, fl, "ProtectProc=default in the unit (the shipped unit has it)");
+		return 1;
+	}
+	if (w->parallel || w->prio <= 0) {
+		snprintf(text, tl, "irq %d: no thread running%s", w->irq, w->parallel ? ""
+			 : " (the reader is SCHED_OTHER: every IRQ thread comes first)");
+		return 0;
+	}
+	if (w->want > w->prio && has_cap(cs, CAP_SYS_NICE_BIT) == 1) {
+		snprintf(text, tl, "irq %d: its thread starts when the port is opened (a UART "
+			 "requests its interrupt then); portlogd sets it to SCHED_FIFO %d, above the "
+			 "reader's %d", w->irq, w->want, w->prio);
+		return 0;
+	}
+	snprintf(text, tl, "irq %d: its thread starts when the port is opened, at SCHED_FIFO 50 "
+		 "unless set%s, and the reader runs at %d", w->irq, w->want > w->prio ?
+		 "; portlogd cannot set it (no CAP_SYS_NICE)" : "", w->prio);
+	if (w->want > w->prio)
+		snprintf(fix, fl, "AmbientCapabilities=CAP_SYS_NICE, or run as root");
+	else if (w->prio >= 50)
+		snprintf(fix, fl, "[serial %s] irq_priority = auto", w->port);
+	else
+		return 0;
+	return 1;
+}
+
+/* A reader pinned to a CPU its interrupt does not go to: every byte crosses CPUs. */
+static int irq_affinity_verdict(const struct checksys *cs, const struct irq_row *w, char *text,
+				size_t tl, char *fix, size_t fl)
+{
+	struct cpus shown = { 0 };
+	char list[256];
+	cpu_set_t aff;
+
+	if (w->parallel || w->cpu < 0 || !irq_affinity(cs->root, w->irq, &aff))
+		return 0;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET((size_t)c, &aff))
+			cpus_add(&shown, c);
+	cpus_format(&shown, list, sizeof(list));
+	if (CPU_COUNT(&aff) == 1 && CPU_ISSET((size_t)w->cpu, &aff)) {
+		snprintf(text, tl, "; irq %d goes to CPU %d, the reader's", w->irq, w->cpu);
+		return 0;
+	}
+	snprintf(text, tl, "; irq %d goes to CPUs %s, the reader runs on CPU %d: a byte's "
+		 "wake-up may cross CPUs (an interrupt between them, and a wake-up from idle if "
+		 "its CPU sleeps)", w->irq, list, w->cpu);
+	snprintf(fix, fl, "echo %d > /proc/irq/%d/smp_affinity_list (after each boot; with "
+		 "irqbalance, IRQBALANCE_BANNED_CPULIST too)", w->cpu, w->irq);
+	return 1;
+}
+
+static void irq_check(const struct checksys *cs, const struct irq_row *w, const char *why,
+		      struct checksys_result *r)
+{
+	char name[CHECKSYS_NAME_MAX], text[CHECKSYS_TEXT_MAX] = "", aff[512] = "";
+	char fix[256] = "", fix2[256] = "";
+	struct irq_thread t[IRQ_THREADS_MAX];
+	int n, bad;
+
+	port_name(name, sizeof(name), w->port, ":irq");
+	if (w->irq < 0) {
+		set(r, CHECKSYS_OK, name, "n/a: %s", irq_none_text(why));
+		return;
+	}
+	n = irq_threads(cs->root, w->irq, t, IRQ_THREADS_MAX);
+	bad = n > 0 ? irq_prio_verdict(cs, w, t, n, text, sizeof(text), fix, sizeof(fix))
+	      : irq_nothread_verdict(cs, w, text, sizeof(text), fix, sizeof(fix));
+	bad |= irq_affinity_verdict(cs, w, aff, sizeof(aff), fix2, sizeof(fix2)) << 1;
+	if (bad == 0)
+		set(r, CHECKSYS_OK, name, "%s%s", text, aff);
+	else
+		set(r, CHECKSYS_WARN, name, "%s%s; fix: %s%s%s", text, aff, fix,
+		    bad == 3 ? "; and " : "", fix2);
+}
+
+bool checksys_serial_irq(const struct checksys *cs, const struct conf_serial *s,
+			 struct checksys_result *r)
+{
+	char rel[PATH_MAX];
+	const char *why = IRQ_WHY_NONE;
+	struct stat st;
+	struct irq_row w = { .port = s->name, .consumer = "reader", .prio = s->priority,
+			     .cpu = s->cpu, .want = irq_wanted_serial(s) };
+
+	if (!resolved_device(cs, s->device, rel, sizeof(rel), &st))
+		return false;   /* port:NAME says it is missing */
+	w.irq = irq_of_tty(cs->root, rel, &why);
+	irq_check(cs, &w, why, r);
+	return true;
+}
+
+bool checksys_parallel_irq(const struct checksys *cs, const struct conf_parallel *p,
+			   struct checksys_result *r)
+{
+	const char *why = IRQ_WHY_NONE;
+	struct irq_row w = { .port = p->name, .consumer = "sampler", .prio = p->priority,
+			     .cpu = p->cpu, .want = irq_wanted_parallel(p), .parallel = true };
+
+	w.irq = irq_of_parallel(cs->root, p, &why);
+	irq_check(cs, &w, why, r);
+	return true;
+}
+
 void checksys_parallel_device(const struct checksys *cs, const struct conf_parallel *p,
 			      struct checksys_result *r)
 {
@@ -1127,7 +1400,7 @@ int checksys_run(const struct checksys *cs, FILE *out)
 	unsigned count[3] = { 0 }, nser = cs->have_conf ? c->nserial : 0;
 	unsigned npar = cs->have_conf ? c->nparallel : 0;
 	/* all results first, so that the name column fits the longest port name */
-	struct checksys_result *r = calloc(nsys + 3 * nser + npar, sizeof(*r));
+	struct checksys_result *r = calloc(nsys + 4 * nser + 2 * npar, sizeof(*r));
 	size_t n = 0;
 	int width = 14;
 
@@ -1141,9 +1414,12 @@ int checksys_run(const struct checksys *cs, FILE *out)
 		checksys_serial_device(cs, &c->serial[i], &r[n++]);
 		n += checksys_serial_low_latency(cs, &c->serial[i], &r[n]);
 		n += checksys_serial_ftdi(cs, &c->serial[i], &r[n]);
+		n += checksys_serial_irq(cs, &c->serial[i], &r[n]);
 	}
-	for (unsigned i = 0; i < npar; i++)
+	for (unsigned i = 0; i < npar; i++) {
 		checksys_parallel_device(cs, &c->parallel[i], &r[n++]);
+		n += checksys_parallel_irq(cs, &c->parallel[i], &r[n]);
+	}
 	for (size_t i = 0; i < n; i++)
 		width = (int)strlen(r[i].name) > width ? (int)strlen(r[i].name) : width;
 	for (size_t i = 0; i < n; i++) {

@@ -64,6 +64,13 @@ bool checksys_serial_ftdi(const struct checksys *cs, const struct conf_serial *s
 			  struct checksys_result *r);
 void checksys_parallel_device(const struct checksys *cs, const struct conf_parallel *p,
 			      struct checksys_result *r);
+/* port:NAME:irq: its interrupt threads' priority against the reader's (the
+ * sampler's), and for a pinned reader where the interrupt is delivered (irq.h).
+ * False (no line) when the serial device does not exist. */
+bool checksys_serial_irq(const struct checksys *cs, const struct conf_serial *s,
+			 struct checksys_result *r);
+bool checksys_parallel_irq(const struct checksys *cs, const struct conf_parallel *p,
+			   struct checksys_result *r);
 
 /* "OK   kernel-rt      text": the level, the name padded to width, the text. */
 void checksys_print(FILE *out, const struct checksys_result *r, int width);

@@ -21,6 +21,13 @@ static inline int64_t clock_ns(clockid_t id)
 static inline int64_t mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 static inline int64_t real_ns(void) { return clock_ns(CLOCK_REALTIME); }
 
+/* Busy-waits until CLOCK_MONOTONIC reaches `until` (no system call: the vDSO). */
+static inline void spin_until_ns(int64_t until)
+{
+	while (mono_ns() < until)
+		;
+}
+
 static inline struct timespec ns_to_ts(int64_t ns)
 {
 	struct timespec ts = { .tv_sec = ns / NS_PER_S, .tv_nsec = ns % NS_PER_S };

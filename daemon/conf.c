@@ -132,10 +132,13 @@ struct key {
 	const char *what;       /* a number with a word: what it is, for errors */
 	const char *def;        /* the default as a config file says it; NULL: none, the field stays 0 */
 	bool required;          /* validate() says "missing" when it is not set */
+	/* this is the old name of that key of the section: it sets the same field,
+	 * conf_print writes only the new name, and a file may not set both */
+	const char *new_name;
 };
 
 static const struct type t_path, t_abspath, t_uint, t_hex, t_pow2, t_word, t_numword, t_gap,
-			 t_format, t_byte, t_driver;
+			 t_format, t_byte, t_driver, t_idle, t_dma, t_strobe;
 
 static const struct word w_timestamp[] = { { "iso", CONF_TS_ISO }, { "epoch", CONF_TS_EPOCH },
 					   { NULL, 0 } };
@@ -155,6 +158,15 @@ static const struct word w_any[] = { { "any", CONF_CPU_ANY }, { NULL, 0 } };
 static const struct word w_off[] = { { "off", -1 }, { NULL, 0 } };
 static const struct word w_auto[] = { { "auto", 0 }, { NULL, 0 } };
 static const struct word w_none[] = { { "none", -1 }, { NULL, 0 } };
+static const struct word w_irq[] = { { "auto", CONF_IRQ_AUTO }, { "off", CONF_IRQ_OFF },
+				     { NULL, 0 } };
+/* the words of idle_latency and strobe, for --list-keys (their parsers read the rest) */
+static const struct word w_idle[] = { { "off", CONF_IDLE_OFF }, { "auto", CONF_IDLE_AUTO },
+				      { "global", CONF_IDLE_GLOBAL }, { "pinned", CONF_IDLE_PINNED },
+				      { NULL, 0 } };
+static const struct word w_strobe[] = { { "none", CONF_STROBE_NONE }, { "data", CONF_STROBE_DATA },
+					{ "control", CONF_STROBE_CONTROL }, { NULL, 0 } };
+static const struct word w_level[] = { { "high", true }, { "low", false }, { NULL, 0 } };
 
 /* the field's offset and size in struct conf_X */
 #define AT(x, member) offsetof(struct conf_##x, member), sizeof(((struct conf_##x *)0)->member)
@@ -162,6 +174,10 @@ static const struct word w_none[] = { { "none", -1 }, { NULL, 0 } };
 	"a priority; expected 1..99 (SCHED_FIFO)", .def = dflt }
 #define CPU(s, x, member, name) { s, name, &t_numword, AT(x, member), 0, CONF_CPU_MAX, w_any, \
 	"a CPU; expected a CPU number (0 is the first)", .def = "any" }
+/* a port's IRQ threads (irq.h); not set in a port: [logger]'s */
+#define IRQ_PRIORITY(s, x, dflt) { s, "irq_priority", &t_numword, AT(x, irq_priority), 1, 99, \
+	w_irq, "an IRQ thread priority; expected 1..99 (SCHED_FIFO)", .def = dflt }
+#define IDLE_MAX 1000000        /* us: a second, far beyond any idle state */
 
 /* In the order conf_print writes them and errors list them. */
 static const struct key keys[] = {
@@ -181,13 +197,19 @@ static const struct key keys[] = {
 	PRIORITY(SECT_LOGGER, logger, flusher_priority, "flusher_priority", "other"),
 	CPU(SECT_LOGGER, logger, flusher_cpu, "flusher_cpu"),
 	{ SECT_LOGGER, "rt", &t_word, AT(logger, rt_required), .words = w_rt, .def = "best-effort" },
+	IRQ_PRIORITY(SECT_LOGGER, logger, "auto"),
 
 	{ SECT_TIMER, "period_us", &t_uint, AT(timer, period_us), 20, 1000000, .def = "1000" },
 	PRIORITY(SECT_TIMER, timer, priority, "priority", "99"),
 	CPU(SECT_TIMER, timer, cpu, "cpu"),
 	{ SECT_TIMER, "warmup_ms", &t_uint, AT(timer, warmup_ms), 0, 600000, .def = "1000" },
-	{ SECT_TIMER, "cpu_dma_latency", &t_numword, AT(timer, cpu_dma_latency), 0, 1000000, w_off,
-	  "a latency; expected microseconds from 0 to 1000000", .def = "0" },
+	/* global:0 as before idle_latency: auto (pinned:0 when every real-time thread
+	 * is pinned) becomes the default only when tests/bench_idle.sh shows it within
+	 * 1.1x of global:0 on a quiet machine (README, Benchmarks) */
+	{ SECT_TIMER, "idle_latency", &t_idle, AT(timer, idle_scope), 0, IDLE_MAX, w_idle,
+	  .def = "global:0" },
+	{ SECT_TIMER, "cpu_dma_latency", &t_dma, AT(timer, idle_scope), 0, IDLE_MAX, w_off,
+	  "a latency; expected microseconds from 0 to 1000000", .new_name = "idle_latency" },
 
 	{ SECT_SERIAL, "device", &t_abspath, AT(serial, device), .required = true },
 	{ SECT_SERIAL, "baud", &t_uint, AT(serial, baud), 50, 4000000, .def = "115200" },
@@ -200,6 +222,7 @@ static const struct key keys[] = {
 	{ SECT_SERIAL, "lines", &t_word, AT(serial, lines), .words = w_bool, .def = "off" },
 	PRIORITY(SECT_SERIAL, serial, priority, "priority", "97"),
 	CPU(SECT_SERIAL, serial, cpu, "cpu"),
+	IRQ_PRIORITY(SECT_SERIAL, serial, NULL),
 
 	{ SECT_PARALLEL, "driver", &t_driver, AT(parallel, driver), .def = "ieee1284" },
 	{ SECT_PARALLEL, "device", &t_path, AT(parallel, device), .required = true },
@@ -207,12 +230,19 @@ static const struct key keys[] = {
 	{ SECT_PARALLEL, "mask", &t_hex, AT(parallel, mask), 1, 0xffff, .def = "0xff" },
 	PRIORITY(SECT_PARALLEL, parallel, priority, "priority", "98"),
 	CPU(SECT_PARALLEL, parallel, cpu, "cpu"),
+	IRQ_PRIORITY(SECT_PARALLEL, parallel, NULL),
+	{ SECT_PARALLEL, "strobe", &t_strobe, AT(parallel, strobe), .words = w_strobe,
+	  .def = "none" },
+	{ SECT_PARALLEL, "strobe_us", &t_uint, AT(parallel, strobe_us), 0, 1000000, .def = "0" },
+	{ SECT_PARALLEL, "strobe_level", &t_word, AT(parallel, strobe_high), .words = w_level,
+	  .def = "high" },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 /* stored through an int (or a bool): the enums must be as wide */
 _Static_assert(sizeof(enum conf_ts) == sizeof(int) && sizeof(enum conf_payload) == sizeof(int)
-	       && sizeof(enum conf_flow) == sizeof(int) && sizeof(enum conf_par_read) == sizeof(int),
+	       && sizeof(enum conf_flow) == sizeof(int) && sizeof(enum conf_par_read) == sizeof(int)
+	       && sizeof(enum conf_idle) == sizeof(int) && sizeof(enum conf_strobe) == sizeof(int),
 	       "an enum of struct conf is not int-sized");
 
 /* ---- parser state and errors ---- */
@@ -285,13 +315,13 @@ struct ctx {
 	const char *title;      /* of the section: "serial gps" */
 	const struct key *k;
 	const char *value;
-	const char *word;       /* the key also takes this word: errors offer it */
+	const char *word;       /* the key also takes these words ("'auto' or 'off'"): errors offer them */
 };
 
 #define CTX_FAIL(x, fmt, ...) fail((x)->p, (x)->line, "[%s] %s: " fmt, (x)->title, \
 				   (x)->k->name, __VA_ARGS__)
 /* three %s: ", or 'WORD'" when the key also takes a word, else nothing */
-#define OR_WORD(x) (x)->word ? ", or '" : "", (x)->word ? (x)->word : "", (x)->word ? "'" : ""
+#define OR_WORD(x) (x)->word ? ", or " : "", (x)->word ? (x)->word : "", ""
 
 static void *field(const struct key *k, void *sect)
 {
@@ -395,22 +425,116 @@ static int word_parse(const struct ctx *x, void *sect)
 	return -1;
 }
 
-/* The key's one word (auto, off, other, any), or a decimal number from min to max. */
+/* The key's words (auto, off, other, any), or a decimal number from min to max. */
 static int numword_parse(const struct ctx *x, void *sect)
 {
-	const struct word *w = &x->k->words[0];
 	struct ctx with_word = *x;
+	char words[64] = "", one[24];
 
-	if (strcmp(x->value, w->word) == 0) {
-		store_int(x->k, sect, w->value);
+	for (const struct word *w = x->k->words; w->word != NULL; w++) {
+		if (strcmp(x->value, w->word) == 0) {
+			store_int(x->k, sect, w->value);
+			return 0;
+		}
+		snprintf(one, sizeof(one), "'%s'", w->word);
+		list_add(words, sizeof(words), " or ", one);
+	}
+	if (!isdigit((unsigned char)x->value[0])) {
+		CTX_FAIL(x, "'%s' is not %s or %s", x->value, x->k->what, words);
+		return -1;
+	}
+	with_word.word = words;
+	return uint_parse(&with_word, sect);
+}
+
+/* idle_latency: off, auto, global:US or pinned:US; sets the scope and the latency. */
+static int idle_parse(const struct ctx *x, void *sect)
+{
+	struct conf_timer *t = sect;
+	struct ctx num = *x;
+	const char *colon = strchr(x->value, ':');
+	unsigned long long us = 0;
+
+	for (const struct word *w = w_idle; w->word != NULL; w++) {
+		size_t n = strlen(w->word);
+		bool takes_us = w->value == CONF_IDLE_GLOBAL || w->value == CONF_IDLE_PINNED;
+
+		if (strncmp(x->value, w->word, n) != 0
+		    || x->value[n] != (takes_us ? ':' : '\0'))
+			continue;
+		num.value = colon != NULL ? colon + 1 : "";
+		if (takes_us && parse_uint(&num, 0, (unsigned long long)x->k->max, &us) < 0)
+			return -1;
+		t->idle_scope = (enum conf_idle)w->value;
+		t->idle_us = (int)us;
+		return 0;
+	}
+	CTX_FAIL(x, "'%s' is not an idle latency; expected off, auto, global:US or pinned:US "
+		 "(US: microseconds from 0 to %lld)", x->value, x->k->max);
+	return -1;
+}
+
+/* cpu_dma_latency, the old name: N is global:N, off is off. */
+static int dma_parse(const struct ctx *x, void *sect)
+{
+	struct conf_timer *t = sect;
+	struct ctx num = *x;
+	unsigned long long us;
+
+	if (strcmp(x->value, "off") == 0) {
+		t->idle_scope = CONF_IDLE_OFF;
+		t->idle_us = 0;
 		return 0;
 	}
 	if (!isdigit((unsigned char)x->value[0])) {
-		CTX_FAIL(x, "'%s' is not %s or '%s'", x->value, x->k->what, w->word);
+		CTX_FAIL(x, "'%s' is not %s or 'off'", x->value, x->k->what);
 		return -1;
 	}
-	with_word.word = w->word;
-	return uint_parse(&with_word, sect);
+	num.word = "'off'";
+	if (parse_uint(&num, 0, (unsigned long long)x->k->max, &us) < 0)
+		return -1;
+	t->idle_scope = CONF_IDLE_GLOBAL;
+	t->idle_us = (int)us;
+	return 0;
+}
+
+/* strobe: none, data:BIT (0-7) or control:BIT (0-3, the four control lines). */
+static int strobe_parse(const struct ctx *x, void *sect)
+{
+	static const unsigned bits[] = { [CONF_STROBE_DATA] = 8, [CONF_STROBE_CONTROL] = 4 };
+	struct conf_parallel *pp = sect;
+	const char *v = x->value, *colon = strchr(v, ':');
+	char *end;
+	unsigned long bit;
+
+	if (strcmp(v, "none") == 0) {
+		pp->strobe = CONF_STROBE_NONE;
+		pp->strobe_bit = 0;
+		return 0;
+	}
+	for (const struct word *w = w_strobe; w->word != NULL; w++) {
+		size_t n = strlen(w->word);
+
+		if (w->value == CONF_STROBE_NONE || colon == NULL || (size_t)(colon - v) != n
+		    || strncmp(v, w->word, n) != 0)
+			continue;
+		bit = strtoul(colon + 1, &end, 10);
+		if (!isdigit((unsigned char)colon[1]) || *end != '\0' || bit >= bits[w->value]) {
+			CTX_FAIL(x, "'%s': the %s register has bits 0 to %u; write %s:BIT such as "
+				 "%s:0", v, w->word, bits[w->value] - 1, w->word, w->word);
+			return -1;
+		}
+		pp->strobe = (enum conf_strobe)w->value;
+		pp->strobe_bit = (unsigned)bit;
+		return 0;
+	}
+	if (colon != NULL && (size_t)(colon - v) == 6 && strncmp(v, "status", 6) == 0)
+		CTX_FAIL(x, "'%s': the status lines are inputs, a strobe must be an output; "
+			 "expected data:BIT (0-7) or control:BIT (0-3)", v);
+	else
+		CTX_FAIL(x, "'%s' is not a pin; expected none, data:BIT (0-7) or control:BIT (0-3, "
+			 "the control lines nStrobe, nAutoFd, nInit, nSelectIn)", v);
+	return -1;
 }
 
 static int path_check(const struct ctx *x, void *sect, bool absolute)
@@ -554,12 +678,17 @@ static void gap_print(FILE *out, const struct key *k, const void *sect)
 		word_print(out, k, sect);
 }
 
-const char *conf_par_read_name(enum conf_par_read r)
+static const char *word_of(const struct word *words, int value)
 {
-	for (const struct word *w = w_read; w->word != NULL; w++)
-		if (w->value == (int)r)
+	for (const struct word *w = words; w->word != NULL; w++)
+		if (w->value == value)
 			return w->word;
 	return "?";
+}
+
+const char *conf_par_read_name(enum conf_par_read r)
+{
+	return word_of(w_read, (int)r);
 }
 
 static void format_print(FILE *out, const struct key *k, const void *sect)
@@ -578,6 +707,38 @@ static void byte_print(FILE *out, const struct key *k, const void *sect)
 		fputs(k->words[0].word, out);
 	else
 		fprintf(out, "0x%02x", (unsigned)v);
+}
+
+static void idle_print(FILE *out, const struct key *k, const void *sect)
+{
+	const struct conf_timer *t = sect;
+
+	(void)k;
+	if (t->idle_scope == CONF_IDLE_GLOBAL || t->idle_scope == CONF_IDLE_PINNED)
+		fprintf(out, "%s:%d", conf_idle_name(t->idle_scope), t->idle_us);
+	else
+		fputs(conf_idle_name(t->idle_scope), out);
+}
+
+static void strobe_print(FILE *out, const struct key *k, const void *sect)
+{
+	const struct conf_parallel *pp = sect;
+
+	(void)k;
+	if (pp->strobe == CONF_STROBE_NONE)
+		fputs("none", out);
+	else
+		fprintf(out, "%s:%u", conf_strobe_name(pp->strobe), pp->strobe_bit);
+}
+
+const char *conf_strobe_name(enum conf_strobe s)
+{
+	return word_of(w_strobe, (int)s);
+}
+
+const char *conf_idle_name(enum conf_idle s)
+{
+	return word_of(w_idle, (int)s);
 }
 
 static void driver_print(FILE *out, const struct key *k, const void *sect)
@@ -599,6 +760,9 @@ static const struct type t_gap = { numword_parse, gap_print, true, false };
 static const struct type t_format = { format_parse, format_print, false, false };
 static const struct type t_byte = { byte_parse, byte_print, false, false };
 static const struct type t_driver = { driver_parse, driver_print, false, false };
+static const struct type t_idle = { idle_parse, idle_print, true, false };
+static const struct type t_dma = { dma_parse, idle_print, true, false };
+static const struct type t_strobe = { strobe_parse, strobe_print, false, false };
 
 /* ---- defaults ---- */
 
@@ -903,6 +1067,60 @@ static int key_line(const struct parse *p, enum sect_kind kind, unsigned index, 
 	return 0;
 }
 
+/* A key and its old name (cpu_dma_latency for idle_latency) set the same field: one only. */
+static void validate_old_names(struct parse *p)
+{
+	for (unsigned i = 0; i < p->nsects; i++) {
+		const struct sect *s = &p->sects[i];
+
+		for (size_t k = 0; k < NKEYS; k++) {
+			size_t n = 0;
+
+			if (keys[k].sect != s->kind || keys[k].new_name == NULL || s->key_line[k] == 0)
+				continue;
+			while (n < NKEYS && (keys[n].sect != s->kind
+					     || strcmp(keys[n].name, keys[k].new_name) != 0))
+				n++;
+			if (n == NKEYS || s->key_line[n] == 0)
+				continue;
+			if (s->key_line[k] > s->key_line[n])
+				fail(p, s->key_line[k], "[%s] %s: the old name of %s, which line %d "
+				     "sets already; keep %s only", s->title, keys[k].name,
+				     keys[n].name, s->key_line[n], keys[n].name);
+			else
+				fail(p, s->key_line[n], "[%s] %s: its old name %s is set at line %d "
+				     "already; keep %s only", s->title, keys[n].name, keys[k].name,
+				     s->key_line[k], keys[n].name);
+		}
+	}
+}
+
+/* A strobe needs a driver that drives a pin, fits in the period, and is not read back. */
+static void validate_strobe(struct parse *p, const struct conf *c, unsigned i)
+{
+	const struct conf_parallel *pp = &c->parallel[i];
+	unsigned readback = pp->read == CONF_READ_DATA ? pp->strobe_bit
+			    : pp->read == CONF_READ_BOTH ? pp->strobe_bit + 8 : 16;
+
+	if (pp->strobe == CONF_STROBE_NONE)
+		return;
+	if (pp->driver->strobe == NULL)
+		fail(p, key_line(p, SECT_PARALLEL, i, "strobe"), "[parallel %s] strobe: driver %s "
+		     "cannot drive an output pin; use driver = ieee1284 (a parallel port's data "
+		     "or control lines), or strobe = none", pp->name, pp->driver->name);
+	else if (pp->strobe_us >= c->timer.period_us)
+		fail(p, key_line(p, SECT_PARALLEL, i, "strobe_us"), "[parallel %s] strobe_us: %u us "
+		     "is not shorter than [timer] period_us = %u: no sample would end within its "
+		     "period; shorten strobe_us or lengthen period_us", pp->name, pp->strobe_us,
+		     c->timer.period_us);
+	else if (pp->strobe == CONF_STROBE_DATA && readback < 16 && (pp->mask >> readback & 1))
+		fail(p, key_line(p, SECT_PARALLEL, i, "strobe"), "[parallel %s] strobe: data:%u is "
+		     "read back by read = %s (bit %u of mask 0x%x): every IN value would hold the "
+		     "strobe; take bit %u out of mask (mask = 0x%x), or strobe a control line",
+		     pp->name, pp->strobe_bit, conf_par_read_name(pp->read), readback, pp->mask,
+		     readback, pp->mask & ~(1u << readback));
+}
+
 static void validate(struct parse *p)
 {
 	struct conf *c = p->c;
@@ -918,6 +1136,8 @@ static void validate(struct parse *p)
 		else if (s->gap_us == 0 && s->gap_ns < 1000)
 			fail(p, s->line, "[serial %s] gap_us: auto gap below 1 us at this baud; "
 			     "set gap_us", s->name);
+		if (s->irq_priority == CONF_IRQ_AS_LOGGER)
+			s->irq_priority = c->logger.irq_priority;
 	}
 	for (unsigned i = 0; i < c->nparallel; i++) {
 		struct conf_parallel *pp = &c->parallel[i];
@@ -938,8 +1158,12 @@ static void validate(struct parse *p)
 			     driver_list(list, sizeof(list), true));
 		} else {
 			conf_resolve_parallel(pp);
+			validate_strobe(p, c, i);
 		}
+		if (pp->irq_priority == CONF_IRQ_AS_LOGGER)
+			pp->irq_priority = c->logger.irq_priority;
 	}
+	validate_old_names(p);
 	if (p->err_line == 0 && c->nserial + c->nparallel == 0)
 		fail(p, p->line, "no %s section: nothing to log; add at least one port",
 		     sect_list(list, sizeof(list), true));
@@ -1052,7 +1276,7 @@ void conf_print(const struct conf *c, FILE *out)
 				t->port ? base + t->name_off : "");
 			first = false;
 			for (size_t k = 0; k < NKEYS; k++) {
-				if (keys[k].sect != kind)
+				if (keys[k].sect != kind || keys[k].new_name != NULL)
 					continue;
 				fprintf(out, "%s = ", keys[k].name);
 				keys[k].type->print(out, &keys[k], base);

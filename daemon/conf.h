@@ -14,11 +14,23 @@
 #define CONF_PRIO_OTHER 0           /* priority = other: SCHED_OTHER */
 #define CONF_CPU_ANY (-1)           /* cpu = any: not pinned */
 #define CONF_CPU_MAX 1023           /* CPU_SETSIZE - 1 */
+#define CONF_IRQ_AS_LOGGER 0        /* a port's irq_priority not set: [logger]'s applies */
+#define CONF_IRQ_AUTO (-1)          /* irq_priority = auto: the rule of irq.h */
+#define CONF_IRQ_OFF (-2)           /* irq_priority = off: leave the IRQ threads alone */
 
 enum conf_ts { CONF_TS_ISO, CONF_TS_EPOCH };
 enum conf_payload { CONF_PAYLOAD_HEX = 1, CONF_PAYLOAD_TEXT = 2, CONF_PAYLOAD_BOTH = 3 };
 enum conf_flow { CONF_FLOW_NONE, CONF_FLOW_RTSCTS, CONF_FLOW_XONXOFF, CONF_FLOW_DTRDSR };
 enum conf_par_read { CONF_READ_STATUS = 1, CONF_READ_DATA = 2, CONF_READ_BOTH = 3 };
+/* [timer] idle_latency: how CPUs are kept out of idle states slower than idle_us */
+enum conf_idle {
+	CONF_IDLE_OFF,          /* not at all */
+	CONF_IDLE_AUTO,         /* PINNED when every real-time thread is pinned, else GLOBAL (idle.h) */
+	CONF_IDLE_GLOBAL,       /* every CPU: /dev/cpu_dma_latency */
+	CONF_IDLE_PINNED,       /* the CPUs of the real-time threads: cpuN/power/pm_qos_resume_latency_us */
+};
+/* [parallel] strobe: the register of the output pin pulsed before each read */
+enum conf_strobe { CONF_STROBE_NONE, CONF_STROBE_DATA, CONF_STROBE_CONTROL };
 
 struct drv_input_ops;               /* drivers/drv.h: a [parallel] port's driver */
 
@@ -39,6 +51,7 @@ struct conf_logger {
 	int flusher_priority;           /* CONF_PRIO_OTHER or 1..99 */
 	int flusher_cpu;                /* CONF_CPU_ANY or a CPU number */
 	bool rt_required;               /* rt = required: a missing RT privilege is fatal */
+	int irq_priority;               /* CONF_IRQ_AUTO, CONF_IRQ_OFF or 1..99: the ports' default */
 	int line;                       /* of the section header; 0 if absent */
 };
 
@@ -47,7 +60,8 @@ struct conf_timer {
 	int priority;
 	int cpu;                        /* CONF_CPU_ANY or a CPU number */
 	unsigned warmup_ms;             /* latency statistics start after this */
-	int cpu_dma_latency;            /* us to hold /dev/cpu_dma_latency at; -1 = off */
+	enum conf_idle idle_scope;      /* idle_latency (or its old name cpu_dma_latency) */
+	int idle_us;                    /* ... the latency in us CPUs are held at */
 	int line;
 };
 
@@ -65,6 +79,7 @@ struct conf_serial {
 	bool lines;
 	int priority;
 	int cpu;
+	int irq_priority;               /* CONF_IRQ_AUTO, CONF_IRQ_OFF or 1..99 ([logger]'s if not set) */
 	int line;                       /* line of the section header */
 	unsigned frame_bits;            /* derived: start + data + parity + stop bits */
 	int64_t char_ns;                /* derived: one character time at baud */
@@ -79,6 +94,11 @@ struct conf_parallel {
 	unsigned mask;
 	int priority;
 	int cpu;
+	int irq_priority;               /* as [serial]'s */
+	enum conf_strobe strobe;        /* the pin pulsed before each read, or none */
+	unsigned strobe_bit;            /* ... its bit in that register (data 0-7, control 0-3) */
+	unsigned strobe_us;             /* from setting the pin to the read */
+	bool strobe_high;               /* the pin's level during the pulse (it rests at the other) */
 	int line;
 	unsigned bits;                  /* derived: width of the value (the driver's value_bits) */
 };
@@ -125,5 +145,8 @@ void conf_resolve_parallel(struct conf_parallel *pp);
 
 /* The config's word for a read mode ("status+data"); a driver's is its ops' name. */
 const char *conf_par_read_name(enum conf_par_read r);
+/* The config's words for a strobe register ("data") and an idle scope ("pinned"). */
+const char *conf_strobe_name(enum conf_strobe s);
+const char *conf_idle_name(enum conf_idle s);
 
 #endif

@@ -22,6 +22,7 @@ static const struct {
 	[EV_LATE] = { "late-delivery", LOG_INFO },
 	[EV_RT_MISSING] = { "rt-missing", LOG_NOTICE },
 	[EV_UART_ERRORS] = { "uart-errors", LOG_NOTICE },
+	[EV_IRQ] = { "irq-priority", LOG_NOTICE },
 	[EV_REPAIR] = { "repair", LOG_NOTICE },
 	[EV_REOPEN] = { "reopen", LOG_NOTICE },
 	[EV_WRITE_RECOVERED] = { "write-recovered", LOG_NOTICE },

@@ -21,6 +21,7 @@
 #include "export.h"
 #include "flush.h"
 #include "fmt.h"
+#include "irq.h"
 #include "log.h"
 #include "notify.h"
 #include "parts.h"
@@ -183,7 +184,7 @@ static bool setup_rt(struct daemon *d)
 
 	rt_probe_fifo(&d->rt);
 	rt_lock_memory(&d->rt);
-	rt_hold_dma_latency(&d->rt, d->conf.timer.cpu_dma_latency);
+	rt_hold_idle(&d->rt, &d->conf);
 	for (int i = 0; i < RT_NITEMS; i++)
 		report_rt(d, (enum rt_item)i);
 	if (d->conf.logger.rt_required && rt_degraded(&d->rt)) {
@@ -193,6 +194,47 @@ static bool setup_rt(struct daemon *d)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * Each port's interrupt and the priority its threads get (irq.h); ports on one
+ * line agree on the highest. Applied where each port opens.
+ */
+static void setup_irqs(struct daemon *d)
+{
+	struct irq_port *all[2 * CONF_MAX_PORTS];
+	unsigned n = 0;
+	const char *why;
+	int irq;
+
+	for (unsigned i = 0; i < d->conf.nserial; i++) {
+		irq = irq_of_device("", d->conf.serial[i].device, &why);
+		irq_port_init(&d->serial[i].irq, irq, why, irq_wanted_serial(&d->conf.serial[i]));
+		all[n++] = &d->serial[i].irq;
+	}
+	for (unsigned i = 0; i < d->conf.nparallel; i++) {
+		irq = irq_of_parallel("", &d->conf.parallel[i], &why);
+		irq_port_init(&d->samplers[i].irq, irq, why,
+			      irq_wanted_parallel(&d->conf.parallel[i]));
+		all[n++] = &d->samplers[i].irq;
+	}
+	irq_share(all, n);
+}
+
+/* At stop: each IRQ thread we set goes back to the priority it had, if it still
+ * has ours (a UART's thread ended with the port; a shared line's lives on). */
+static void restore_irqs(struct daemon *d)
+{
+	for (unsigned i = 0; i < d->conf.nserial + d->conf.nparallel; i++) {
+		bool ser = i < d->conf.nserial;
+		struct irq_port *ip = ser ? &d->serial[i].irq : &d->samplers[i - d->conf.nserial].irq;
+		int n = irq_port_restore(ip, "");
+
+		if (n > 0)
+			log_info("[%s %s] irq %d: %d thread(s) back at the priority they had",
+				 ser ? "serial" : "parallel", ser ? d->conf.serial[i].name
+				 : d->conf.parallel[i - d->conf.nserial].name, ip->irq, n);
+	}
 }
 
 /*
@@ -375,6 +417,7 @@ static void stop(struct daemon *d, int stop_sig)
 		timer_stop(&d->timer);
 	for (unsigned i = 0; i < d->samplers_up; i++)
 		sampler_stop(&d->samplers[i]);
+	restore_irqs(d);
 	event_stop(d, stop_sig);
 	flush_stop(&d->flusher);
 	flush_fini(&d->flusher);
@@ -406,6 +449,7 @@ static int run(struct daemon *d)
 	notify_init(&d->notify, &d->parts);
 	d->notify.rt = &d->rt;     /* STATUS= says whether real time is fully in place */
 	event_start(d);
+	setup_irqs(d);
 	if (!setup_rt(d))
 		return 1;
 	rc = flush_start(&d->flusher, &degraded);

@@ -29,6 +29,7 @@ enum ev_code {
 	EV_LATE,        /* the kernel handed bytes over late; data: "wait_us=... bytes=..." */
 	EV_RT_MISSING,  /* a real-time item is not permitted; b: errno, data: "item=... need=..." */
 	EV_UART_ERRORS, /* the UART counted errors; data: "frame=N parity=N ..." since the last */
+	EV_IRQ,         /* a port's IRQ threads: "irq=N thread=... pid=N old=N new=N" (irq.h) */
 	/* the flusher's own, about the log file and the records it formats */
 	EV_REPAIR,      /* an incomplete last line was cut at open: "cut=N reason=..." */
 	EV_REOPEN,      /* a new log file: "file=..." (SIGHUP) or "reason=removed" */

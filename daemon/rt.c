@@ -24,6 +24,7 @@
 
 static const char *const item_name[RT_NITEMS] = {
 	[RT_FIFO] = "sched_fifo", [RT_MLOCK] = "mlockall", [RT_DMA] = "cpu_dma_latency",
+	[RT_CPU_QOS] = "pm_qos_resume_latency",
 };
 
 void rt_init(struct rt *rt, const struct conf *c)
@@ -31,15 +32,18 @@ void rt_init(struct rt *rt, const struct conf *c)
 	struct part_plan t[PARTS_MAX_THREADS];
 	unsigned n = parts_plan(c, t);
 	int prio = 0;
+	cpu_set_t cpus;
+	enum conf_idle idle = idle_plan(c, &cpus);
 
 	memset(rt, 0, sizeof(*rt));
-	rt->dma_fd = -1;
+	rt->idle.dma_fd = -1;
 	for (unsigned i = 0; i < n; i++)
 		prio = t[i].priority > prio ? t[i].priority : prio;
 	rt->fifo_prio = prio;
 	rt->wanted[RT_FIFO] = prio > 0;
 	rt->wanted[RT_MLOCK] = !RT_SANITIZER;
-	rt->wanted[RT_DMA] = c->timer.cpu_dma_latency >= 0;
+	rt->wanted[RT_DMA] = idle == CONF_IDLE_GLOBAL;
+	rt->wanted[RT_CPU_QOS] = idle == CONF_IDLE_PINNED;
 }
 
 static int check_cpu(const cpu_set_t *allowed, const struct part_plan *t, const struct conf *c,
@@ -126,33 +130,18 @@ void rt_lock_memory(struct rt *rt)
 		rt->err[RT_MLOCK] = errno;
 }
 
-void rt_hold_dma_latency(struct rt *rt, int us)
+void rt_hold_idle(struct rt *rt, const struct conf *c)
 {
-	int32_t v = us;
-	int fd;
-
-	if (!rt->wanted[RT_DMA])
-		return;
-	/* the PM QoS request lasts as long as the file stays open
-	 * (Documentation/power/pm_qos_interface) */
-	fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rt->err[RT_DMA] = errno;
-		return;
-	}
-	if (write(fd, &v, sizeof(v)) != sizeof(v)) {
-		rt->err[RT_DMA] = errno ? errno : EIO;
-		close(fd);
-		return;
-	}
-	rt->dma_fd = fd;
+	idle_hold(&rt->idle, c, "");
+	rt->err[RT_CPU_QOS] = rt->idle.cpu_err;
+	/* refused per CPU, the global device was asked instead */
+	rt->wanted[RT_DMA] |= rt->idle.fell_back;
+	rt->err[RT_DMA] = rt->idle.dma_err;
 }
 
 void rt_fini(struct rt *rt)
 {
-	if (rt->dma_fd >= 0)
-		close(rt->dma_fd);
-	rt->dma_fd = -1;
+	idle_release(&rt->idle, "");
 }
 
 bool rt_degraded(const struct rt *rt)
@@ -207,8 +196,21 @@ bool rt_describe(const struct rt *rt, enum rt_item item, char *kv, size_t kvlen,
 		snprintf(prose, proselen, "cannot hold /dev/cpu_dma_latency (%s): CPUs may enter "
 			 "deep idle states, which adds their exit latency (up to hundreds of us) "
 			 "to wake-ups. Run as root, give the service user write access to "
-			 "/dev/cpu_dma_latency (a udev rule), or set [timer] cpu_dma_latency = off",
+			 "/dev/cpu_dma_latency (a udev rule), or set [timer] idle_latency = off",
 			 strerrorname_np(e));
+		break;
+	case RT_CPU_QOS:
+		fmt_kv_str(&f, "need", "write:/sys/devices/system/cpu/cpuN/power/"
+			   "pm_qos_resume_latency_us");
+		fmt_kv_i64(&f, "cpu", rt->idle.err_cpu);
+		fmt_kv_str(&f, "fallback", rt->idle.dma_err == 0 ? "cpu_dma_latency" : "none");
+		snprintf(prose, proselen, "cannot set the idle latency of CPU %d (%s), one the "
+			 "real-time threads are pinned to: every CPU is held out of deep idle "
+			 "states instead (/dev/cpu_dma_latency%s). Give the service user write "
+			 "access to /sys/devices/system/cpu/cpu*/power/pm_qos_resume_latency_us "
+			 "(the udev rule and ReadWritePaths= of the shipped unit), or set [timer] "
+			 "idle_latency = global:0", rt->idle.err_cpu, strerrorname_np(e),
+			 rt->idle.dma_err == 0 ? "" : ", which was refused too");
 		break;
 	default:
 		return false;

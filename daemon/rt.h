@@ -13,11 +13,13 @@
 #include <stddef.h>
 
 #include "conf.h"
+#include "idle.h"
 
 enum rt_item {
 	RT_FIFO,        /* SCHED_FIFO at the highest configured priority */
 	RT_MLOCK,       /* mlockall(MCL_CURRENT | MCL_FUTURE) */
-	RT_DMA,         /* /dev/cpu_dma_latency held while running */
+	RT_DMA,         /* /dev/cpu_dma_latency held while running (idle_latency global) */
+	RT_CPU_QOS,     /* the real-time CPUs' pm_qos_resume_latency_us (idle_latency pinned) */
 	RT_NITEMS,
 };
 
@@ -25,7 +27,7 @@ struct rt {
 	int err[RT_NITEMS];     /* 0: in place or not asked for; else the errno that refused it */
 	bool wanted[RT_NITEMS];
 	int fifo_prio;          /* the highest SCHED_FIFO priority configured */
-	int dma_fd;
+	struct idle idle;       /* what keeps CPUs out of slow idle states */
 };
 
 /* Nothing set up yet; which items the config asks for. */
@@ -50,8 +52,10 @@ void rt_probe_fifo(struct rt *rt);
  * builds, whose shadow memory cannot be locked. */
 void rt_lock_memory(struct rt *rt);
 
-/* Opens /dev/cpu_dma_latency and writes us to it, as cyclictest does. */
-void rt_hold_dma_latency(struct rt *rt, int us);
+/* Keeps CPUs out of idle states slower than [timer] idle_latency (idle.h): all
+ * of them through /dev/cpu_dma_latency, as cyclictest does, or those of the
+ * real-time threads; rt_fini puts it back. */
+void rt_hold_idle(struct rt *rt, const struct conf *c);
 void rt_fini(struct rt *rt);
 
 /* Is anything asked for missing? */

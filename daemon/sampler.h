@@ -5,6 +5,11 @@
  * differs from the previous sample (the first sample always). Ticks that come
  * while the previous sample is still running are overruns: the timer counts
  * them, the sampler reports them in OVERRUN records, at most once a second.
+ *
+ * With a strobe ([parallel] strobe =), as the original multithreaded_logger did
+ * for an external ADC: set the pin, wait strobe_us, read, reset the pin; the
+ * IN record's time is the read's. Waits up to SAMPLER_SPIN_MAX_US are spun,
+ * longer ones slept (sampler.c says why).
  */
 #ifndef PORTLOGD_SAMPLER_H
 #define PORTLOGD_SAMPLER_H
@@ -20,6 +25,7 @@
 #include "drv.h"
 #include "health.h"
 #include "parts.h"
+#include "irq.h"
 #include "source.h"
 
 struct sampler {
@@ -27,6 +33,9 @@ struct sampler {
 	const struct drv_input_ops *ops;
 	void *state;
 	unsigned bits;              /* width of the value: 4, 8 or 16 */
+	bool strobe;                /* pulse the driver's strobe pin around each read */
+	bool strobe_sleep;          /* ... waiting in clock_nanosleep, not spinning */
+	int64_t strobe_ns;          /* from setting the pin to the read */
 	struct source src;
 	sem_t go;                   /* posted by the timer: a futex underneath */
 
@@ -49,6 +58,9 @@ struct sampler {
 	_Atomic uint64_t samples;
 	_Atomic uint64_t unread;    /* ticks while the port was lost: not sampled */
 	struct health_beat beat;    /* for the watchdog */
+	/* the port's interrupt threads: set by main at start and at each reopen
+	 * (before the release of SAMPLER_REOPENED), reported by the sampler */
+	struct irq_port irq;
 
 	/* sampler-private */
 	int last;                   /* -1 before the first sample */
@@ -62,6 +74,7 @@ struct sampler {
 };
 
 enum { SAMPLER_UP, SAMPLER_LOST, SAMPLER_REOPENED };
+#define SAMPLER_SPIN_MAX_US 100
 
 /* Opens the driver and prepares the ring; err says what to do on failure. */
 int sampler_init(struct sampler *s, const struct conf_parallel *cfg, uint32_t ring_records,

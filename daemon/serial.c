@@ -256,6 +256,9 @@ int serial_open(struct serial_port *p)
 	p->has_icount = read_icount(p->drv.fd, p->icount_last);
 	(void)source_event(&p->src, EV_OPEN, 0, text);
 	report_port_rt(p);
+	/* a UART's interrupt thread comes with the open: set it now, every time */
+	(void)irq_port_apply(&p->irq, "");
+	irq_port_report(&p->irq, &p->src);
 	/* the first read is dated back by its character times, but not before these
 	 * events: bytes that came during the open stay after EV open in the ring */
 	reasm_floor(&p->reasm, mono_ns());

@@ -12,6 +12,7 @@
 #include "drv.h"
 #include "health.h"
 #include "parts.h"
+#include "irq.h"
 #include "reasm.h"
 #include "source.h"
 
@@ -37,6 +38,7 @@ struct serial_port {
 	_Atomic uint64_t wakeups;   /* progress, for status */
 	_Atomic bool up;            /* the port is open, for status */
 	struct health_beat beat, lines_beat;    /* for the watchdog */
+	struct irq_port irq;        /* its UART's interrupt threads, set at each open */
 
 	/* UART error counters (TIOCGICOUNT), where the port has them (not a pty):
 	 * the kernel's values at the last look, and what changed since start */

@@ -79,8 +79,17 @@ struct drv_input_ops {
 	int (*open)(const struct conf_parallel *cfg, void **state, char *err, size_t errlen);
 	/* One sample: the value (>= 0), or -errno. */
 	int (*read)(void *state);
+	/* Drives the pin of cfg->strobe (opened with it) to its active level, or
+	 * back to rest: 0 or -errno. The sampler calls it around read(), in real
+	 * time: one port access, nothing else. NULL: the driver has no output pin,
+	 * and a config asking for a strobe is refused. */
+	int (*strobe)(void *state, bool active);
 	/* Releases what open returned; accepts NULL. */
 	void (*close)(void *state);
+	/* The port's interrupt line, read below root ("" live, a fixture in tests),
+	 * or -1 with *why (irq.h's IRQ_WHY_*): for irq_priority and --check-system.
+	 * NULL: none (a driver that is not compiled in). */
+	int (*irq)(const struct conf_parallel *cfg, const char *root, const char **why);
 };
 
 /* Every input driver, NULL-terminated (drv.c): a new driver is one file and a line there. */

@@ -19,8 +19,16 @@
  * Every bit follows its pin's electrical level; XOR with 0x80 (S1284_INVERTED)
  * gives what inb(base + 1) would have read. The data register is not inverted.
  * `read = data` samples the data lines as the port sees them; the driver never
- * changes the port's direction or drives a pin, so on a port left in forward
- * mode that is what the port itself drives, not a peripheral's levels.
+ * changes the port's direction, so on a port left in forward mode that is what
+ * the port itself drives, not a peripheral's levels.
+ *
+ * The strobe (`strobe = data:N | control:N`): the only pin the driver drives,
+ * set before the read and reset after it (sampler.c). The control lines go
+ * through ieee1284_write_control, which also takes IEEE 1284 levels: it undoes
+ * the PC register's inversion of nStrobe, nAutoFd and nSelectIn
+ * (C1284_INVERTED), so a bit set is its pin high on all four lines, and the
+ * kernel leaves the register's other bits (IRQ enable, direction) alone. The
+ * other lines of the register keep the values they had at open.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -30,6 +38,7 @@
 #include <unistd.h>
 
 #include "drv.h"
+#include "irq.h"
 
 #ifdef PORTLOGD_IEEE1284
 #include <ieee1284.h>
@@ -37,6 +46,8 @@
 struct par1284 {
 	struct parport *port;           /* opened and claimed for our lifetime */
 	enum conf_par_read read;
+	enum conf_strobe strobe;        /* the register of the strobe pin, or none */
+	unsigned char strobe_on, strobe_off;    /* that register with the pin active, at rest */
 };
 
 /* libieee1284 returns E1284_* codes and leaves the OS cause in errno; callers
@@ -174,6 +185,51 @@ static int p1284_read(void *state)
 	return -EINVAL;
 }
 
+/* Writes the strobe's register with the pin active or at rest. libieee1284's
+ * write calls return nothing: ppdev's ioctl on a claimed port does not fail. */
+static int p1284_strobe(void *state, bool active)
+{
+	struct par1284 *p = state;
+	unsigned char v = active ? p->strobe_on : p->strobe_off;
+
+	if (p->strobe == CONF_STROBE_CONTROL)
+		ieee1284_write_control(p->port, v);
+	else
+		ieee1284_write_data(p->port, v);
+	return 0;
+}
+
+/* The strobe's register values from what it holds now; the pin goes to rest. */
+static int strobe_setup(struct par1284 *p, const struct conf_parallel *cfg, const char *name,
+			char *err, size_t errlen)
+{
+	unsigned char bit = (unsigned char)(1u << cfg->strobe_bit);
+	int cur;
+
+	p->strobe = cfg->strobe;
+	if (cfg->strobe == CONF_STROBE_NONE)
+		return 0;
+	errno = 0;
+	if (cfg->strobe == CONF_STROBE_CONTROL) {
+		cur = ieee1284_read_control(p->port);
+		if (cur < 0) {
+			int rc = e1284_errno(cur, errno);
+
+			snprintf(err, errlen, "cannot read the control lines of parallel port %s "
+				 "for strobe = control:%u: %s", name, cfg->strobe_bit, strerror(-rc));
+			return rc;
+		}
+		cur &= 0x0f;    /* the four control lines */
+	} else {
+		cur = ieee1284_read_data(p->port);
+		if (cur < 0)
+			cur = 0;        /* a port that cannot read back its data lines: start low */
+	}
+	p->strobe_on = (unsigned char)(cfg->strobe_high ? cur | bit : cur & ~bit);
+	p->strobe_off = (unsigned char)(cfg->strobe_high ? cur & ~bit : cur | bit);
+	return p1284_strobe(p, false);
+}
+
 static int p1284_open(const struct conf_parallel *cfg, void **state, char *err, size_t errlen)
 {
 	const char *want = port_name(cfg->device);
@@ -240,6 +296,7 @@ static int p1284_open(const struct conf_parallel *cfg, void **state, char *err, 
 	ieee1284_free_ports(&list);
 	p->port = port;
 	p->read = cfg->read;
+	p->strobe = CONF_STROBE_NONE;
 	/* One sample now, so a port that cannot give these registers (no
 	 * bidirectional data lines: E1284_NOTAVAIL) fails at start-up, not on
 	 * every tick. read_data(3): if the first read works, later ones do. */
@@ -251,6 +308,13 @@ static int p1284_open(const struct conf_parallel *cfg, void **state, char *err, 
 			 rc == -ENODEV && (cfg->read & CONF_READ_DATA) ? " (no bidirectional data"
 			 " lines: set the port to PS/2, EPP or ECP in the BIOS, or use read = status)"
 			 : "");
+		ieee1284_release(port);
+		(void)ieee1284_close(port);
+		free(p);
+		return rc;
+	}
+	rc = strobe_setup(p, cfg, want, err, errlen);
+	if (rc < 0) {
 		ieee1284_release(port);
 		(void)ieee1284_close(port);
 		free(p);
@@ -273,6 +337,13 @@ static void p1284_check(const struct conf_parallel *cfg, struct drv_device_check
 	chk->created = false;
 }
 
+/* parport_pc's interrupt, when it has one (irq= of the module): the sampler
+ * polls and never waits for it. */
+static int p1284_irq(const struct conf_parallel *cfg, const char *root, const char **why)
+{
+	return irq_of_parport(root, port_name(cfg->device), why);
+}
+
 static void p1284_close(void *state)
 {
 	struct par1284 *p = state;
@@ -292,11 +363,14 @@ const struct drv_input_ops drv_input_ieee1284 = {
 	.device_check = p1284_check,    /* the ppdev node /dev/parportN */
 	.open = p1284_open,     /* find_ports + open + claim (kept claimed) + one probe read */
 	.read = p1284_read,     /* read_status and/or read_data, no other call */
+	.strobe = p1284_strobe, /* write_control or write_data of the strobe's register */
 	.close = p1284_close,   /* release + close */
+	.irq = p1284_irq,       /* /proc/sys/dev/parport/NAME/irq */
 };
 #else
 /* Built without libieee1284 (cmake -DPORTLOGD_IEEE1284=OFF): the table stays, so
- * that a config naming the driver is told it is not compiled in. */
+ * that a config naming the driver is told it is not compiled in (validate()
+ * says so before it looks at a strobe). */
 const struct drv_input_ops drv_input_ieee1284 = {
 	.name = "ieee1284",
 	.device_example = "parport0",

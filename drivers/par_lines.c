@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "drv.h"
+#include "irq.h"
 
 struct lines {
 	int fd;
@@ -116,6 +117,11 @@ static void lines_check(const struct conf_parallel *cfg, struct drv_device_check
 	chk->created = false;
 }
 
+static int lines_irq(const struct conf_parallel *cfg, const char *root, const char **why)
+{
+	return irq_of_device(root, cfg->device, why);
+}
+
 const struct drv_input_ops drv_input_lines = {
 	.name = "lines",
 	.device_example = "/dev/ttyS0",
@@ -124,5 +130,7 @@ const struct drv_input_ops drv_input_lines = {
 	.device_check = lines_check,    /* the tty */
 	.open = lines_open,     /* open(2) read-only, no lock; check TIOCMGET works */
 	.read = lines_read,     /* ioctl(TIOCMGET), CTS DSR DCD RI to bits 0-3 */
+	.strobe = NULL,         /* no output pin: the port is only watched, shared */
 	.close = lines_close,   /* close(2) */
+	.irq = lines_irq,       /* the UART's (a USB adapter has none of its own) */
 };

@@ -5,6 +5,12 @@
  * drives the pins with pwrite(2); the sampler sees the new value at its next
  * tick. Bytes 4-7 (little-endian) are a test hook: that many microseconds of
  * busy waiting in every read, to make a slow port and provoke overruns.
+ *
+ * With a strobe (`strobe = data:N` or `control:N`) the driver records its
+ * pulses, little-endian, so that a test can count them: bytes 8-11 how often
+ * the pin was set, 12-15 how often it was reset, 16-19 how many reads came
+ * while it was set. One pulse per sample is 8-11 = 12-15 = 16-19 = samples.
+ * The counts go on from what the file holds at open.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,9 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "drv.h"
+#include "irq.h"
 
 #define SIM_SIZE 8
+#define SIM_STROBE_OFF 8        /* sets, resets, reads while set: 3 x 4 bytes */
 
 /* The file is read with pread each tick, not mapped: a mapping of a file that
  * someone truncates (`printf x > pins.sim` does, for a moment) raises SIGBUS and
@@ -26,7 +35,20 @@
 struct sim {
 	int fd;
 	enum conf_par_read read;
+	bool strobing;              /* the pin is at its active level */
+	uint32_t pulses[3];         /* sets, resets, reads while set */
 };
+
+static void put_le32(uint8_t *b, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		b[i] = (uint8_t)(v >> 8 * i);
+}
+
+static uint32_t get_le32(const uint8_t *b)
+{
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
 
 static int sim_open(const struct conf_parallel *cfg, void **state, char *err, size_t errlen)
 {
@@ -54,20 +76,27 @@ static int sim_open(const struct conf_parallel *cfg, void **state, char *err, si
 		close(fd);
 		return -ENOMEM;
 	}
+	memset(s, 0, sizeof(*s));
 	s->fd = fd;
 	s->read = cfg->read;
+	if (cfg->strobe != CONF_STROBE_NONE) {
+		uint8_t b[sizeof(s->pulses)] = { 0 };
+
+		/* a shorter file has not counted yet: its missing bytes are zeros */
+		if (pread(fd, b, sizeof(b), SIM_STROBE_OFF) < 0) {
+			int e = errno;
+
+			snprintf(err, errlen, "cannot read the strobe counts of %s: %s", cfg->device,
+				 strerror(e));
+			close(fd);
+			free(s);
+			return -e;
+		}
+		for (int i = 0; i < 3; i++)
+			s->pulses[i] = get_le32(b + 4 * i);
+	}
 	*state = s;
 	return 0;
-}
-
-static void spin_us(uint32_t us)
-{
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	while ((t.tv_sec - t0.tv_sec) * 1000000 + (t.tv_nsec - t0.tv_nsec) / 1000 < us);
 }
 
 static int sim_read(void *state)
@@ -85,13 +114,42 @@ static int sim_read(void *state)
 	data = b[1];
 
 	if (delay != 0)
-		spin_us(delay);
+		spin_until_ns(mono_ns() + (int64_t)delay * NS_PER_US);
+	if (s->strobing)
+		s->pulses[2]++;         /* written with the reset that ends the pulse */
 	switch (s->read) {
 	case CONF_READ_STATUS: return status;
 	case CONF_READ_DATA: return data;
 	case CONF_READ_BOTH: return status | data << 8;
 	}
 	return -EINVAL;
+}
+
+/* A set writes its count, a reset the resets and the reads while set: two
+ * pwrites a sample, each a system call (what a strobe costs here). */
+static int sim_strobe(void *state, bool active)
+{
+	struct sim *s = state;
+	uint8_t b[8];
+	size_t n = active ? 4 : 8;
+	ssize_t w;
+
+	s->strobing = active;
+	s->pulses[active ? 0 : 1]++;
+	put_le32(b, s->pulses[active ? 0 : 1]);
+	put_le32(b + 4, s->pulses[2]);
+	w = pwrite(s->fd, b, n, SIM_STROBE_OFF + (active ? 0 : 4));
+	if (w != (ssize_t)n)
+		return w < 0 ? -errno : -EIO;
+	return 0;
+}
+
+static int sim_irq(const struct conf_parallel *cfg, const char *root, const char **why)
+{
+	(void)cfg;
+	(void)root;
+	*why = IRQ_WHY_FILE;
+	return -1;
 }
 
 static void sim_check(const struct conf_parallel *cfg, struct drv_device_check *chk)
@@ -119,5 +177,7 @@ const struct drv_input_ops drv_input_sim = {
 	.device_check = sim_check,      /* the file, or a directory to create it in */
 	.open = sim_open,       /* open or create the file, size it to 8 bytes */
 	.read = sim_read,       /* one pread of the 8 bytes (and the test delay) */
+	.strobe = sim_strobe,   /* counts the pulse in the file (a pwrite) */
 	.close = sim_close,     /* close */
+	.irq = sim_irq,         /* none: a file */
 };

@@ -152,7 +152,8 @@ static int run_checked(struct report *r, const char *const *ports, unsigned npor
 /* A pty and a device that does not exist: the missing one fails, exit 1. */
 static void test_missing_device(void **state)
 {
-	static const char *const ports[] = { "port:pty", "port:pty:low-latency", "port:gone" };
+	static const char *const ports[] = { "port:pty", "port:pty:low-latency", "port:pty:irq",
+					     "port:gone" };
 	struct report r;
 	char text[1024];
 	int rc;
@@ -160,21 +161,24 @@ static void test_missing_device(void **state)
 	(void)state;
 	snprintf(text, sizeof(text), "[serial pty]\ndevice = %s\n[serial gone]\n"
 		 "device = %s/ttyUSB9\n", pty, dir);
-	rc = run_checked(&r, ports, 3, text);
+	rc = run_checked(&r, ports, 4, text);
 	printf("%s", out);      /* the real machine's report, for the record */
 	assert_false(r.fail[NSYSTEM]);
 	assert_false(r.fail[NSYSTEM + 1]);
-	assert_true(r.fail[NSYSTEM + 2]);
+	assert_false(r.fail[NSYSTEM + 2]);
+	assert_true(r.fail[NSYSTEM + 3]);
 	assert_true(has_line("FAIL", "port:gone", "ttyUSB9: no such device; fix: "));
-	/* a pty has no low-latency flag */
+	/* a pty has no low-latency flag and no interrupt */
 	assert_true(has_line("OK", "port:pty:low-latency", "is not a UART"));
+	assert_true(has_line("OK", "port:pty:irq", "n/a: a pseudo-terminal has no interrupt"));
 	assert_int_equal(rc, 1);
 }
 
 /* Devices that exist: exit 0 exactly when no line is a FAIL. */
 static void test_present_devices(void **state)
 {
-	static const char *const ports[] = { "port:pty", "port:pty:low-latency", "port:lpt" };
+	static const char *const ports[] = { "port:pty", "port:pty:low-latency", "port:pty:irq",
+					     "port:lpt", "port:lpt:irq" };
 	struct report r;
 	char text[1024];
 	int rc;
@@ -182,10 +186,50 @@ static void test_present_devices(void **state)
 	(void)state;
 	snprintf(text, sizeof(text), "[serial pty]\ndevice = %s\n[parallel lpt]\ndriver = sim\n"
 		 "device = %s/lpt.sim\n", pty, dir);
-	rc = run_checked(&r, ports, 3, text);
+	rc = run_checked(&r, ports, 5, text);
 	for (unsigned i = NSYSTEM; i < r.lines; i++)
 		assert_false(r.fail[i]);
 	assert_int_equal(rc, r.count[2] == 0 ? 0 : 1);
+}
+
+/* This machine's UART (the VM's 16550A at ttyS0, if there is one): its interrupt
+ * line is named, and on a kernel that does not thread interrupts (this VM's
+ * PREEMPT_DYNAMIC without threadirqs) the row says there is nothing to set. */
+static void test_uart_irq(void **state)
+{
+	static const char *const ports[] = { "port:u", "port:u:low-latency", "port:u:irq" };
+	char text[256], irq[32], want[64], rt[8] = "", cmdline[4096] = "";
+	struct report r;
+	FILE *f = fopen("/sys/class/tty/ttyS0/irq", "r");
+	bool threaded;
+
+	(void)state;
+	if (f == NULL || fgets(irq, sizeof(irq), f) == NULL || atoi(irq) <= 0
+	    || access("/dev/ttyS0", F_OK) < 0) {
+		if (f != NULL)
+			fclose(f);
+		printf("# no UART at /dev/ttyS0 with an interrupt: skipped\n");
+		skip();
+	}
+	fclose(f);
+	f = fopen("/sys/kernel/realtime", "r");
+	if (f != NULL) {
+		(void)!fgets(rt, sizeof(rt), f);
+		fclose(f);
+	}
+	f = fopen("/proc/cmdline", "r");
+	if (f != NULL) {
+		(void)!fgets(cmdline, sizeof(cmdline), f);
+		fclose(f);
+	}
+	threaded = rt[0] == '1' || strstr(cmdline, "threadirqs") != NULL;
+	snprintf(text, sizeof(text), "[serial u]\ndevice = /dev/ttyS0\n");
+	(void)run_checked(&r, ports, 3, text);
+	snprintf(want, sizeof(want), "irq %d", atoi(irq));
+	printf("# threaded interrupts: %s\n", threaded ? "yes" : "no");
+	if (!threaded)
+		assert_true(has_line("OK", "port:u:irq", "is not threaded"));
+	assert_true(has_line("OK", "port:u:irq", want) || has_line("WARN", "port:u:irq", want));
 }
 
 /* --root: every path is read below it, so the machine's own pty is not seen. */
@@ -254,6 +298,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_missing_device),
 		cmocka_unit_test(test_present_devices),
+		cmocka_unit_test(test_uart_irq),
 		cmocka_unit_test(test_root),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_no_config),

@@ -535,6 +535,28 @@ static void port_vanishes(void **state)
 			opens += strstr(log.line[i].text, " a EV open ") != NULL;
 		assert_int_equal(opens, 2);
 	}
+	/* a pty has no interrupt whose thread irq_priority = auto could raise: said once
+	 * per port, in the log and in the diagnostics (stderr with -f), not at each open */
+	{
+		size_t said = 0;
+		char *err = NULL, *p;
+		size_t len = 0;
+		FILE *f = fopen(x.d.err_path, "r");
+
+		for (size_t i = 0; i < log.n; i++)
+			said += strstr(log.line[i].text, " a EV irq-priority ") != NULL;
+		assert_int_equal(said, 1);
+		assert_true(has_line(&log, " a EV irq-priority irq=none reason=pty", NULL));
+		assert_true(has_line(&log, " b EV irq-priority irq=none reason=pty", NULL));
+		assert_non_null(f);
+		assert_true(getdelim(&err, &len, '\0', f) > 0);
+		fclose(f);
+		said = 0;
+		for (p = err; (p = strstr(p, " a EV irq-priority irq=none reason=pty")) != NULL; p++)
+			said++;
+		assert_int_equal(said, 1);
+		free(err);
+	}
 	/* nothing lost on either side of the gap, nor on the other port */
 	{
 		size_t n_a2 = 0, i;

@@ -239,11 +239,71 @@ static void overruns_counted(void **state)
 	e2e_free_log(&log);
 }
 
+/*
+ * The ADC strobe of the original logger: the sim driver counts the pulses in
+ * its file (sets, resets, reads taken while the pin was set). Every sample is
+ * one pulse around its read: all three equal the final STAT samples=. Both
+ * waits: 50 us spun, 300 us slept.
+ */
+static void strobes_counted(void **state)
+{
+	static const char *const extra[] = {
+		"strobe = control:0\nstrobe_us = 50\n",
+		"strobe = data:3\nstrobe_us = 300\nstrobe_level = low\n",
+	};
+	char dir[256], conf[300], sim[300], path[300];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++) {
+		struct e2e_log log = { 0 };
+		int64_t samples = -1;
+		uint32_t n[3];
+		bool said = false;
+		int fd;
+
+		setup(dir, sizeof(dir), conf, sizeof(conf), sim, sizeof(sim), extra[i]);
+		start(dir, conf);
+		fd = open(sim, O_WRONLY);
+		assert_true(fd >= 0);
+		for (int k = 0; k < 50; k++) {          /* some pin changes meanwhile */
+			uint8_t v = (uint8_t)(k * 37);
+
+			assert_int_equal(pwrite(fd, &v, 1, 0), 1);
+			sleep_ns(20000000);
+		}
+		close(fd);
+		stop();
+		snprintf(path, sizeof(path), "%s/portlogd.log", dir);
+		assert_int_equal(e2e_read_log(&log, path), 0);
+		e2e_expect_accounted(&log);
+		for (size_t l = 0; l < log.n; l++) {
+			const char *t = log.line[l].text;
+
+			if (strstr(t, " portlogd STAT lpt0 ") != NULL)
+				samples = field(t, "samples=");
+			said |= strstr(t, " lpt0 EV open ") != NULL && strstr(t, " strobe=") != NULL;
+		}
+		fd = open(sim, O_RDONLY);
+		assert_true(fd >= 0);
+		assert_int_equal(pread(fd, n, sizeof(n), 8), (ssize_t)sizeof(n));
+		close(fd);
+		printf("# %.*s: %" PRId64 " samples; pin set %u, reset %u, reads while set %u\n",
+		       (int)strcspn(extra[i], "\n"), extra[i], samples, n[0], n[1], n[2]);
+		assert_true(said);
+		assert_true(samples > 100);
+		assert_int_equal(n[0], samples);
+		assert_int_equal(n[1], samples);
+		assert_int_equal(n[2], samples);
+		e2e_free_log(&log);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(pin_changes, teardown),
 		cmocka_unit_test_teardown(overruns_counted, teardown),
+		cmocka_unit_test_teardown(strobes_counted, teardown),
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);

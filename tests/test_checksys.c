@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_checksys.c - unit tests of --check-system (daemon/checksys.c) on fixture trees. */
 #include <errno.h>
-#include <ftw.h>
 #include <grp.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -20,6 +19,7 @@
 
 #include "checksys.h"
 #include "conf.h"
+#include "fixture.h"
 
 #define NOBODY 65534
 #define GPS "[serial gps]\ndevice = /dev/ttyS0\n"       /* priority 97 */
@@ -41,66 +41,17 @@ static char root[256];                  /* short: ROOT/rel fits PATH_MAX */
 static struct conf conf;            /* about 20 KiB: not on the stack */
 static struct checksys cs;
 
-/* ---- fixture trees ---- */
+/* ---- fixture trees (tests/fixture.c) below root ---- */
 
-static void mkdirs(const char *path)
-{
-	char p[PATH_MAX];
-
-	snprintf(p, sizeof(p), "%s", path);
-	for (char *s = p + 1; (s = strchr(s, '/')) != NULL; s++) {
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			fail_msg("mkdir %s: %s", p, strerror(errno));
-		*s = '/';
-	}
-}
-
-/* ROOT/rel with text, or a symbolic link when text is "-> target". */
 static void fx_write(const char *rel, const char *text)
 {
-	char path[PATH_MAX];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s%s", root, rel);
-	mkdirs(path);
-	if (strncmp(text, "-> ", 3) == 0) {
-		if (symlink(text + 3, path) < 0)
-			fail_msg("symlink %s: %s", path, strerror(errno));
-		return;
-	}
-	f = fopen(path, "w");
-	if (f == NULL || fputs(text, f) < 0 || fclose(f) != 0)
-		fail_msg("write %s: %s", path, strerror(errno));
+	fx_put(root, rel, text);
 }
 
-/* A task's stat line: field 9 flags, 40 rt_priority, 41 policy, the rest 0. */
 static void fx_stat(long pid, long tid, const char *comm, unsigned long flags, int prio,
 		    int policy)
 {
-	char line[1024], rel[64];
-	size_t n = (size_t)snprintf(line, sizeof(line), "%ld (%s) S", tid ? tid : pid, comm);
-
-	for (int f = 4; f <= 52; f++)
-		n += (size_t)snprintf(line + n, sizeof(line) - n, " %lu",
-				      f == 9 ? flags : f == 40 ? (unsigned long)prio
-				      : f == 41 ? (unsigned long)policy : 0ul);
-	snprintf(line + n, sizeof(line) - n, "\n");
-	snprintf(rel, sizeof(rel), "/proc/%ld/comm", pid);
-	fx_write(rel, comm);
-	if (tid)
-		snprintf(rel, sizeof(rel), "/proc/%ld/task/%ld/stat", pid, tid);
-	else
-		snprintf(rel, sizeof(rel), "/proc/%ld/stat", pid);
-	fx_write(rel, line);
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
+	fx_task(root, pid, tid, comm, flags, prio, policy);
 }
 
 /* A fresh tree, config text parsed into conf (NULL: no config). */
@@ -108,10 +59,7 @@ static void fx_begin(const char *conf_text)
 {
 	char err[CONF_ERR_MAX];
 
-	snprintf(root, sizeof(root), "%s/portlogd-checksys-XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (mkdtemp(root) == NULL || chmod(root, 0755) < 0)
-		fail_msg("mkdtemp %s: %s", root, strerror(errno));
+	fx_mkroot(root, sizeof(root), "checksys");
 	cs = (struct checksys){ .root = root, .conf = &conf, .have_conf = conf_text != NULL };
 	conf_defaults(&conf);
 	if (conf_text != NULL && conf_parse_string(&conf, "portlogd.conf", conf_text, err,
@@ -122,7 +70,7 @@ static void fx_begin(const char *conf_text)
 
 static void fx_end(void)
 {
-	(void)nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);    /* best effort: a temp dir */
+	fx_rmroot(root);
 }
 
 /* ---- the table: one row per path of each check ---- */
@@ -149,6 +97,43 @@ static void serial_ftdi(const struct checksys *c, struct checksys_result *r)
 static void parallel_device(const struct checksys *c, struct checksys_result *r)
 {
 	checksys_parallel_device(c, &c->conf->parallel[0], r);
+}
+
+static void serial_irq(const struct checksys *c, struct checksys_result *r)
+{
+	if (!checksys_serial_irq(c, &c->conf->serial[0], r))
+		snprintf(r->text, sizeof(r->text), SKIPPED);
+}
+
+static void parallel_irq(const struct checksys *c, struct checksys_result *r)
+{
+	(void)checksys_parallel_irq(c, &c->conf->parallel[0], r);
+}
+
+/* The interrupt threads of line 4 (a shared line: two handlers), and one of
+ * line 41 that must not count for line 4. */
+static void irq4_at_50(void)
+{
+	fx_stat(57, 0, "irq/4-ttyS0", 0x208040, 50, 1);
+	fx_stat(58, 0, "irq/4-ehci_hcd", 0x208040, 50, 1);
+	fx_stat(90, 0, "irq/41-eth0", 0x208040, 10, 1);
+}
+
+static void irq4_at_99(void)
+{
+	fx_stat(57, 0, "irq/4-ttyS0", 0x208040, 99, 1);
+	fx_stat(90, 0, "irq/41-eth0", 0x208040, 10, 1);
+}
+
+static void irq4_mixed(void)
+{
+	fx_stat(57, 0, "irq/4-ttyS0", 0x208040, 99, 1);
+	fx_stat(58, 0, "irq/4-ehci_hcd", 0x208040, 50, 1);
+}
+
+static void irq7_at_50(void)
+{
+	fx_stat(70, 0, "irq/7-parport0", 0x208040, 50, 1);
 }
 
 static void tasks_multipathd(void)
@@ -185,7 +170,7 @@ struct row {
 	const char *what;
 	check_fn check;
 	const char *conf;               /* config text; NULL: GPS; "" : no config */
-	struct fx_file file[8];
+	struct fx_file file[16];
 	void (*prep)(void);
 	enum checksys_level level;
 	const char *name;
@@ -201,6 +186,17 @@ struct row {
 #define C6_ON { IDLE0 "0/latency", "0\n" }, { IDLE0 "0/name", "POLL\n" }, \
 	{ IDLE0 "1/latency", "133\n" }, { IDLE0 "1/name", "C6\n" }, { IDLE0 "1/disable", "0\n" }
 #define RT_REQ "[logger]\nrt = required\n" GPS
+#define TTYS0_IRQ "/sys/class/tty/ttyS0/irq"
+#define UART4 { "/dev/ttyS0", "" }, { TTYS0_IRQ, "4\n" }
+#define RT_ON { "/sys/kernel/realtime", "1\n" }
+#define CAPS_NICE { "/proc/self/status", STATUS(CAP_SYS_NICE) }
+#define PARPORT7 { "/proc/sys/dev/parport/parport0/irq", "7\n" }
+#define IDLE1 CPU "/cpu1/cpuidle/state"
+#define C6_ON1 { CPU "/online", "0-1\n" }, { IDLE1 "0/latency", "0\n" }, { IDLE1 "0/name", "POLL\n" }, \
+	{ IDLE1 "1/latency", "133\n" }, { IDLE1 "1/name", "C6\n" }, { IDLE1 "1/disable", "0\n" }
+#define QOS1 { CPU "/cpu1/power/pm_qos_resume_latency_us", "0\n" }
+#define PIN1_PORT "[serial gps]\ndevice = /dev/pts/3\ncpu = 1\n"
+#define PIN1 "[timer]\nidle_latency = pinned:0\n" PIN1_PORT
 #define PINNED2 GPS "cpu = 2\n"
 #define FTDI_LINK { "/dev/serial/by-id/usb-FTDI_FT232R-if00-port0", "-> ../../ttyUSB0" }, \
 	{ "/dev/ttyUSB0", "" }
@@ -280,7 +276,7 @@ static const struct row rows[] = {
 	{ "C6, cpu_dma_latency off", checksys_cpuidle, "[timer]\ncpu_dma_latency = off\n" GPS,
 	  { C6_ON }, NULL, CHECKSYS_WARN, "cpuidle",
 	  "CPUs 0 may enter idle states slower than 10 us (cpu0: C6, 133 us to wake) and "
-	  "[timer] cpu_dma_latency = off", "; fix: set [timer] cpu_dma_latency = 0, or disable "
+	  "[timer] idle_latency = off", "; fix: set [timer] idle_latency = auto, or disable "
 	  "them: cpupower idle-set -D 10", NULL },
 	{ "C6 disabled", checksys_cpuidle, "[timer]\ncpu_dma_latency = off\n" GPS,
 	  { C6_ON, { IDLE0 "1/disable", "1\n" } }, NULL, CHECKSYS_OK, "cpuidle",
@@ -289,17 +285,46 @@ static const struct row rows[] = {
 	  { C6_ON, { "/dev/cpu_dma_latency", "" } }, NULL, CHECKSYS_OK, "cpuidle", "(cpu0: C6, 133 us) are kept off while portlogd holds "
 	  "/dev/cpu_dma_latency at 0 us", NULL, NULL },
 	{ "C6, cpu_dma_latency = 0 cannot be held", checksys_cpuidle, NULL, { C6_ON }, NULL,
-	  CHECKSYS_WARN, "cpuidle", "(cpu0: C6, 133 us to wake) and portlogd cannot hold "
-	  "/dev/cpu_dma_latency", "; fix: let portlogd hold /dev/cpu_dma_latency", NULL },
+	  CHECKSYS_WARN, "cpuidle", "(cpu0: C6, 133 us to wake) and portlogd cannot hold them",
+	  "; fix: let portlogd hold /dev/cpu_dma_latency", NULL },
 	{ "C6 under cpu_dma_latency = 200", checksys_cpuidle, "[timer]\ncpu_dma_latency = 200\n"
 	  GPS, { C6_ON, { "/dev/cpu_dma_latency", "" } }, NULL, CHECKSYS_WARN, "cpuidle", "(cpu0: C6, 133 us to wake)",
-	  "; fix: lower [timer] cpu_dma_latency", NULL },
+	  "; fix: lower [timer] idle_latency to global:10", NULL },
 	/* cpu-dma-latency (not writable: test_unprivileged) */
 	{ "cpu_dma_latency writable", checksys_cpu_dma_latency, NULL,
 	  { { "/dev/cpu_dma_latency", "" } }, NULL, CHECKSYS_OK, "cpu-dma-latency",
 	  "portlogd can hold /dev/cpu_dma_latency at 0 us", NULL, NULL },
 	{ "cpu_dma_latency off", checksys_cpu_dma_latency, "[timer]\ncpu_dma_latency = off\n" GPS,
-	  {{0}}, NULL, CHECKSYS_OK, "cpu-dma-latency", "cpu_dma_latency = off", NULL, NULL },
+	  {{0}}, NULL, CHECKSYS_OK, "cpu-dma-latency", "idle_latency = off: no CPU is held", NULL,
+	  NULL },
+	/* idle_latency pinned: only the real-time threads' CPUs are held (cpu 1 here) */
+	{ "C6, pinned: cpu1 held, cpu0 free", checksys_cpuidle, PIN1,
+	  { C6_ON, C6_ON1, QOS1 }, NULL, CHECKSYS_OK, "cpuidle", "(cpu1: C6, 133 us) are kept off "
+	  "while portlogd holds the real-time CPUs' pm_qos_resume_latency_us at 0 us",
+	  "CPUs 0, without real-time threads, may sleep (idle_latency pinned)", NULL },
+	{ "C6, pinned:200", checksys_cpuidle, "[timer]\nidle_latency = pinned:200\n" PIN1_PORT,
+	  { C6_ON, C6_ON1, QOS1 }, NULL, CHECKSYS_WARN, "cpuidle", "CPUs 1 may enter idle states "
+	  "slower than 10 us (cpu1: C6", "; fix: lower [timer] idle_latency to pinned:10", NULL },
+	{ "auto with an unpinned thread is global", checksys_cpuidle,
+	  "[timer]\nidle_latency = auto\n[logger]\nflusher_priority = 5\n" PIN1_PORT, { C6_ON, C6_ON1, QOS1 }, NULL,
+	  CHECKSYS_WARN, "cpuidle", "CPUs 0-1 may enter", "portlogd cannot hold them", NULL },
+	{ "pinned, a UART's interrupt on cpu0 keeps it awake", checksys_cpuidle,
+	  "[timer]\nidle_latency = auto\n[serial gps]\ndevice = /dev/ttyS0\ncpu = 1\n",
+	  { C6_ON, C6_ON1, QOS1, { "/dev/ttyS0", "" }, { "/sys/class/tty/ttyS0/irq", "4\n" },
+	    { "/proc/irq/4/effective_affinity_list", "0\n" } }, NULL, CHECKSYS_WARN, "cpuidle",
+	  "CPUs 0 may enter idle states", "; fix: let portlogd set the CPUs' "
+	  "pm_qos_resume_latency_us", NULL },
+	{ "pinned, CPU files writable", checksys_cpu_dma_latency, PIN1, { QOS1 }, NULL,
+	  CHECKSYS_OK, "cpu-dma-latency", "idle_latency = pinned:0: portlogd can set "
+	  "pm_qos_resume_latency_us of CPUs 1", "/dev/cpu_dma_latency is not held", NULL },
+	{ "pinned, a CPU file missing: global instead", checksys_cpu_dma_latency, PIN1,
+	  { { "/dev/cpu_dma_latency", "" } }, NULL, CHECKSYS_WARN, "cpu-dma-latency",
+	  "cannot write cpu1/power/pm_qos_resume_latency_us (ENOENT), so portlogd holds "
+	  "/dev/cpu_dma_latency for every CPU instead", "; fix: the udev rule of 60-portlogd.rules",
+	  NULL },
+	{ "pinned, neither", checksys_cpu_dma_latency, PIN1, {{0}}, NULL, CHECKSYS_WARN,
+	  "cpu-dma-latency", "instead (CPUs 1 would do); /dev/cpu_dma_latency: ENOENT", "; fix: ",
+	  NULL },
 	{ "cpu_dma_latency missing", checksys_cpu_dma_latency, NULL, {{0}}, NULL, CHECKSYS_WARN,
 	  "cpu-dma-latency", "/dev/cpu_dma_latency: ENOENT", "; fix: ", NULL },
 	{ "cpu_dma_latency missing, rt = required", checksys_cpu_dma_latency, RT_REQ, {{0}}, NULL,
@@ -472,6 +497,84 @@ static const struct row rows[] = {
 	  "sets it to 1 ms when it opens the port", NULL, NULL },
 	{ "not FTDI", serial_ftdi, "[serial gps]\ndevice = /dev/ttyUSB0\n",
 	  { { "/dev/ttyUSB0", "" } }, NULL, CHECKSYS_OK, "", SKIPPED, NULL, NULL },
+	/* port:NAME:irq */
+	{ "irq: a pty", serial_irq, "[serial gps]\ndevice = /dev/pts/3\n", { { "/dev/pts/3", "" } },
+	  NULL, CHECKSYS_OK, "port:gps:irq", "n/a: a pseudo-terminal has no interrupt", NULL, NULL },
+	{ "irq: a USB adapter", serial_irq, "[serial gps]\ndevice = /dev/ttyUSB0\n",
+	  { { "/dev/ttyUSB0", "" } }, NULL, CHECKSYS_OK, "port:gps:irq", "n/a: a USB adapter has "
+	  "no interrupt of its own", NULL, NULL },
+	{ "irq 0", serial_irq, NULL, { { "/dev/ttyS0", "" }, { TTYS0_IRQ, "0\n" } }, NULL,
+	  CHECKSYS_OK, "port:gps:irq", "n/a: no interrupt line", NULL, NULL },
+	{ "irq: device missing", serial_irq, NULL, {{0}}, NULL, CHECKSYS_OK, "", SKIPPED, NULL,
+	  NULL },
+	{ "irq not threaded", serial_irq, NULL, { UART4 }, NULL, CHECKSYS_OK,
+	  "port:gps:irq", "irq 4 is not threaded (no PREEMPT_RT, no threadirqs)", NULL, NULL },
+	{ "RT, thread not yet there, auto", serial_irq, NULL, { UART4, RT_ON, CAPS_NICE }, NULL,
+	  CHECKSYS_OK, "port:gps:irq", "irq 4: its thread starts when the port is opened", "portlogd "
+	  "sets it to SCHED_FIFO 98, above the reader's 97", NULL },
+	{ "threadirqs, thread not yet there, no CAP_SYS_NICE", serial_irq, NULL,
+	  { UART4, { "/proc/cmdline", "root=/dev/sda1 threadirqs quiet\n" },
+	    { "/proc/self/status", STATUS(CAP_NONE) } }, NULL, CHECKSYS_WARN, "port:gps:irq",
+	  "portlogd cannot set it (no CAP_SYS_NICE)", "; fix: AmbientCapabilities=CAP_SYS_NICE",
+	  NULL },
+	{ "RT, thread not yet there, irq_priority off", serial_irq, GPS "irq_priority = off\n",
+	  { UART4, RT_ON, CAPS_NICE }, NULL, CHECKSYS_WARN, "port:gps:irq", "at SCHED_FIFO 50 "
+	  "unless set, and the reader runs at 97", "; fix: [serial gps] irq_priority = auto", NULL },
+	{ "RT, threads hidden by hidepid", serial_irq, NULL,
+	  { UART4, RT_ON, { "/proc/self/mountinfo", "22 27 0:21 / /proc rw,nosuid - proc proc "
+	    "rw,hidepid=invisible\n" } }, NULL, CHECKSYS_WARN, "port:gps:irq", "its threads "
+	  "cannot be seen", "; fix: ProtectProc=default", NULL },
+	{ "threads at 50, auto raises them", serial_irq, NULL, { UART4, RT_ON, CAPS_NICE },
+	  irq4_at_50, CHECKSYS_OK, "port:gps:irq", "irq 4: irq/4-ttyS0 (pid 57) SCHED_FIFO 50, "
+	  "irq/4-ehci_hcd (pid 58) SCHED_FIFO 50, not above the reader's 97; portlogd sets "
+	  "SCHED_FIFO 98 at open", NULL, "eth0" },
+	{ "threads at 50, off", serial_irq, GPS "irq_priority = off\n", { UART4, RT_ON, CAPS_NICE },
+	  irq4_at_50, CHECKSYS_WARN, "port:gps:irq", "not above the reader's 97: a busy reader",
+	  "; fix: [serial gps] irq_priority = auto (or 98), or chrt -f -p 98 57", NULL },
+	{ "threads at 50, [logger] off", serial_irq, "[logger]\nirq_priority = off\n" GPS,
+	  { UART4, RT_ON, CAPS_NICE }, irq4_at_50, CHECKSYS_WARN, "port:gps:irq", "not above the "
+	  "reader's 97", NULL, NULL },
+	{ "threads at 50, no CAP_SYS_NICE", serial_irq, NULL,
+	  { UART4, RT_ON, { "/proc/self/status", STATUS(CAP_NONE) } }, irq4_at_50, CHECKSYS_WARN,
+	  "port:gps:irq", "portlogd cannot raise it to 98 (no CAP_SYS_NICE)", "; fix: "
+	  "AmbientCapabilities=CAP_SYS_NICE", NULL },
+	{ "thread at 99", serial_irq, GPS "irq_priority = off\n", { UART4, RT_ON }, irq4_at_99,
+	  CHECKSYS_OK, "port:gps:irq", "irq/4-ttyS0 (pid 57) SCHED_FIFO 99, above the reader's 97",
+	  NULL, NULL },
+	{ "a shared line: the lowest thread counts", serial_irq, GPS "irq_priority = off\n",
+	  { UART4, RT_ON }, irq4_mixed, CHECKSYS_WARN, "port:gps:irq", "irq/4-ehci_hcd (pid 58) "
+	  "SCHED_FIFO 50, not above", "chrt -f -p 98 58", NULL },
+	{ "reader SCHED_OTHER", serial_irq, GPS "priority = other\n", { UART4, RT_ON }, irq4_at_50,
+	  CHECKSYS_OK, "port:gps:irq", "the reader is SCHED_OTHER, every IRQ thread comes first",
+	  NULL, NULL },
+	{ "pinned reader, its interrupt elsewhere", serial_irq, GPS "cpu = 1\n",
+	  { UART4, { "/proc/irq/4/smp_affinity_list", "0-1\n" },
+	    { "/proc/irq/4/effective_affinity_list", "0\n" } }, NULL, CHECKSYS_WARN,
+	  "port:gps:irq", "is not threaded", "irq 4 goes to CPUs 0, the reader runs on CPU 1: a "
+	  "byte's wake-up may cross CPUs", NULL },
+	{ "... and the fix", serial_irq, GPS "cpu = 1\n",
+	  { UART4, { "/proc/irq/4/effective_affinity_list", "0\n" } }, NULL, CHECKSYS_WARN,
+	  "port:gps:irq", "; fix: echo 1 > /proc/irq/4/smp_affinity_list", NULL, NULL },
+	{ "pinned reader, its interrupt there", serial_irq, GPS "cpu = 1\n",
+	  { UART4, { "/proc/irq/4/smp_affinity_list", "1\n" } }, NULL, CHECKSYS_OK,
+	  "port:gps:irq", "; irq 4 goes to CPU 1, the reader's", NULL, NULL },
+	{ "both wrong: two fixes", serial_irq, GPS "cpu = 1\nirq_priority = off\n",
+	  { UART4, RT_ON, { "/proc/irq/4/effective_affinity_list", "0\n" } }, irq4_at_50,
+	  CHECKSYS_WARN, "port:gps:irq", "; fix: [serial gps] irq_priority = auto (or 98), or "
+	  "chrt -f -p 98 57; and echo 1 > /proc/irq/4/smp_affinity_list", NULL, NULL },
+	{ "parport without an interrupt", parallel_irq, "[parallel lpt]\ndevice = parport0\n",
+	  { { "/proc/sys/dev/parport/parport0/irq", "-1\n" } }, NULL, CHECKSYS_OK, "port:lpt:irq",
+	  "n/a: no interrupt line", NULL, NULL },
+	{ "parport irq 7 at 50", parallel_irq, "[parallel lpt]\ndevice = parport0\n",
+	  { PARPORT7, RT_ON }, irq7_at_50, CHECKSYS_OK, "port:lpt:irq", "irq/7-parport0 (pid 70) "
+	  "SCHED_FIFO 50, below the sampler's 98: it cannot delay a sample", NULL, NULL },
+	{ "parport irq 7 set to 99", parallel_irq,
+	  "[parallel lpt]\ndevice = parport0\nirq_priority = 99\n", { PARPORT7, RT_ON }, irq7_at_50,
+	  CHECKSYS_WARN, "port:lpt:irq", "at or above the sampler's 98", "; fix: irq_priority = "
+	  "off and chrt -f -p 50 70, or irq_priority = 97", NULL },
+	{ "sim port", parallel_irq, "[parallel lpt]\ndriver = sim\ndevice = /tmp/x.sim\n",
+	  {{0}}, NULL, CHECKSYS_OK, "port:lpt:irq", "n/a: a simulated port has no interrupt", NULL,
+	  NULL },
 	/* port:NAME of [parallel] */
 	{ "parport0 present", parallel_device, "[parallel lpt]\ndevice = parport0\n",
 	  { { "/dev/parport0", "" } }, NULL, CHECKSYS_OK, "port:lpt", "/dev/parport0: readable "
@@ -552,7 +655,7 @@ static void test_rows(void **state)
 		const char *why;
 
 		fx_begin(w->conf == NULL ? GPS : w->conf[0] == '\0' ? NULL : w->conf);
-		for (int f = 0; f < 8 && w->file[f].path != NULL; f++)
+		for (int f = 0; f < 16 && w->file[f].path != NULL; f++)
 			fx_write(w->file[f].path, w->file[f].text);
 		if (w->prep != NULL)
 			w->prep();
@@ -577,7 +680,7 @@ static void test_rows_cover_every_check(void **state)
 	static const char *const names[] = {
 		"config", "kernel-rt", "rt-throttle", "cpufreq", "cpuidle", "cpu-dma-latency",
 		"smt", "isolation", "irqbalance", "rt-tasks", "rlimit-rtprio", "rlimit-memlock",
-		"clocksource", "port:gps", "port:lpt",
+		"clocksource", "port:gps", "port:lpt", "port:gps:irq", "port:lpt:irq",
 	};
 	(void)state;
 	for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
@@ -710,6 +813,8 @@ static void fx_all_ok(void)
 	fx_write("/dev/ttyUSB0", "");
 	fx_write("/sys/bus/usb-serial/devices/ttyUSB0/latency_timer", "1\n");
 	fx_write("/dev/parport0", "");
+	fx_write(CPU "/cpu2/power/pm_qos_resume_latency_us", "0\n");
+	fx_write(CPU "/cpu3/power/pm_qos_resume_latency_us", "0\n");
 }
 
 #define ALL_PORTS "[timer]\ncpu = 3\n" GPS "cpu = 2\n[serial a-long-port-name]\n" \
@@ -761,13 +866,13 @@ static void test_report(void **state)
 	fx_begin(ALL_PORTS);
 	fx_all_ok();
 	rc = run_report(&text);
-	/* 13 system checks; gps: device, low-latency (no FTDI); ttyUSB0: 3; lpt: 1 */
-	if (rc != 0 || count_lines(text, "OK", &col) != 19 || strstr(text, "WARN ") != NULL)
-		fail_msg("expected 19 OK lines and exit status 0, got %d:\n%s", rc, text);
+	/* 13 system checks; gps: device, low-latency, irq (no FTDI); ttyUSB0: 4; lpt: 2 */
+	if (rc != 0 || count_lines(text, "OK", &col) != 22 || strstr(text, "WARN ") != NULL)
+		fail_msg("expected 22 OK lines and exit status 0, got %d:\n%s", rc, text);
 	last = strrchr(text, '\n');
 	while (last > text && last[-1] != '\n')
 		last--;
-	assert_string_equal(last, "19 OK, 0 WARN, 0 FAIL\n");
+	assert_string_equal(last, "22 OK, 0 WARN, 0 FAIL\n");
 	/* the name column fits the longest name, and the text starts after it */
 	assert_non_null(strstr(text, "\nOK   port:a-long-port-name:ftdi-latency ttyUSB0: "));
 	assert_int_equal(col, strlen("OK   port:a-long-port-name:ftdi-latency "));
@@ -785,9 +890,9 @@ static void test_report(void **state)
 	assert_int_equal(count_lines(text, "FAIL", &col), 1);
 	assert_int_equal(count_lines(text, "WARN", &col), 1);
 	assert_non_null(strstr(text, "FAIL port:a-long-port-name "));
-	/* the missing device has no low-latency or FTDI line */
+	/* the missing device has no low-latency, FTDI or irq line */
 	assert_null(strstr(text, "port:a-long-port-name:"));
-	assert_non_null(strstr(text, "\n15 OK, 1 WARN, 1 FAIL\n"));
+	assert_non_null(strstr(text, "\n17 OK, 1 WARN, 1 FAIL\n"));
 	free(text);
 	fx_end();
 }

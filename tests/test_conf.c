@@ -57,9 +57,12 @@ static void expect_conf_equal(const char *what, const struct conf *g, const stru
 	EQ_NUM(what, g->logger.flusher_priority, w->logger.flusher_priority);
 	EQ_NUM(what, g->logger.flusher_cpu, w->logger.flusher_cpu);
 	EQ_NUM(what, g->logger.rt_required, w->logger.rt_required);
+	EQ_NUM(what, g->logger.irq_priority, w->logger.irq_priority);
 	EQ_NUM(what, g->timer.period_us, w->timer.period_us);
 	EQ_NUM(what, g->timer.priority, w->timer.priority);
 	EQ_NUM(what, g->timer.cpu, w->timer.cpu);
+	EQ_NUM(what, g->timer.idle_scope, w->timer.idle_scope);
+	EQ_NUM(what, g->timer.idle_us, w->timer.idle_us);
 	EQ_NUM(what, g->nserial, w->nserial);
 	EQ_NUM(what, g->nparallel, w->nparallel);
 	for (unsigned i = 0; i < g->nserial && i < CONF_MAX_PORTS; i++) {
@@ -78,6 +81,7 @@ static void expect_conf_equal(const char *what, const struct conf *g, const stru
 		EQ_NUM(what, s->lines, ws->lines);
 		EQ_NUM(what, s->priority, ws->priority);
 		EQ_NUM(what, s->cpu, ws->cpu);
+		EQ_NUM(what, s->irq_priority, ws->irq_priority);
 		if (lines)
 			EQ_NUM(what, s->line, ws->line);
 	}
@@ -91,6 +95,11 @@ static void expect_conf_equal(const char *what, const struct conf *g, const stru
 		EQ_NUM(what, pp->mask, wp->mask);
 		EQ_NUM(what, pp->priority, wp->priority);
 		EQ_NUM(what, pp->cpu, wp->cpu);
+		EQ_NUM(what, pp->irq_priority, wp->irq_priority);
+		EQ_NUM(what, pp->strobe, wp->strobe);
+		EQ_NUM(what, pp->strobe_bit, wp->strobe_bit);
+		EQ_NUM(what, pp->strobe_us, wp->strobe_us);
+		EQ_NUM(what, pp->strobe_high, wp->strobe_high);
 		if (lines)
 			EQ_NUM(what, pp->line, wp->line);
 	}
@@ -119,6 +128,9 @@ static void test_defaults(void **state)
 	EQ_NUM("minimal", c->timer.period_us, 1000);
 	EQ_NUM("minimal", c->timer.priority, 99);
 	EQ_NUM("minimal", c->timer.cpu, CONF_CPU_ANY);
+	EQ_NUM("minimal", c->timer.idle_scope, CONF_IDLE_GLOBAL);
+	EQ_NUM("minimal", c->timer.idle_us, 0);
+	EQ_NUM("minimal", c->logger.irq_priority, CONF_IRQ_AUTO);
 	EQ_NUM("minimal", c->logger.flusher_cpu, CONF_CPU_ANY);
 	EQ_NUM("minimal", c->logger.rt_required, false);
 	EQ_NUM("minimal", c->nserial, 1);
@@ -136,6 +148,7 @@ static void test_defaults(void **state)
 	EQ_NUM("minimal", s->lines, false);
 	EQ_NUM("minimal", s->priority, 97);
 	EQ_NUM("minimal", s->cpu, CONF_CPU_ANY);
+	EQ_NUM("minimal", s->irq_priority, CONF_IRQ_AUTO);      /* [logger]'s */
 	EQ_NUM("minimal", s->line, 1);
 	EQ_NUM("minimal", s->frame_bits, 10);
 	EQ_NUM("minimal", s->gap_ns, 304000);
@@ -158,6 +171,10 @@ static void test_defaults(void **state)
 	EQ_NUM("parallel", c->parallel[0].read, CONF_READ_STATUS);
 	EQ_NUM("parallel", c->parallel[0].mask, 0xff);
 	EQ_NUM("parallel", c->parallel[0].priority, 98);
+	EQ_NUM("parallel", c->parallel[0].irq_priority, CONF_IRQ_AUTO);
+	EQ_NUM("parallel", c->parallel[0].strobe, CONF_STROBE_NONE);
+	EQ_NUM("parallel", c->parallel[0].strobe_us, 0);
+	EQ_NUM("parallel", c->parallel[0].strobe_high, true);
 }
 
 static const char every_key[] =
@@ -172,31 +189,38 @@ static const char every_key[] =
 	"flusher_priority = 10\n"
 	"flusher_cpu = 1\n"                             /* 10 */
 	"rt = required\n"
+	"irq_priority = off\n"
 	"\n"
 	"[timer]\n"
-	"period_us = 500\n"
-	"priority = 90\n"                               /* 15 */
+	"period_us = 500\n"                             /* 15 */
+	"priority = 90\n"
 	"cpu = 0\n"
+	"idle_latency = pinned:5\n"
 	"\n"
-	"[serial plc]\n"
+	"[serial plc]\n"                                /* 20 */
 	"device = /dev/serial/by-id/usb-FTDI_FT232R-if00-port0\n"
-	"baud = 19200\n"                                /* 20 */
+	"baud = 19200\n"
 	"format = 7E2\n"
 	"flow = rtscts\n"
-	"gap_us = 1500\n"
+	"gap_us = 1500\n"                               /* 25 */
 	"delimiter = 0x0d\n"
-	"max_packet = 256\n"                            /* 25 */
+	"max_packet = 256\n"
 	"lines = on\n"
 	"priority = 80\n"
-	"cpu = 1\n"
+	"cpu = 1\n"                                     /* 30 */
+	"irq_priority = 85\n"
 	"\n"
-	"[parallel lpt0]\n"                             /* 30 */
+	"[parallel lpt0]\n"
 	"driver = sim\n"
-	"device = /run/portlogd/lpt0.sim\n"
+	"device = /run/portlogd/lpt0.sim\n"             /* 35 */
 	"read = status+data\n"
 	"mask = 0x1ff\n"
-	"priority = other\n"                            /* 35 */
-	"cpu = 0\n";
+	"priority = other\n"
+	"cpu = 0\n"
+	"irq_priority = auto\n"                         /* 40 */
+	"strobe = control:2\n"
+	"strobe_us = 150\n"
+	"strobe_level = low\n";
 
 static void test_every_key(void **state)
 {
@@ -217,21 +241,25 @@ static void test_every_key(void **state)
 	w->logger.flusher_priority = 10;
 	w->logger.flusher_cpu = 1;
 	w->logger.rt_required = true;
+	w->logger.irq_priority = CONF_IRQ_OFF;
 	w->timer.period_us = 500;
 	w->timer.priority = 90;
 	w->timer.cpu = 0;
+	w->timer.idle_scope = CONF_IDLE_PINNED;
+	w->timer.idle_us = 5;
 	w->nserial = 1;
 	w->serial[0] = (struct conf_serial){
 		.name = "plc", .device = "/dev/serial/by-id/usb-FTDI_FT232R-if00-port0",
 		.baud = 19200, .data_bits = 7, .parity = 'E', .stop_bits = 2,
 		.flow = CONF_FLOW_RTSCTS, .gap_us = 1500, .delimiter = 0x0d, .max_packet = 256,
-		.lines = true, .priority = 80, .cpu = 1, .line = 18,
+		.lines = true, .priority = 80, .cpu = 1, .irq_priority = 85, .line = 20,
 	};
 	w->nparallel = 1;
 	w->parallel[0] = (struct conf_parallel){
 		.name = "lpt0", .driver = drv_input_find("sim"), .device = "/run/portlogd/lpt0.sim",
 		.read = CONF_READ_BOTH, .mask = 0x1ff, .priority = CONF_PRIO_OTHER, .cpu = 0,
-		.line = 30,
+		.irq_priority = CONF_IRQ_AUTO, .strobe = CONF_STROBE_CONTROL, .strobe_bit = 2,
+		.strobe_us = 150, .strobe_high = false, .line = 33,
 	};
 	expect_conf_equal("every key", c, w, true);
 	EQ_NUM("every key", c->serial[0].frame_bits, 11);
@@ -243,6 +271,8 @@ enum field {
 	F_MAXPKT, F_LINES, F_SPRIO, F_DEVICE, F_NAME, F_NSERIAL, F_TS, F_PAYLOAD, F_FLUSH,
 	F_SYNC, F_STAT, F_RING, F_FPRIO, F_LOG_FILE, F_PERIOD, F_TPRIO, F_PDRIVER, F_PDEVICE,
 	F_PREAD, F_PMASK, F_PPRIO, F_NPARALLEL, F_SCPU, F_RT, F_PBITS, F_CHAR_NS,
+	F_LIRQ, F_SIRQ, F_PIRQ, F_IDLE, F_IDLE_US, F_STROBE, F_STROBE_BIT, F_STROBE_US,
+	F_STROBE_HIGH,
 };
 
 /* Numeric fields of the first serial/parallel port, or of [logger]/[timer]. */
@@ -282,6 +312,15 @@ static long long get_num(const struct conf *c, enum field f)
 	case F_RT: return c->logger.rt_required;
 	case F_PBITS: return pp->bits;
 	case F_CHAR_NS: return s->char_ns;
+	case F_LIRQ: return c->logger.irq_priority;
+	case F_SIRQ: return s->irq_priority;
+	case F_PIRQ: return pp->irq_priority;
+	case F_IDLE: return c->timer.idle_scope;
+	case F_IDLE_US: return c->timer.idle_us;
+	case F_STROBE: return pp->strobe;
+	case F_STROBE_BIT: return pp->strobe_bit;
+	case F_STROBE_US: return pp->strobe_us;
+	case F_STROBE_HIGH: return pp->strobe_high;
 	default: return -12345;
 	}
 }
@@ -338,6 +377,47 @@ static const struct good_case {
 	{ "serial cpu any", GPS "cpu = any\n", F_SCPU, CONF_CPU_ANY, NULL },
 	{ "serial cpu 1023", GPS "cpu = 1023\n", F_SCPU, 1023, NULL },
 	{ "rt best-effort", "[logger]\nrt = best-effort\n" GPS, F_RT, 0, NULL },
+	/* interrupt threads: a port without irq_priority takes [logger]'s */
+	{ "irq_priority default", GPS, F_SIRQ, CONF_IRQ_AUTO, NULL },
+	{ "irq_priority from [logger]", "[logger]\nirq_priority = 60\n" GPS, F_SIRQ, 60, NULL },
+	{ "irq_priority [logger] off", "[logger]\nirq_priority = off\n" GPS, F_LIRQ, CONF_IRQ_OFF,
+	  NULL },
+	{ "irq_priority of the port wins", "[logger]\nirq_priority = off\n" GPS
+	  "irq_priority = auto\n", F_SIRQ, CONF_IRQ_AUTO, NULL },
+	{ "irq_priority 99", GPS "irq_priority = 99\n", F_SIRQ, 99, NULL },
+	{ "irq_priority 1", GPS "irq_priority = 1\n", F_SIRQ, 1, NULL },
+	{ "parallel irq_priority from [logger]", "[logger]\nirq_priority = 7\n" LPT, F_PIRQ, 7,
+	  NULL },
+	{ "parallel irq_priority off", LPT "irq_priority = off\n", F_PIRQ, CONF_IRQ_OFF, NULL },
+	/* idle latency, and its old name */
+	{ "idle_latency off", "[timer]\nidle_latency = off\n" GPS, F_IDLE, CONF_IDLE_OFF, NULL },
+	{ "idle_latency auto", "[timer]\nidle_latency = auto\n" GPS, F_IDLE, CONF_IDLE_AUTO, NULL },
+	{ "idle_latency global:0", "[timer]\nidle_latency = global:0\n" GPS, F_IDLE,
+	  CONF_IDLE_GLOBAL, NULL },
+	{ "idle_latency global:20 us", "[timer]\nidle_latency = global:20\n" GPS, F_IDLE_US, 20,
+	  NULL },
+	{ "idle_latency pinned:1000000", "[timer]\nidle_latency = pinned:1000000\n" GPS,
+	  F_IDLE_US, 1000000, NULL },
+	{ "idle_latency pinned", "[timer]\nidle_latency = pinned:3\n" GPS, F_IDLE,
+	  CONF_IDLE_PINNED, NULL },
+	{ "cpu_dma_latency 0 is global:0", "[timer]\ncpu_dma_latency = 0\n" GPS, F_IDLE,
+	  CONF_IDLE_GLOBAL, NULL },
+	{ "cpu_dma_latency 7 us", "[timer]\ncpu_dma_latency = 7\n" GPS, F_IDLE_US, 7, NULL },
+	{ "cpu_dma_latency off", "[timer]\ncpu_dma_latency = off\n" GPS, F_IDLE, CONF_IDLE_OFF,
+	  NULL },
+	/* the strobe */
+	{ "strobe none", LPT "strobe = none\n", F_STROBE, CONF_STROBE_NONE, NULL },
+	{ "strobe data:7", LPT "strobe = data:7\n", F_STROBE, CONF_STROBE_DATA, NULL },
+	{ "strobe data:7 bit", LPT "strobe = data:7\n", F_STROBE_BIT, 7, NULL },
+	{ "strobe control:3", LPT "strobe = control:3\n", F_STROBE, CONF_STROBE_CONTROL, NULL },
+	{ "strobe control:0 bit", LPT "strobe = control:0\n", F_STROBE_BIT, 0, NULL },
+	{ "strobe data read back, masked out", LPT "read = data\nmask = 0xfe\nstrobe = data:0\n",
+	  F_STROBE, CONF_STROBE_DATA, NULL },
+	{ "strobe data:1 and status+data, bit 9 masked", LPT "read = status+data\nmask = 0xfdff\n"
+	  "strobe = data:1\n", F_STROBE_BIT, 1, NULL },
+	{ "strobe_us 999 of 1000", LPT "strobe = control:0\nstrobe_us = 999\n", F_STROBE_US, 999,
+	  NULL },
+	{ "strobe_level low", LPT "strobe_level = low\n", F_STROBE_HIGH, 0, NULL },
 	/* frame formats */
 	{ "format 7E1 data", GPS "format = 7E1\n", F_DATA_BITS, 7, NULL },
 	{ "format 7E1 parity", GPS "format = 7E1\n", F_PARITY, 'E', NULL },
@@ -591,6 +671,49 @@ static const struct bad_case {
 	  { "'g\\x1b[2J' cannot be a port name" } },
 	{ "cpu_dma_latency low", "[timer]\ncpu_dma_latency = low\n" GPS, 2,
 	  { "[timer] cpu_dma_latency", "'low' is not a latency", "or 'off'" } },
+	{ "cpu_dma_latency 2000000", "[timer]\ncpu_dma_latency = 2000000\n" GPS, 2,
+	  { "[timer] cpu_dma_latency", "out of range", "or 'off'" } },
+	{ "cpu_dma_latency and idle_latency", "[timer]\ncpu_dma_latency = 0\n"
+	  "idle_latency = off\n" GPS, 3, { "[timer] idle_latency: its old name cpu_dma_latency "
+	  "is set at line 2 already; keep idle_latency only" } },
+	{ "idle_latency and cpu_dma_latency", "[timer]\nidle_latency = off\n"
+	  "cpu_dma_latency = 0\n" GPS, 3, { "[timer] cpu_dma_latency: the old name of "
+	  "idle_latency, which line 2 sets already" } },
+	{ "idle_latency pinned without us", "[timer]\nidle_latency = pinned\n" GPS, 2,
+	  { "[timer] idle_latency", "'pinned' is not an idle latency", "pinned:US" } },
+	{ "idle_latency global:", "[timer]\nidle_latency = global:\n" GPS, 2,
+	  { "[timer] idle_latency", "not a number" } },
+	{ "idle_latency auto:5", "[timer]\nidle_latency = auto:5\n" GPS, 2,
+	  { "[timer] idle_latency", "not an idle latency" } },
+	{ "idle_latency too long", "[timer]\nidle_latency = pinned:1000001\n" GPS, 2,
+	  { "[timer] idle_latency", "out of range" } },
+	{ "irq_priority 0", GPS "irq_priority = 0\n", 3,
+	  { "[serial gps] irq_priority", "out of range", "or 'auto' or 'off'" } },
+	{ "irq_priority high", "[logger]\nirq_priority = high\n" GPS, 2,
+	  { "[logger] irq_priority", "'high' is not an IRQ thread priority" } },
+	{ "irq_priority 100", LPT "irq_priority = 100\n", 3,
+	  { "[parallel lpt0] irq_priority", "out of range" } },
+	{ "strobe on a status line", LPT "strobe = status:3\n", 3,
+	  { "[parallel lpt0] strobe", "the status lines are inputs" } },
+	{ "strobe data:8", LPT "strobe = data:8\n", 3,
+	  { "[parallel lpt0] strobe", "'data:8'", "bits 0 to 7" } },
+	{ "strobe control:4", LPT "strobe = control:4\n", 3,
+	  { "[parallel lpt0] strobe", "bits 0 to 3" } },
+	{ "strobe control:", LPT "strobe = control:\n", 3, { "strobe", "bits 0 to 3" } },
+	{ "strobe control:1x", LPT "strobe = control:1x\n", 3, { "strobe", "bits 0 to 3" } },
+	{ "strobe pin 3", LPT "strobe = 3\n", 3, { "strobe", "'3' is not a pin" } },
+	{ "strobe with the lines driver", "[parallel lpt0]\ndriver = lines\ndevice = /dev/ttyS0\n"
+	  "strobe = control:0\n", 4, { "[parallel lpt0] strobe: driver lines cannot drive an "
+	  "output pin" } },
+	{ "strobe_us as long as the period", "[timer]\nperiod_us = 500\n" LPT
+	  "strobe = data:1\nstrobe_us = 500\n", 6, { "[parallel lpt0] strobe_us", "not shorter "
+	  "than [timer] period_us = 500" } },
+	{ "strobe read back", LPT "read = data\nstrobe = data:2\n", 4,
+	  { "[parallel lpt0] strobe: data:2 is read back by read = data", "mask = 0xfb" } },
+	{ "strobe read back, status+data", LPT "read = status+data\nmask = 0xffff\n"
+	  "strobe = data:0\n", 5, { "bit 8 of mask 0xffff", "mask = 0xfeff" } },
+	{ "strobe_level middle", LPT "strobe_level = middle\n", 3,
+	  { "[parallel lpt0] strobe_level", "high, low" } },
 	{ "line longer than 200 characters", GPS "# " X250 "\n", 3, { "longer than" } },
 	{ "a line of 199 characters", GPS "# " X50 X50 X50 X10 X10 X10 X10 "xxxxxxx\n", 3,
 	  { "longer than 198 characters" } },
@@ -846,7 +969,13 @@ static void test_print_reparse(void **state)
 		  "[parallel lpt0]\ndriver = lines\ndevice = /dev/ttyS2\nread = status+data\n"
 		  "mask = 0x1ff\npriority = 50\n",
 		  { "gap_us = auto", "2006 us", "gap_us = 5000" } },
-		{ "every key", every_key, { "mask = 0x1ff", "format = 7E2" } },
+		{ "every key", every_key, { "mask = 0x1ff", "strobe = control:2", "idle_latency = "
+		  "pinned:5" } },
+		/* the old name is printed as the new one, once */
+		{ "cpu_dma_latency", "[timer]\ncpu_dma_latency = 30\n" GPS, { "idle_latency = "
+		  "global:30" } },
+		{ "irq_priority of [logger] in a port", "[logger]\nirq_priority = 42\n" GPS,
+		  { "[serial gps]", "irq_priority = 42" } },
 	};
 	char err[CONF_ERR_MAX];
 

@@ -47,7 +47,20 @@ static struct {
 	int lists;              /* lists found and not yet freed */
 	int open_calls, claim_calls, release_calls, close_calls;
 	struct parport *last_opened;
+	/* the register accesses in order: "RS" "RD" "RC" reads, "WC 05" "WD f7" writes */
+	char io[64][8];
+	int nio, writes;
+	/* cmocka's queue of values is per thread: a read from the sampler's thread
+	 * returns this instead (>= 0), and the test reads the log after the tick */
+	int status_in_thread;
 } mk;
+
+static void io_log(const char *what, int value)
+{
+	if (mk.nio < 64)
+		snprintf(mk.io[mk.nio++], sizeof(mk.io[0]), value < 0 ? "%s" : "%s %02x", what,
+			 value);
+}
 
 int __wrap_ieee1284_find_ports(struct parport_list *list, int flags);
 void __wrap_ieee1284_free_ports(struct parport_list *list);
@@ -57,6 +70,9 @@ void __wrap_ieee1284_release(struct parport *port);
 int __wrap_ieee1284_close(struct parport *port);
 int __wrap_ieee1284_read_status(struct parport *port);
 int __wrap_ieee1284_read_data(struct parport *port);
+int __wrap_ieee1284_read_control(struct parport *port);
+void __wrap_ieee1284_write_control(struct parport *port, unsigned char ct);
+void __wrap_ieee1284_write_data(struct parport *port, unsigned char dt);
 
 static int port_index(const struct parport *port)
 {
@@ -150,6 +166,9 @@ int __wrap_ieee1284_read_status(struct parport *port)
 	int r;
 
 	assert_true(mk.claimed[port_index(port)]);
+	io_log("RS", -1);
+	if (mk.status_in_thread > 0)
+		return mk.status_in_thread;
 	RESULT(r);
 	return r;
 }
@@ -159,8 +178,36 @@ int __wrap_ieee1284_read_data(struct parport *port)
 	int r;
 
 	assert_true(mk.claimed[port_index(port)]);
+	io_log("RD", -1);
 	RESULT(r);
 	return r;
+}
+
+/* ieee1284_read_control(3): the four lines as IEEE 1284 levels (inversions undone) */
+int __wrap_ieee1284_read_control(struct parport *port)
+{
+	int r;
+
+	assert_true(mk.claimed[port_index(port)]);
+	io_log("RC", -1);
+	RESULT(r);
+	return r;
+}
+
+/* The writes must come on a claimed port (ieee1284_control(3), ieee1284_data(3)). */
+void __wrap_ieee1284_write_control(struct parport *port, unsigned char ct)
+{
+	assert_true(mk.claimed[port_index(port)]);
+	assert_int_equal(ct & 0xf0, 0);         /* only the four control lines */
+	io_log("WC", ct);
+	mk.writes++;
+}
+
+void __wrap_ieee1284_write_data(struct parport *port, unsigned char dt)
+{
+	assert_true(mk.claimed[port_index(port)]);
+	io_log("WD", dt);
+	mk.writes++;
 }
 
 static void set_ports(int n, ...)
@@ -211,6 +258,8 @@ static struct conf_parallel par_conf(const char *device, enum conf_par_read read
 			will_return(__wrap_ieee1284_open, (e)); } while (0)
 #define CLAIM(r, e) do { will_return(__wrap_ieee1284_claim, (r)); \
 			 will_return(__wrap_ieee1284_claim, (e)); } while (0)
+#define CONTROL(v, e) do { will_return(__wrap_ieee1284_read_control, (v)); \
+			   will_return(__wrap_ieee1284_read_control, (e)); } while (0)
 
 /* Opens cfg on a port that works, the open-time probe read answered. */
 static void *open_ok(const struct conf_parallel *c)
@@ -438,6 +487,7 @@ static void read_layouts(void **state)
 		assert_int_equal(drv_input_ieee1284.read(st), cases[i].want);
 		drv_input_ieee1284.close(st);
 	}
+	assert_int_equal(mk.writes, 0);         /* without a strobe no pin is driven */
 }
 
 static void read_error(void **state)
@@ -510,6 +560,166 @@ static void bad_read_mode(void **state)
 	(void)state;
 	assert_int_equal(drv_input_ieee1284.open(&c, &st, err, sizeof(err)), -EINVAL);
 	assert_int_equal(mk.lists, 0);
+}
+
+/* --- the strobe --- */
+
+/* The register accesses logged since `from`, joined: "WC 05,RS,WC 04". */
+static void io_since(int from, char *out, size_t len)
+{
+	size_t n = 0;
+
+	out[0] = '\0';
+	for (int i = from; i < mk.nio && n < len; i++)
+		n += (size_t)snprintf(out + n, len - n, "%s%s", i > from ? "," : "", mk.io[i]);
+}
+
+static void expect_io(int from, const char *want)
+{
+	char got[256];
+
+	io_since(from, got, sizeof(got));
+	if (strcmp(got, want) != 0)
+		fail_msg("register accesses '%s', expected '%s'", got, want);
+}
+
+/*
+ * Opening with a strobe reads the register the pin is in and puts the pin at
+ * rest, the other lines as they were; a pulse is one write each way. The
+ * values are libieee1284's (IEEE 1284 levels: it undoes the PC register's
+ * inversion of nStrobe, nAutoFd, nSelectIn), so a bit set is the pin high.
+ */
+static void strobe_levels(void **state)
+{
+	static const struct {
+		const char *what;
+		enum conf_strobe reg;
+		unsigned bit;
+		bool high;
+		int found;              /* what the register reads at open */
+		const char *open_io, *on, *off;
+	} cases[] = {
+		{ "nStrobe pulsed high, nInit high", CONF_STROBE_CONTROL, 0, true, 0x04,
+		  "RC,WC 04", "WC 05", "WC 04" },
+		{ "nStrobe pulsed low, resting high", CONF_STROBE_CONTROL, 0, false, 0x05,
+		  "RC,WC 05", "WC 04", "WC 05" },
+		{ "nSelectIn high, other lines kept", CONF_STROBE_CONTROL, 3, true, 0x0f,
+		  "RC,WC 07", "WC 0f", "WC 07" },
+		{ "only the four lines", CONF_STROBE_CONTROL, 1, true, 0xf4,
+		  "RC,WC 04", "WC 06", "WC 04" },
+		{ "D3 pulsed low", CONF_STROBE_DATA, 3, false, 0xff, "RD,WD ff", "WD f7", "WD ff" },
+		{ "D0 pulsed high", CONF_STROBE_DATA, 0, true, 0x5a, "RD,WD 5a", "WD 5b", "WD 5a" },
+		{ "D7, data unreadable: from 0", CONF_STROBE_DATA, 7, true, E1284_NOTAVAIL,
+		  "RD,WD 00", "WD 80", "WD 00" },
+	};
+
+	(void)state;
+	set_ports(1, "parport0");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct conf_parallel c = par_conf("parport0", CONF_READ_STATUS);
+		char err[CONF_ERR_MAX] = "";
+		void *st = NULL;
+		int from;
+
+		c.strobe = cases[i].reg;
+		c.strobe_bit = cases[i].bit;
+		c.strobe_high = cases[i].high;
+		will_return(__wrap_ieee1284_find_ports, E1284_OK);
+		OPEN(E1284_OK, 0);
+		CLAIM(E1284_OK, 0);
+		STATUS(0x00, 0);
+		if (cases[i].reg == CONF_STROBE_CONTROL)
+			CONTROL(cases[i].found, 0);
+		else
+			DATA(cases[i].found, 0);
+		from = mk.nio;
+		if (drv_input_ieee1284.open(&c, &st, err, sizeof(err)) != 0)
+			fail_msg("%s: open: %s", cases[i].what, err);
+		printf("# %s\n", cases[i].what);
+		expect_io(from + 1, cases[i].open_io);          /* after the probe read */
+		from = mk.nio;
+		assert_int_equal(drv_input_ieee1284.strobe(st, true), 0);
+		expect_io(from, cases[i].on);
+		from = mk.nio;
+		assert_int_equal(drv_input_ieee1284.strobe(st, false), 0);
+		expect_io(from, cases[i].off);
+		drv_input_ieee1284.close(st);
+	}
+}
+
+/* The control lines unreadable at open: no port, the claim and the open undone. */
+static void strobe_control_unreadable(void **state)
+{
+	struct conf_parallel c = par_conf("parport0", CONF_READ_STATUS);
+	char err[CONF_ERR_MAX] = "";
+	void *st = (void *)1;
+
+	(void)state;
+	c.strobe = CONF_STROBE_CONTROL;
+	set_ports(1, "parport0");
+	will_return(__wrap_ieee1284_find_ports, E1284_OK);
+	OPEN(E1284_OK, 0);
+	CLAIM(E1284_OK, 0);
+	STATUS(0x00, 0);
+	CONTROL(E1284_SYS, EIO);
+	assert_int_equal(drv_input_ieee1284.open(&c, &st, err, sizeof(err)), -EIO);
+	assert_null(st);
+	printf("# %s\n", err);
+	assert_non_null(strstr(err, "control lines of parallel port parport0"));
+	assert_int_equal(mk.release_calls, 1);
+	assert_int_equal(mk.close_calls, 1);
+	assert_int_equal(mk.writes, 0);
+}
+
+/* One tick from the test, as the timer gives it; returns once it is sampled. */
+static void tick(struct sampler *s, uint64_t k);
+static const struct rec *pop_rec(struct sampler *s, char *text, size_t cap);
+
+/*
+ * The sampler with a strobe, each tick: set the pin, wait strobe_us, read, reset
+ * the pin; one pulse per sample, and the IN record is the read's value.
+ */
+static void sampler_pulses_around_the_read(void **state)
+{
+	struct conf_parallel c = par_conf("parport0", CONF_READ_STATUS);
+	char err[CONF_ERR_MAX] = "", text[160];
+	const struct rec *r;
+	struct sampler s;
+	int degraded = 0, from;
+
+	(void)state;
+	c.strobe = CONF_STROBE_CONTROL;
+	c.strobe_bit = 0;
+	c.strobe_high = true;
+	c.strobe_us = 20;
+	c.cpu = CONF_CPU_ANY;
+	c.priority = CONF_PRIO_OTHER;
+	conf_resolve_parallel(&c);
+	set_ports(1, "parport0");
+	will_return(__wrap_ieee1284_find_ports, E1284_OK);
+	OPEN(E1284_OK, 0);
+	CLAIM(E1284_OK, 0);
+	STATUS(0x00, 0);
+	CONTROL(0x04, 0);
+	assert_int_equal(sampler_init(&s, &c, 64, err, sizeof(err)), 0);
+	assert_int_equal(sampler_start(&s, &degraded), 0);
+	from = mk.nio;
+	mk.status_in_thread = 0x41;
+	for (uint64_t k = 1; k <= 3; k++)
+		tick(&s, k);
+	sampler_stop(&s);
+	expect_io(from, "WC 05,RS,WC 04,WC 05,RS,WC 04,WC 05,RS,WC 04");
+	assert_int_equal(mk.writes, 1 + 2 * 3);         /* rest at open, then 2 per sample */
+	/* EV open says which pin pulses, and the IN line holds what was read */
+	r = pop_rec(&s, text, sizeof(text));
+	assert_int_equal(r->a, EV_OPEN);
+	/* (the head slot's 80 bytes of it) */
+	assert_non_null(strstr(text, "read=status mask=0xff strobe=control:0 strobe_us"));
+	r = pop_rec(&s, text, sizeof(text));
+	assert_int_equal(r->kind, REC_IN);
+	assert_int_equal(r->a, 0x41);
+	assert_int_equal(ring_ready_now(&s.src.ring), 0);
+	sampler_fini(&s);
 }
 
 /* --- the lines driver --- */
@@ -606,6 +816,40 @@ static void sim_pins_and_truncation(void **state)
 	assert_int_equal(drv_input_sim.read(st), 0x01);     /* and works again once whole */
 	close(fd);
 	drv_input_sim.close(st);
+	unlink(c.device);
+}
+
+/* The sim driver counts its pulses in its file (bytes 8-19: sets, resets, reads
+ * while set), and goes on counting after a reopen. */
+static void sim_strobes_counted(void **state)
+{
+	struct conf_parallel c = { .name = "sim0", .driver = &drv_input_sim,
+				   .read = CONF_READ_STATUS, .mask = 0xff,
+				   .strobe = CONF_STROBE_DATA, .strobe_bit = 1 };
+	char err[CONF_ERR_MAX] = "";
+	uint32_t n[3];
+	void *st;
+	int fd;
+
+	(void)state;
+	snprintf(c.device, sizeof(c.device), "/tmp/portlogd-test-strobe-%d", (int)getpid());
+	unlink(c.device);
+	for (int round = 0; round < 2; round++) {
+		assert_int_equal(drv_input_sim.open(&c, &st, err, sizeof(err)), 0);
+		assert_int_equal(drv_input_sim.read(st), 0);    /* no pulse: not counted */
+		for (int i = 0; i < 5; i++) {
+			assert_int_equal(drv_input_sim.strobe(st, true), 0);
+			assert_int_equal(drv_input_sim.read(st), 0);
+			assert_int_equal(drv_input_sim.strobe(st, false), 0);
+		}
+		drv_input_sim.close(st);
+		fd = open(c.device, O_RDONLY);
+		assert_true(fd >= 0);
+		assert_int_equal(pread(fd, n, sizeof(n), 8), (ssize_t)sizeof(n));
+		close(fd);
+		for (int k = 0; k < 3; k++)     /* little-endian, as on this machine */
+			assert_int_equal(n[k], 5 * (round + 1));
+	}
 	unlink(c.device);
 }
 
@@ -755,11 +999,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(probe_fails_at_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(close_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_read_mode, setup, teardown),
+		cmocka_unit_test_setup_teardown(strobe_levels, setup, teardown),
+		cmocka_unit_test_setup_teardown(strobe_control_unreadable, setup, teardown),
+		cmocka_unit_test_setup_teardown(sampler_pulses_around_the_read, setup, teardown),
 		cmocka_unit_test(pty_lines),
 		cmocka_unit_test(file_has_no_lines),
 		cmocka_unit_test(lines_missing_device),
 		cmocka_unit_test(uart_lines),
 		cmocka_unit_test(sim_pins_and_truncation),
+		cmocka_unit_test(sim_strobes_counted),
 		cmocka_unit_test(lost_port_is_reopened),
 	};
 
