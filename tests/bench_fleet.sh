@@ -28,7 +28,7 @@ cat >"$tmp/p/portlogd.conf" <<EOF
 log_file = $tmp/p/portlogd.log
 [timer]
 priority = other
-cpu_dma_latency = off
+idle_latency = off
 EOF
 for i in 0 1 2 3; do
 	printf '[serial p%s]\ndevice = %s/p/tty%s\npriority = other\n' "$i" "$tmp" "$i" >>"$tmp/p/portlogd.conf"
