@@ -8,11 +8,13 @@
  * ASYNC_LOW_LATENCY is shown on the 16550A in test_drv. The FTDI latency timer
  * is a file under a fixture sysfs tree. read is wrapped too, to stall the
  * reader between its wake-up and its read, as a preempted thread or a stopped
- * vCPU does, while more bytes arrive.
+ * vCPU does, while more bytes arrive; and ppoll is wrapped to wake the reader
+ * a chosen time after its deadline, as a CPU taken by another task does.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/serial.h>
+#include <poll.h>
 #include <pty.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -77,6 +79,7 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
  */
 #define STALL_NS 20000000
 static _Atomic int stall_fd = -1;
+static long stall_ns = STALL_NS;
 static int stall_master;
 static const char *stall_more;
 static int stall_inq;
@@ -90,7 +93,7 @@ ssize_t __wrap_read(int fd, void *buf, size_t len)
 	int want = atomic_load(&stall_fd);
 
 	if (want >= 0 && fd == want && atomic_compare_exchange_strong(&stall_fd, &want, -1)) {
-		struct timespec pause = { 0, STALL_NS }, ms = { 0, 1000000 };
+		struct timespec pause = { 0, stall_ns }, ms = { 0, 1000000 };
 		int inq = 0;
 
 		nanosleep(&pause, NULL);
@@ -105,6 +108,54 @@ ssize_t __wrap_read(int fd, void *buf, size_t len)
 	}
 	atomic_fetch_add(&reads, 1);
 	return __real_read(fd, buf, len);
+}
+
+/*
+ * A late wake-up: the reader's next ppoll with a timeout on port_fd (a packet
+ * in progress) first writes late_more into the pty's master, well before the
+ * deadline, and waits until the line discipline holds it; then it sleeps until
+ * late_us after the deadline the reader asked for (its CPU taken), and only
+ * then looks, without waiting. late_more NULL: nothing arrives, the reader
+ * finds the deadline passed and reads (the read stall above may bring bytes).
+ */
+static _Atomic int late_us = -1;
+static _Atomic int late_fd = -1;
+static const char *late_more;
+
+int __real_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig);
+int __wrap_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig);
+
+int __wrap_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig)
+{
+	int us = atomic_load(&late_us);
+
+	if (us >= 0 && tmo != NULL && n > 0 && fds[0].fd == atomic_load(&late_fd)
+	    && atomic_compare_exchange_strong(&late_us, &us, -1)) {
+		struct timespec until, zero = { 0, 0 }, ms = { 0, 1000000 };
+		int64_t t;
+
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		t = (int64_t)until.tv_sec * 1000000000 + until.tv_nsec
+		    + (int64_t)tmo->tv_sec * 1000000000 + tmo->tv_nsec + (int64_t)us * 1000;
+		if (late_more != NULL) {
+			int inq = 0;
+
+			if (write(stall_master, late_more, strlen(late_more)) < 0)
+				abort();
+			for (int i = 0; i < 1000 && inq < (int)strlen(late_more); i++) {
+				if (ioctl(fds[0].fd, TIOCINQ, &inq) < 0)
+					abort();
+				if (inq < (int)strlen(late_more))
+					nanosleep(&ms, NULL);
+			}
+		}
+		until.tv_sec = t / 1000000000;
+		until.tv_nsec = t % 1000000000;
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+			;
+		return __real_ppoll(fds, n, &zero, sig);
+	}
+	return __real_ppoll(fds, n, tmo, sig);
 }
 
 static struct conf_serial pty_conf(char *device)
@@ -380,6 +431,170 @@ static void stalled_read_is_reported(void **state)
 	close(stop_fd);
 }
 
+/* Pops records until one RX holds `want` as its end (bounded); returns the texts of
+ * what came, RX payloads as they are and EV late-delivery lines as "<FIELDS>". */
+static void collect(struct serial_port *p, const char *want, char *out, size_t len,
+		    char ev[][SOURCE_EV_MAX + 1], unsigned *nev, int64_t *ev_t, int64_t *rx_t)
+{
+	unsigned rx = 0;
+
+	*out = '\0';
+	*nev = 0;
+	for (int i = 0; i < 5000; i++) {
+		struct timespec ms = { 0, 1000000 };
+		size_t ol = strlen(out), wl = strlen(want);
+
+		if (ol >= wl && strcmp(out + ol - wl, want) == 0)
+			return;
+		if (ring_ready(&p->src.ring) == 0) {
+			nanosleep(&ms, NULL);
+			continue;
+		}
+		{
+			const struct rec *r = &ring_rslot(&p->src.ring, 0)->rec;
+			int kind = r->kind;
+			int64_t t = r->t_mono;
+			const char *text = pop(p, kind, kind == REC_EV ? EV_LATE : 0);
+
+			if (kind == REC_EV) {
+				if (*nev < 4) {
+					snprintf(ev[*nev], SOURCE_EV_MAX + 1, "%s", text);
+					ev_t[*nev] = t;
+					(*nev)++;
+				}
+				strncat(out, "<", len - strlen(out) - 1);
+				strncat(out, text, len - strlen(out) - 1);
+				strncat(out, ">", len - strlen(out) - 1);
+				continue;
+			}
+			if (rx < 4)
+				rx_t[rx++] = t;
+			strncat(out, text, len - strlen(out) - 1);
+			strncat(out, "|", len - strlen(out) - 1);
+		}
+	}
+	fail_msg("no RX ending in '%s' within 5 s; got %s", want, out);
+}
+
+/* Waits (bounded) until the reader has made one more read than `before`. */
+static void wait_read(unsigned before)
+{
+	for (int i = 0; i < 1000 && atomic_load(&reads) == before; i++) {
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+	assert_true(atomic_load(&reads) > before);
+}
+
+/*
+ * The boundary rule in the real reader (reasm.h): the reader's CPU is taken
+ * until 50, 100, 300 and 800 us after a packet's deadline while its next
+ * fragment waits in the kernel (late-wake), or the read at the deadline finds
+ * bytes (deadline-read). It cannot tell whether they arrived before or after
+ * the deadline: it joins them and says so, every time. Woken more than a gap
+ * after the deadline, it begins a new packet and says so. A fragment it saw
+ * in time, or a silence it saw, gets no mark.
+ */
+static void late_wake_is_marked(void **state)
+{
+	static const int amounts_us[] = { 50, 100, 300, 800, 25000 };
+	char device[64], got[256], ev[4][SOURCE_EV_MAX + 1];
+	struct conf_serial c;
+	struct serial_port p;
+	int master, slave, stop_fd, degraded = 0;
+	int64_t ev_t[4], rx_t[4];
+	uint64_t one = 1;
+	unsigned nev;
+
+	(void)state;
+	assert_int_equal(openpty(&master, &slave, device, NULL, NULL), 0);
+	close(slave);
+	c = pty_conf(device);
+	c.delimiter = -1;
+	c.gap_us = 20000;       /* 20 ms: a wake-up below a gap late is joined */
+	stop_fd = eventfd(0, EFD_CLOEXEC);
+	conf_resolve_serial(&c);
+	assert_int_equal(serial_init(&p, &c, 64, stop_fd), 0);
+	assert_int_equal(serial_open(&p), 0);
+	pop(&p, REC_EV, EV_OPEN);
+	assert_int_equal(serial_start(&p, &degraded), 0);
+	stall_master = master;
+	atomic_store(&late_fd, p.drv.fd);
+
+	for (int path = 0; path < 2; path++) {
+		for (size_t k = 0; k < sizeof(amounts_us) / sizeof(amounts_us[0]); k++) {
+			int x = amounts_us[k];
+			bool split = x * 1000 > p.gap_ns;
+			char want_ev[96];
+			long wait_us;
+			unsigned before;
+
+			if (path == 0) {
+				/* the next fragment arrives long before the deadline; the
+				 * reader wakes x us after it */
+				late_more = "efgh";
+			} else {
+				/* nothing woke the reader; its read at the deadline,
+				 * x us late, returns bytes */
+				late_more = NULL;
+				stall_ns = 0;
+				stall_more = "efgh";
+				stall_inq = 4;
+			}
+			atomic_store(&late_us, x);
+			before = atomic_load(&reads);
+			assert_int_equal(write(master, "abcd", 4), 4);
+			if (path == 1) {
+				wait_read(before);      /* "abcd" read: now the deadline read */
+				atomic_store(&stall_fd, p.drv.fd);
+			}
+			collect(&p, "efgh|", got, sizeof(got), ev, &nev, ev_t, rx_t);
+			printf("# %s %d us late: %s\n", path ? "deadline read" : "woken", x, got);
+			assert_int_equal(nev, 1);
+			snprintf(want_ev, sizeof(want_ev), " bytes=4 case=%s joined=%s",
+				 path ? "deadline-read" : "late-wake", split ? "no" : "yes");
+			if (strstr(ev[0], want_ev) == NULL || sscanf(ev[0], "wait_us=%ld", &wait_us) != 1)
+				fail_msg("EV late-delivery %s, expected wait_us=N%s", ev[0], want_ev);
+			assert_true(wait_us >= x);
+			if (split) {
+				char want[2 * SOURCE_EV_MAX];
+
+				/* "abcd" ended; the mark dated at the packet the bytes begin */
+				snprintf(want, sizeof(want), "abcd|<%s>efgh|", ev[0]);
+				assert_string_equal(got, want);
+				assert_int_equal(ev_t[0], rx_t[1]);
+			} else {
+				char want[2 * SOURCE_EV_MAX];
+
+				snprintf(want, sizeof(want), "<%s>abcdefgh|", ev[0]);
+				assert_string_equal(got, want);
+				assert_int_equal(ev_t[0], rx_t[0]);
+			}
+			stall_ns = STALL_NS;
+		}
+	}
+
+	/* judged: a fragment within the gap, and the silence after the packet */
+	{
+		unsigned before = atomic_load(&reads);
+
+		assert_int_equal(write(master, "ijkl", 4), 4);
+		wait_read(before);
+		assert_int_equal(write(master, "mnop", 4), 4);
+		collect(&p, "mnop|", got, sizeof(got), ev, &nev, ev_t, rx_t);
+		printf("# in time: %s\n", got);
+		assert_int_equal(nev, 0);
+		/* one packet, or two if this thread was held up a gap between its writes */
+		assert_true(strcmp(got, "ijklmnop|") == 0 || strcmp(got, "ijkl|mnop|") == 0);
+	}
+
+	assert_int_equal(write(stop_fd, &one, sizeof(one)), sizeof(one));
+	serial_join(&p);
+	serial_fini(&p);
+	close(master);
+	close(stop_fd);
+}
+
 static void write_file(const char *path, const char *text, mode_t mode)
 {
 	FILE *f = fopen(path, "w");
@@ -463,6 +678,7 @@ int main(void)
 		cmocka_unit_test(pty_has_no_counters),
 		cmocka_unit_test(refused_low_latency_is_reported),
 		cmocka_unit_test(stalled_read_is_reported),
+		cmocka_unit_test(late_wake_is_marked),
 		cmocka_unit_test(ftdi_latency_timer),
 	};
 
