@@ -36,6 +36,7 @@ enum ev_code {
 	EV_WRITE_RECOVERED, /* writing works again: "errno=... down_ms=... failures=... dropped=..." */
 	EV_SYNC_FAILED, /* fdatasync failed: "errno=..." */
 	EV_CLOCK_STEP,  /* CLOCK_REALTIME was set: "delta_us=+N" */
+	EV_CLOCK,       /* the clock's quality (clockq.h): "synced=yes maxerror_us=N ..." */
 	EV_SEQ_GAP,     /* a record missing from a ring without a drop (a bug) */
 	EV_BAD_RECORD,  /* a record of a kind no table names (a bug): "kind=N seq=N count=N" */
 	EV_NCODES,      /* one past the last code */

@@ -526,6 +526,77 @@ int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen)
 	return checked;
 }
 
+/* The value of "reason=" in an EV clock line, or "" */
+static const char *clock_reason(const char *text, char *out, size_t len)
+{
+	const char *r = strstr(text, " reason=");
+
+	snprintf(out, len, "%.*s", r ? (int)strcspn(r + 8, " ") : 0, r ? r + 8 : "");
+	return out;
+}
+
+int e2e_check_clock(const struct e2e_log *log, char *why, size_t whylen)
+{
+	size_t start = 0, stat_at = 0;      /* line numbers (1-based) of what waits; 0: none */
+	bool in_run = false, stopped = false, clock_start = false, prev_stat = false;
+	int checked = 0;
+
+	for (size_t i = 0; i <= log->n; i++) {
+		const struct e2e_line *l = i < log->n ? &log->line[i] : NULL;
+		bool mine = l != NULL && strcmp(l->src, "portlogd") == 0;
+		bool is_stat = mine && strcmp(l->kind, "STAT") == 0;
+		char reason[16];
+
+		if (l == NULL || (mine && strstr(l->text, " portlogd EV start ") != NULL)) {
+			/* the run before ends: it said the clock at start; after its
+			 * last STAT round too, unless it was killed (no EV stop) */
+			if (in_run && !clock_start) {
+				snprintf(why, whylen, "no EV clock reason=start after the EV start at "
+					 "line %zu", start);
+				return -1;
+			}
+			if (in_run && stat_at != 0 && stopped) {
+				snprintf(why, whylen, "no EV clock after the STAT round at line %zu",
+					 stat_at);
+				return -1;
+			}
+			in_run = l != NULL;
+			start = i + 1;
+			stopped = clock_start = prev_stat = false;
+			stat_at = 0;
+			continue;
+		}
+		if (mine && strcmp(l->kind, "EV") == 0 && strstr(l->text, " portlogd EV stop ") != NULL)
+			stopped = true;
+		if (mine && strcmp(l->kind, "EV") == 0
+		    && strstr(l->text, " portlogd EV clock synced=") != NULL) {
+			clock_reason(l->text, reason, sizeof(reason));
+			if (strcmp(reason, "start") == 0)
+				clock_start = true;
+			if (stat_at != 0 && (strcmp(reason, "stat") == 0 || strcmp(reason, "change") == 0)) {
+				stat_at = 0;
+				checked++;
+			}
+		}
+		if (is_stat && !prev_stat) {
+			/* a new round: the one before must have had its line */
+			if (stat_at != 0) {
+				snprintf(why, whylen, "no EV clock after the STAT round at line %zu",
+					 stat_at);
+				return -1;
+			}
+			if (in_run && !clock_start) {
+				snprintf(why, whylen, "a STAT round at line %zu before any EV clock "
+					 "reason=start", i + 1);
+				return -1;
+			}
+			stat_at = i + 1;
+		}
+		prev_stat = is_stat;       /* a round's STAT lines are written together */
+	}
+	return checked;
+}
+
 void e2e_expect_accounted(const struct e2e_log *log)
 {
 	char why[1024];
@@ -536,6 +607,10 @@ void e2e_expect_accounted(const struct e2e_log *log)
 	if (n == 0)
 		fail_msg("accounting: no STAT line with accounted= to check against");
 	printf("# accounting: every record is a line or in a DROP count, at %d STAT lines\n", n);
+	n = e2e_check_clock(log, why, sizeof(why));
+	if (n < 0)
+		fail_msg("EV clock: %s", why);
+	printf("# EV clock: at every start, and after %d STAT rounds\n", n);
 }
 
 void e2e_filter_from_env(void)

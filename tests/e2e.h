@@ -94,7 +94,16 @@ uint8_t *e2e_concat(const struct e2e_log *log, const char *src, size_t *len,
  * were checked, or -1 with the first mismatch in why.
  */
 int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen);
-/* The same as a cmocka assertion: fails the test on a mismatch or when no STAT
+/*
+ * The log says the clock's quality: every run (from EV start) has an EV clock
+ * line with reason=start before its first STAT round, and every STAT round (a
+ * block of portlogd STAT lines) is followed by an EV clock line (reason=stat,
+ * or change when the round found one) before the next round; a run that did not
+ * stop (no EV stop: killed) may lack the line after its last round. Returns
+ * how many rounds had their line, or -1 with the first miss in why.
+ */
+int e2e_check_clock(const struct e2e_log *log, char *why, size_t whylen);
+/* Both as a cmocka assertion: fails the test on a mismatch or when no STAT
  * line could be checked; prints how many were. */
 void e2e_expect_accounted(const struct e2e_log *log);
 

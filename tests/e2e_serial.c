@@ -377,6 +377,66 @@ static void accounting_check_can_fail(void **state)
 	rmdir(dir);
 }
 
+/* The EV clock check: a log that says the clock at start and after every STAT
+ * round passes; one that misses either fails, but a killed run may miss the
+ * line after its last round. */
+static void clock_check_can_fail(void **state)
+{
+	static const char *const good[] = {
+		"1.000000000 portlogd EV start version=0 pid=1 config=/c serial=1 parallel=0\n",
+		"1.100000000 portlogd EV clock synced=no maxerror_us=16000000 esterror_us=16000000 "
+		"unsync_flag=yes leap=none reason=start\n",
+		"1.200000000 a RX 1 41 \"A\"\n",
+		"1.300000000 portlogd STAT a records=1 bytes=1 drops=0 accounted=1\n",
+		"1.400000000 portlogd STAT flusher lines=4 bytes=100 write_errors=0\n",
+		"1.500000000 portlogd EV clock synced=yes maxerror_us=1200 esterror_us=30 unsync_flag=no "
+		"leap=none reason=change\n",
+		"1.600000000 portlogd EV stop reason=SIGTERM\n",
+		"1.700000000 portlogd STAT a records=1 bytes=1 drops=0 accounted=1\n",
+		"1.800000000 portlogd EV clock synced=yes maxerror_us=1200 esterror_us=30 unsync_flag=no "
+		"leap=none reason=stat\n",
+	};
+	enum { N = sizeof(good) / sizeof(good[0]) };
+	static const struct { int drop, want; const char *why; } cases[] = {
+		{ -1, 2, NULL }, { 1, -1, "reason=start" }, { 5, -1, "line 4" },
+		{ 8, -1, "line 8" },
+	};
+	char dir[256], path[300], why[512], text[4096];
+	struct e2e_log log;
+
+	(void)state;
+	e2e_tmpdir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/log", dir);
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		size_t o = 0;
+
+		for (int i = 0; i < N; i++)
+			if (i != cases[c].drop)
+				o += (size_t)snprintf(text + o, sizeof(text) - o, "%s", good[i]);
+		e2e_write_file(path, text);
+		memset(&log, 0, sizeof(log));
+		assert_int_equal(e2e_read_log(&log, path), 0);
+		why[0] = '\0';
+		assert_int_equal(e2e_check_clock(&log, why, sizeof(why)), cases[c].want);
+		if (cases[c].why != NULL) {
+			printf("# caught: %s\n", why);
+			assert_non_null(strstr(why, cases[c].why));
+		}
+		e2e_free_log(&log);
+	}
+	/* killed after a round (no EV stop), then started again: the killed run's
+	 * last round may lack its line */
+	snprintf(text, sizeof(text), "%s%s%s%s%s%s", good[0], good[1], good[3], good[0], good[1],
+		 good[3]);
+	e2e_write_file(path, text);
+	memset(&log, 0, sizeof(log));
+	assert_int_equal(e2e_read_log(&log, path), 0);
+	assert_int_equal(e2e_check_clock(&log, why, sizeof(why)), 0);
+	e2e_free_log(&log);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* Reads the rotated files PATH.1 .. PATH.rot and PATH, in that order, and checks
  * that together they hold every packet once and account for every record. */
 static void check_rotated(struct run *r, unsigned rot, const char *what)
@@ -544,11 +604,12 @@ static void sigterm_during_traffic(void **state)
 		check_port(&r.log, &p[i], sent, false, &r.st);
 	}
 	report("SIGTERM", &r.st);
-	/* the stop event comes last, followed only by the final STAT lines */
+	/* the stop event comes last, followed only by the final STAT round and its EV clock */
 	{
 		size_t last = r.log.n;
 
-		while (last > 0 && strcmp(r.log.line[last - 1].kind, "STAT") == 0)
+		while (last > 0 && (strcmp(r.log.line[last - 1].kind, "STAT") == 0
+				    || strstr(r.log.line[last - 1].text, " portlogd EV clock ") != NULL))
 			last--;
 		assert_true(last > 0 && strstr(r.log.line[last - 1].text,
 					       "portlogd EV stop reason=SIGTERM") != NULL);
@@ -781,6 +842,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(accounting_check_can_fail),
+		cmocka_unit_test(clock_check_can_fail),
 		cmocka_unit_test(config_mistakes),
 		cmocka_unit_test_teardown(four_ports, teardown),
 		cmocka_unit_test_teardown(sighup_rotation, teardown),
