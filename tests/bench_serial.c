@@ -164,22 +164,6 @@ static void port_marks(const struct e2e_log *log, const char *name, struct marks
 	}
 }
 
-/* The line that holds byte `off`: the last line starting at or before it. */
-static size_t line_of(const size_t *starts, size_t nlines, size_t off)
-{
-	size_t lo = 0, hi = nlines;
-
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-
-		if (starts[mid] <= off)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /*
  * How late the reader took the line's first byte: its TIME minus the time the
  * simulator wrote that byte (the write that holds it). More than half a gap
@@ -233,14 +217,14 @@ static void tally_port(const struct e2e_log *log, const struct sim_port *p, size
 	}
 	for (size_t i = 0; i < npkt && nlines > 0; i++) {
 		const struct sim_packet *k = &p->pkt[i];
+		enum e2e_fit fit;
 		size_t c, e;
-		bool ok = true;
 
 		if (k->off + k->len > want)
 			break;
 		ty->sent++;
-		c = line_of(starts, nlines, k->off);
-		if (starts[c] == k->off && starts[c + 1] - starts[c] == k->len) {
+		fit = e2e_packet_fit(log, p->name, starts, idx, nlines, k->off, k->len, &c, &e);
+		if (fit == E2E_FIT_ONE) {
 			ty->once++;
 			ty->clean += sim_packet_clean(p, i);
 			ty->err[ty->nerr++] = log->line[idx[c]].t - k->t_first_real;
@@ -249,14 +233,7 @@ static void tally_port(const struct e2e_log *log, const struct sim_port *p, size
 		if (!sim_packet_clean(p, i))
 			continue;       /* the simulator did not keep its pauses: no verdict */
 		ty->clean++;
-		if (starts[c] != k->off)
-			ok &= marked_at(&m, log->line[idx[c]].t);
-		for (size_t j = c + 1; j < nlines && starts[j] < k->off + k->len; j++)
-			ok &= marked_at(&m, log->line[idx[j]].t);
-		e = line_of(starts, nlines, k->off + k->len - 1);
-		if (starts[e + 1] != k->off + k->len)
-			ok &= marked_at(&m, log->line[idx[e]].t);
-		if (ok) {
+		if (fit == E2E_FIT_MARKED) {
 			ty->wrong_marked++;
 			continue;
 		}

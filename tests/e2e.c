@@ -426,6 +426,51 @@ uint8_t *e2e_concat(const struct e2e_log *log, const char *src, size_t *len,
 	return out;
 }
 
+size_t e2e_line_of(const size_t *starts, size_t nlines, size_t off)
+{
+	size_t lo = 0, hi = nlines;
+
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (starts[mid] <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Is there an EV late-delivery of src dated t? */
+static bool late_mark_at(const struct e2e_log *log, const char *src, int64_t t)
+{
+	for (size_t i = 0; i < log->n; i++)
+		if (log->line[i].t == t && strcmp(log->line[i].src, src) == 0
+		    && strstr(log->line[i].text, " EV late-delivery ") != NULL)
+			return true;
+	return false;
+}
+
+enum e2e_fit e2e_packet_fit(const struct e2e_log *log, const char *src, const size_t *starts,
+			    const size_t *idx, size_t nlines, size_t off, size_t len, size_t *first,
+			    size_t *last)
+{
+	size_t c = e2e_line_of(starts, nlines, off), e = e2e_line_of(starts, nlines, off + len - 1);
+	bool ok = true;
+
+	*first = c;
+	*last = e;
+	if (starts[c] == off && starts[c + 1] == off + len)
+		return E2E_FIT_ONE;
+	if (starts[c] != off)
+		ok &= late_mark_at(log, src, log->line[idx[c]].t);
+	for (size_t j = c + 1; j <= e; j++)
+		ok &= late_mark_at(log, src, log->line[idx[j]].t);
+	if (starts[e + 1] != off + len)
+		ok &= late_mark_at(log, src, log->line[idx[e]].t);
+	return ok ? E2E_FIT_MARKED : E2E_FIT_UNMARKED;
+}
+
 static int cmp64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;

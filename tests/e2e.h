@@ -85,6 +85,22 @@ void e2e_free_log(struct e2e_log *log);
 uint8_t *e2e_concat(const struct e2e_log *log, const char *src, size_t *len,
 		    size_t **starts, size_t **line_idx, size_t *nlines);
 
+/* The RX line (an index into e2e_concat's starts) that holds byte off. */
+size_t e2e_line_of(const size_t *starts, size_t nlines, size_t off);
+
+/*
+ * How src's RX lines (e2e_concat's starts and line_idx) hold the packet of len
+ * bytes at off: exactly one line; a wrong boundary marked where the boundary
+ * rule puts the mark (README, "Packet boundaries": an EV late-delivery of src
+ * dated at each line that begins inside the packet, and at the line that holds
+ * its first or its last byte when that line runs past it); or unmarked. The
+ * lines involved are *first..*last.
+ */
+enum e2e_fit { E2E_FIT_ONE, E2E_FIT_MARKED, E2E_FIT_UNMARKED };
+enum e2e_fit e2e_packet_fit(const struct e2e_log *log, const char *src, const size_t *starts,
+			    const size_t *idx, size_t nlines, size_t off, size_t len, size_t *first,
+			    size_t *last);
+
 /*
  * The log proves by itself that nothing vanished: for every source, its lines
  * (DROP lines aside) plus the counts in its DROP lines, up to each STAT line

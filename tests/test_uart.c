@@ -351,6 +351,48 @@ static void pop_late_and_rx(struct serial_port *p, unsigned n, char *out, size_t
 	}
 }
 
+/* Waits (bounded) until the reader has made one more read than `before`. */
+static void wait_read(unsigned before)
+{
+	for (int i = 0; i < 1000 && atomic_load(&reads) == before; i++) {
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+	assert_true(atomic_load(&reads) > before);
+}
+
+/* A reader thread on a fresh pty, no delimiter, the given gap; returns the master. */
+static int start_reader(struct serial_port *p, struct conf_serial *c, char *device,
+			unsigned gap_us, int *stop_fd)
+{
+	int master, slave, degraded = 0;
+
+	assert_int_equal(openpty(&master, &slave, device, NULL, NULL), 0);
+	close(slave);
+	*c = pty_conf(device);
+	c->delimiter = -1;
+	c->gap_us = gap_us;
+	*stop_fd = eventfd(0, EFD_CLOEXEC);
+	conf_resolve_serial(c);
+	assert_int_equal(serial_init(p, c, 64, *stop_fd), 0);
+	assert_int_equal(serial_open(p), 0);
+	pop(p, REC_EV, EV_OPEN);
+	assert_int_equal(serial_start(p, &degraded), 0);
+	stall_master = master;
+	return master;
+}
+
+static void stop_reader(struct serial_port *p, int master, int stop_fd)
+{
+	uint64_t one = 1;
+
+	assert_int_equal(write(stop_fd, &one, sizeof(one)), sizeof(one));
+	serial_join(p);
+	serial_fini(p);
+	close(master);
+	close(stop_fd);
+}
+
 /*
  * The reader is stalled after it woke for some bytes and before it read them,
  * and more bytes arrive after a silence longer than the gap: one read returns
@@ -362,24 +404,12 @@ static void stalled_read_is_reported(void **state)
 	char device[64], got[128];
 	struct conf_serial c;
 	struct serial_port p;
-	int master, slave, stop_fd, degraded = 0;
-	uint64_t one = 1;
+	int master, stop_fd;
 	unsigned before;
 	bool late_at_rx;
 
 	(void)state;
-	assert_int_equal(openpty(&master, &slave, device, NULL, NULL), 0);
-	close(slave);
-	c = pty_conf(device);
-	c.delimiter = -1;
-	c.gap_us = 5000;
-	stop_fd = eventfd(0, EFD_CLOEXEC);
-	conf_resolve_serial(&c);
-	assert_int_equal(serial_init(&p, &c, 64, stop_fd), 0);
-	assert_int_equal(serial_open(&p), 0);
-	pop(&p, REC_EV, EV_OPEN);
-	assert_int_equal(serial_start(&p, &degraded), 0);
-	stall_master = master;
+	master = start_reader(&p, &c, device, 5000, &stop_fd);
 
 	/* no packet in progress: "first", 20 ms of silence, "second", read as one */
 	stall_more = "second";
@@ -396,10 +426,7 @@ static void stalled_read_is_reported(void **state)
 	 * "x" and "fourth" come in one read, flagged. */
 	before = atomic_load(&reads);
 	assert_int_equal(write(master, "third", 5), 5);
-	for (int i = 0; i < 1000 && atomic_load(&reads) == before; i++) {
-		struct timespec ms = { 0, 1000000 };
-		nanosleep(&ms, NULL);
-	}
+	wait_read(before);
 	stall_more = "fourth";
 	stall_inq = 7;
 	atomic_store(&stall_fd, p.drv.fd);
@@ -423,12 +450,7 @@ static void stalled_read_is_reported(void **state)
 	/* "third" alone or with "x"; the late EV before the packet holding "fourth" */
 	assert_true(strcmp(got, "third<late>xfourth") == 0 || strcmp(got, "<late>thirdxfourth") == 0);
 	assert_true(late_at_rx);
-
-	assert_int_equal(write(stop_fd, &one, sizeof(one)), sizeof(one));
-	serial_join(&p);
-	serial_fini(&p);
-	close(master);
-	close(stop_fd);
+	stop_reader(&p, master, stop_fd);
 }
 
 /* Pops records until one RX holds `want` as its end (bounded); returns the texts of
@@ -476,16 +498,6 @@ static void collect(struct serial_port *p, const char *want, char *out, size_t l
 	fail_msg("no RX ending in '%s' within 5 s; got %s", want, out);
 }
 
-/* Waits (bounded) until the reader has made one more read than `before`. */
-static void wait_read(unsigned before)
-{
-	for (int i = 0; i < 1000 && atomic_load(&reads) == before; i++) {
-		struct timespec ms = { 0, 1000000 };
-		nanosleep(&ms, NULL);
-	}
-	assert_true(atomic_load(&reads) > before);
-}
-
 /*
  * The boundary rule in the real reader (reasm.h): the reader's CPU is taken
  * until 50, 100, 300 and 800 us after a packet's deadline while its next
@@ -501,24 +513,13 @@ static void late_wake_is_marked(void **state)
 	char device[64], got[256], ev[4][SOURCE_EV_MAX + 1];
 	struct conf_serial c;
 	struct serial_port p;
-	int master, slave, stop_fd, degraded = 0;
+	int master, stop_fd;
 	int64_t ev_t[4], rx_t[4];
-	uint64_t one = 1;
 	unsigned nev;
 
 	(void)state;
-	assert_int_equal(openpty(&master, &slave, device, NULL, NULL), 0);
-	close(slave);
-	c = pty_conf(device);
-	c.delimiter = -1;
-	c.gap_us = 20000;       /* 20 ms: a wake-up below a gap late is joined */
-	stop_fd = eventfd(0, EFD_CLOEXEC);
-	conf_resolve_serial(&c);
-	assert_int_equal(serial_init(&p, &c, 64, stop_fd), 0);
-	assert_int_equal(serial_open(&p), 0);
-	pop(&p, REC_EV, EV_OPEN);
-	assert_int_equal(serial_start(&p, &degraded), 0);
-	stall_master = master;
+	/* 20 ms: a wake-up below a gap late is joined */
+	master = start_reader(&p, &c, device, 20000, &stop_fd);
 	atomic_store(&late_fd, p.drv.fd);
 
 	for (int path = 0; path < 2; path++) {
@@ -588,11 +589,7 @@ static void late_wake_is_marked(void **state)
 		assert_true(strcmp(got, "ijklmnop|") == 0 || strcmp(got, "ijkl|mnop|") == 0);
 	}
 
-	assert_int_equal(write(stop_fd, &one, sizeof(one)), sizeof(one));
-	serial_join(&p);
-	serial_fini(&p);
-	close(master);
-	close(stop_fd);
+	stop_reader(&p, master, stop_fd);
 }
 
 static void write_file(const char *path, const char *text, mode_t mode)
