@@ -324,11 +324,18 @@ static int run_traffic(const struct opts *o)
 	}
 	acc = e2e_check_accounting(&log, why, sizeof(why));
 
-	printf("bench_serial: %u ports x %u s of accuracy traffic (binary 1-512 bytes in up to 4 "
-	       "writes, pauses inside <= 400 us, 10-12 ms between packets, gap_us %d); "
-	       "cpu_dma_latency %s, readers %s%d, flusher %s%d\n", o->ports, o->seconds, GAP_US,
-	       o->dma ? o->dma : "default (0)", o->cpu >= 0 ? "on CPU " : "not pinned ",
-	       o->cpu, o->flusher_cpu >= 0 ? "on CPU " : "not pinned ", o->flusher_cpu);
+	{
+		char rcpu[24] = "not pinned", fcpu[24] = "not pinned";
+
+		if (o->cpu >= 0)
+			snprintf(rcpu, sizeof(rcpu), "on CPU %d", o->cpu);
+		if (o->flusher_cpu >= 0)
+			snprintf(fcpu, sizeof(fcpu), "on CPU %d", o->flusher_cpu);
+		printf("bench_serial: %u ports x %u s of accuracy traffic (binary 1-512 bytes in up "
+		       "to 4 writes, pauses inside <= 400 us, 10-12 ms between packets, gap_us %d); "
+		       "cpu_dma_latency %s, readers %s, flusher %s\n", o->ports, o->seconds, GAP_US,
+		       o->dma ? o->dma : "default (0)", rcpu, fcpu);
+	}
 	printf("packets sent            %zu (%zu with clean timing at the simulator)\n", ty.sent,
 	       ty.clean);
 	printf("exactly one RX line     %zu (%.3f%%)\n", ty.once,
