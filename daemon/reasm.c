@@ -84,10 +84,9 @@ static void append(struct reasm *r, const uint8_t *data, size_t n, int64_t seen,
  * woken the reader as they arrived, which is all it can assume when idle.
  */
 static bool judge(const struct reasm *r, size_t n, const struct reasm_read *rd, int64_t first,
-		  struct reasm_doubt *d)
+		  int64_t end, struct reasm_doubt *d)
 {
-	int64_t seen = rd->seen_mono, end = rd->end_mono > seen ? rd->end_mono : seen;
-	int64_t deadline = r->last_mono + r->gap_ns;
+	int64_t seen = rd->seen_mono, deadline = r->last_mono + r->gap_ns;
 
 	*d = (struct reasm_doubt){ .bytes = n };
 	if (r->len == 0) {
@@ -120,7 +119,7 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	if (n == 0)
 		return;
 	first = byte_mono(r, n, 0, rd->seen_mono);
-	if (!judge(r, n, rd, first, &d)) {
+	if (!judge(r, n, rd, first, end, &d)) {
 		if (!d.joined && r->len > 0)
 			emit(r, REASM_GAP);
 		if (r->len > 0) {
