@@ -17,7 +17,8 @@
 # record in every file, that the clock's EV lines are there, and that every
 # packet was logged once (tests/soak_check.c). Exit 0 when all hold.
 # Root (mount, clock, SCHED_FIFO); runs in a mount namespace of its own, so the
-# tmpfs goes with it. Not in ctest: it takes MINUTES. SOAK_KEEP=1 keeps the files.
+# tmpfs goes with it. Not in ctest: it takes MINUTES. SOAK_KEEP=1 keeps the files;
+# SOAK_IDLE=V sets [timer] idle_latency (off: a soak measures no latency).
 set -eu
 minutes=${1:-60}
 build=${2:-build}
@@ -57,8 +58,8 @@ cat >"$work/portlogd.conf" <<CONF
 log_file = $log
 timestamp = epoch
 [timer]
-# a soak measures no latency; 0 would keep this shared machine's CPUs out of idle
-cpu_dma_latency = ${SOAK_DMA:-off}
+# a soak measures no latency; global:0 would keep this shared machine's CPUs polling
+idle_latency = ${SOAK_IDLE:-off}
 CONF
 for i in 0 1 2 3 4 5 6 7; do
 	printf '[serial p%s]\ndevice = %s/p%s\nbaud = 115200\ngap_us = 4000\nmax_packet = 512\n' \
