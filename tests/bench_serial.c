@@ -38,6 +38,7 @@
 #include "testutil.h"
 
 #define GAP_US 4000
+#define MAX_PACKET 512
 #define STALL_GAP_US 2000
 #define STALL_PACKETS 20
 #define MAX_PORTS 32
@@ -84,8 +85,8 @@ static void write_conf(const struct opts *o, const char *dir, unsigned n, unsign
 				      o->idle);
 	for (unsigned i = 0; i < n; i++) {
 		k += (size_t)snprintf(text + k, sizeof(text) - k, "[serial p%u]\ndevice = %s/tty%u\n"
-				      "baud = 115200\ngap_us = %u\nmax_packet = 512\n", i, dir, i,
-				      gap_us);
+				      "baud = 115200\ngap_us = %u\nmax_packet = %d\n", i, dir, i,
+				      gap_us, MAX_PACKET);
 		if (reader_cpu >= 0)
 			k += (size_t)snprintf(text + k, sizeof(text) - k, "cpu = %d\n", reader_cpu);
 	}
@@ -223,7 +224,8 @@ static void tally_port(const struct e2e_log *log, const struct sim_port *p, size
 		if (k->off + k->len > want)
 			break;
 		ty->sent++;
-		fit = e2e_packet_fit(log, p->name, starts, idx, nlines, k->off, k->len, &c, &e);
+		fit = e2e_packet_fit(log, p->name, starts, idx, nlines, MAX_PACKET, k->off, k->len,
+				     &c, &e);
 		if (fit == E2E_FIT_ONE) {
 			ty->once++;
 			ty->clean += sim_packet_clean(p, i);
@@ -271,7 +273,7 @@ static int run_traffic(const struct opts *o)
 {
 	struct sim_port *p = calloc(o->ports, sizeof(*p));
 	struct sim_cfg cfg = {
-		.kind = SIM_BINARY, .packets = 0, .min_len = 1, .max_len = 512, .max_frags = 4,
+		.kind = SIM_BINARY, .packets = 0, .min_len = 1, .max_len = MAX_PACKET, .max_frags = 4,
 		.intra_gap_max_us = 400, .inter_gap_min_us = 10000, .inter_gap_max_us = 12000,
 		.gap_us = GAP_US, .seed = tu_seed("bench_serial"),
 	};

@@ -452,8 +452,8 @@ static bool late_mark_at(const struct e2e_log *log, const char *src, int64_t t)
 }
 
 enum e2e_fit e2e_packet_fit(const struct e2e_log *log, const char *src, const size_t *starts,
-			    const size_t *idx, size_t nlines, size_t off, size_t len, size_t *first,
-			    size_t *last)
+			    const size_t *idx, size_t nlines, size_t max_packet, size_t off,
+			    size_t len, size_t *first, size_t *last)
 {
 	size_t c = e2e_line_of(starts, nlines, off), e = e2e_line_of(starts, nlines, off + len - 1);
 	bool ok = true;
@@ -465,7 +465,8 @@ enum e2e_fit e2e_packet_fit(const struct e2e_log *log, const char *src, const si
 	if (starts[c] != off)
 		ok &= late_mark_at(log, src, log->line[idx[c]].t);
 	for (size_t j = c + 1; j <= e; j++)
-		ok &= late_mark_at(log, src, log->line[idx[j]].t);
+		if (max_packet == 0 || starts[j] - starts[j - 1] != max_packet)
+			ok &= late_mark_at(log, src, log->line[idx[j]].t);
 	if (starts[e + 1] != off + len)
 		ok &= late_mark_at(log, src, log->line[idx[e]].t);
 	return ok ? E2E_FIT_MARKED : E2E_FIT_UNMARKED;

@@ -93,13 +93,15 @@ size_t e2e_line_of(const size_t *starts, size_t nlines, size_t off);
  * bytes at off: exactly one line; a wrong boundary marked where the boundary
  * rule puts the mark (README, "Packet boundaries": an EV late-delivery of src
  * dated at each line that begins inside the packet, and at the line that holds
- * its first or its last byte when that line runs past it); or unmarked. The
- * lines involved are *first..*last.
+ * its first or its last byte when that line runs past it); or unmarked. A line
+ * that begins after one of max_packet bytes (0: none) began at the length
+ * limit, not at a gap: it needs no mark of its own. The lines involved are
+ * *first..*last.
  */
 enum e2e_fit { E2E_FIT_ONE, E2E_FIT_MARKED, E2E_FIT_UNMARKED };
 enum e2e_fit e2e_packet_fit(const struct e2e_log *log, const char *src, const size_t *starts,
-			    const size_t *idx, size_t nlines, size_t off, size_t len, size_t *first,
-			    size_t *last);
+			    const size_t *idx, size_t nlines, size_t max_packet, size_t off,
+			    size_t len, size_t *first, size_t *last);
 
 /*
  * The log proves by itself that nothing vanished: for every source, its lines

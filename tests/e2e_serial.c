@@ -31,6 +31,7 @@
  * tells such a delay apart from a daemon error when it does happen.
  */
 #define GAP_US 4000
+#define MAX_PACKET 512         /* the ports' max_packet: the simulator's longest packet */
 
 static int64_t mono(void)
 {
@@ -43,7 +44,7 @@ static int64_t mono(void)
 static struct sim_cfg traffic(uint64_t s, unsigned packets)
 {
 	return (struct sim_cfg){
-		.kind = SIM_BINARY, .packets = packets, .min_len = 1, .max_len = 512,
+		.kind = SIM_BINARY, .packets = packets, .min_len = 1, .max_len = MAX_PACKET,
 		.max_frags = 4, .intra_gap_max_us = 400, .inter_gap_min_us = 10000,
 		.inter_gap_max_us = 12000, .gap_us = GAP_US, .seed = s,
 	};
@@ -62,7 +63,8 @@ static void write_conf(const char *dir, unsigned n, const char *logger_extra, ch
 	for (unsigned i = 0; i < n; i++)
 		o += (size_t)snprintf(text + o, sizeof(text) - o,
 				      "[serial p%u]\ndevice = %s/tty%u\nbaud = 115200\n"
-				      "gap_us = %u\nmax_packet = 512\n\n", i, dir, i, GAP_US);
+				      "gap_us = %u\nmax_packet = %d\n\n", i, dir, i, GAP_US,
+				      MAX_PACKET);
 	snprintf(conf, len, "%s/portlogd.conf", dir);
 	e2e_write_file(conf, text);
 }
@@ -231,7 +233,8 @@ static void check_port(const struct e2e_log *log, const struct sim_port *p, size
 			bool split = starts[c] == k->off && starts[c + 1] - starts[c] < k->len;
 
 			/* a doubt the reader saw: marked where the boundary rule puts it */
-			if (e2e_packet_fit(log, p->name, starts, idx, nlines, k->off, k->len, &fl, &ll)
+			if (e2e_packet_fit(log, p->name, starts, idx, nlines, MAX_PACKET, k->off, k->len,
+					   &fl, &ll)
 			    == E2E_FIT_MARKED) {
 				st->marked++;
 				continue;

@@ -4,7 +4,7 @@
  *   soak_check step USEC
  *       sets CLOCK_REALTIME USEC microseconds forward (or back, negative), to the
  *       nanosecond (date -s keeps whole seconds only). Root.
- *   soak_check check GAP_US LOG... -- SENT...
+ *   soak_check check GAP_US MAX_PACKET LOG... -- SENT...
  *       LOG: the log files, oldest first (rotated ones uncompressed); SENT: the
  *       simulator's --output files (a port's in the order they were written).
  *       Checks, and prints: the STAT lines account for every record across the
@@ -113,7 +113,7 @@ struct counts {
 
 /* One port: bytes exact, every clean packet one RX line or its doubt shown. */
 static int check_port(const struct e2e_log *log, const struct port *p, int64_t gap_ns,
-		      struct counts *c)
+		      size_t max_packet, struct counts *c)
 {
 	size_t len, *starts, *idx, nlines;
 	uint8_t *got = e2e_concat(log, p->name, &len, &starts, &idx, &nlines);
@@ -131,8 +131,8 @@ static int check_port(const struct e2e_log *log, const struct port *p, int64_t g
 	for (size_t i = 0; rc == 0 && i < p->npkt; i++) {
 		const struct sent_pkt *k = &p->pkt[i];
 		size_t l, e;
-		enum e2e_fit fit = e2e_packet_fit(log, p->name, starts, idx, nlines, k->off, k->len,
-						  &l, &e);
+		enum e2e_fit fit = e2e_packet_fit(log, p->name, starts, idx, nlines, max_packet,
+						  k->off, k->len, &l, &e);
 		bool late = false;
 
 		c->packets++;
@@ -197,17 +197,20 @@ int main(int argc, char **argv)
 	struct counts c = { 0 };
 	char why[1024];
 	int64_t gap_ns;
+	size_t max_packet;
 	int i, acc, clk, rc = 0, bytes_rc = 0;
 	unsigned nfiles = 0;
 
 	if (argc == 3 && strcmp(argv[1], "step") == 0)
 		return step(argv[2]);
-	if (argc < 5 || strcmp(argv[1], "check") != 0) {
-		fprintf(stderr, "usage: soak_check step USEC | soak_check check GAP_US LOG... -- SENT...\n");
+	if (argc < 6 || strcmp(argv[1], "check") != 0) {
+		fprintf(stderr, "usage: soak_check step USEC | soak_check check GAP_US MAX_PACKET "
+			"LOG... -- SENT...\n");
 		return 2;
 	}
 	gap_ns = strtoll(argv[2], NULL, 10) * 1000;
-	for (i = 3; i < argc && strcmp(argv[i], "--") != 0; i++, nfiles++)
+	max_packet = (size_t)strtoull(argv[3], NULL, 10);
+	for (i = 4; i < argc && strcmp(argv[i], "--") != 0; i++, nfiles++)
 		if (e2e_read_log(&log, argv[i]) != 0) {
 			perror(argv[i]);
 			return 2;
@@ -231,7 +234,7 @@ int main(int argc, char **argv)
 		rc = 1;
 	}
 	for (unsigned k = 0; k < nports; k++)
-		if (check_port(&log, &ports[k], gap_ns, &c) != 0)
+		if (check_port(&log, &ports[k], gap_ns, max_packet, &c) != 0)
 			bytes_rc = rc = 1;
 	printf("%s packets: %zu sent on %u ports, %s; %zu exactly one "
 	       "RX line, %zu with unclean timing at the simulator; wrong boundaries: %zu marked, %zu "
