@@ -355,10 +355,13 @@ int e2e_read_log(struct e2e_log *log, const char *path)
 			log->cap = log->cap ? log->cap * 2 : 4096;
 			log->line = realloc(log->line, log->cap * sizeof(*log->line));
 		}
+		if (buf[n - 1] != '\n') {
+			log->partial_tail = true;
+			break;
+		}
 		l = &log->line[log->n++];
 		memset(l, 0, sizeof(*l));
-		if (buf[n - 1] == '\n')
-			buf[--n] = '\0';
+		buf[--n] = '\0';
 		l->text = strdup(buf);
 		if (logline_parse(&parser, buf, (size_t)n, &ll) == 0) {
 			l->t = ll.t;
@@ -441,8 +444,7 @@ size_t e2e_line_of(const size_t *starts, size_t nlines, size_t off)
 	return lo;
 }
 
-/* Is there an EV late-delivery of src dated t? */
-static bool late_mark_at(const struct e2e_log *log, const char *src, int64_t t)
+bool e2e_late_mark_at(const struct e2e_log *log, const char *src, int64_t t)
 {
 	for (size_t i = 0; i < log->n; i++)
 		if (log->line[i].t == t && strcmp(log->line[i].src, src) == 0
@@ -463,12 +465,12 @@ enum e2e_fit e2e_packet_fit(const struct e2e_log *log, const char *src, const si
 	if (starts[c] == off && starts[c + 1] == off + len)
 		return E2E_FIT_ONE;
 	if (starts[c] != off)
-		ok &= late_mark_at(log, src, log->line[idx[c]].t);
+		ok &= e2e_late_mark_at(log, src, log->line[idx[c]].t);
 	for (size_t j = c + 1; j <= e; j++)
 		if (max_packet == 0 || starts[j] - starts[j - 1] != max_packet)
-			ok &= late_mark_at(log, src, log->line[idx[j]].t);
+			ok &= e2e_late_mark_at(log, src, log->line[idx[j]].t);
 	if (starts[e + 1] != off + len)
-		ok &= late_mark_at(log, src, log->line[idx[e]].t);
+		ok &= e2e_late_mark_at(log, src, log->line[idx[e]].t);
 	return ok ? E2E_FIT_MARKED : E2E_FIT_UNMARKED;
 }
 

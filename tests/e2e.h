@@ -75,9 +75,14 @@ struct e2e_line {
 struct e2e_log {
 	struct e2e_line *line;
 	size_t n, cap;
+	bool partial_tail;      /* the file ended inside a line (left out): a live file */
 };
 
-/* Appends the lines of a log file (ISO or epoch times, payload hex or both). */
+/*
+ * Appends the lines of a log file (ISO or epoch times, payload hex or both). A
+ * last line without its newline is a line the daemon is still writing: it is
+ * left out and partial_tail set, not taken for a malformed line.
+ */
 int e2e_read_log(struct e2e_log *log, const char *path);
 void e2e_free_log(struct e2e_log *log);
 
@@ -98,6 +103,9 @@ size_t e2e_line_of(const size_t *starts, size_t nlines, size_t off);
  * limit, not at a gap: it needs no mark of its own. The lines involved are
  * *first..*last.
  */
+/* Is there an EV late-delivery of src dated t (the mark of a doubtful boundary)? */
+bool e2e_late_mark_at(const struct e2e_log *log, const char *src, int64_t t);
+
 enum e2e_fit { E2E_FIT_ONE, E2E_FIT_MARKED, E2E_FIT_UNMARKED };
 enum e2e_fit e2e_packet_fit(const struct e2e_log *log, const char *src, const size_t *starts,
 			    const size_t *idx, size_t nlines, size_t max_packet, size_t off,
