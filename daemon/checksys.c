@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "checksys.h"
+#include "clockq.h"
 #include "drv.h"
 #include "idle.h"
 #include "irq.h"
@@ -967,6 +968,73 @@ void checksys_clocksource(const struct checksys *cs, struct checksys_result *r)
 	    "%s/current_clocksource", cur, avail, dir);
 }
 
+/*
+ * Which time synchronisation daemons run (their comm names below ROOT/proc; a
+ * comm is cut at 15 characters, so systemd-timesyncd is "systemd-timesyn"),
+ * and whether the kernel says the clock is synchronised (clockq.h: adjtimex,
+ * maxerror below 16 s, as timedatectl judges it).
+ */
+static const char *const time_daemons[][2] = {
+	{ "chronyd", "chronyd" }, { "systemd-timesyn", "systemd-timesyncd" }, { "ntpd", "ntpd" },
+	{ "ptp4l", "ptp4l" }, { "phc2sys", "phc2sys" },
+};
+#define NTIME_DAEMONS (sizeof(time_daemons) / sizeof(time_daemons[0]))
+
+static bool find_time_daemon(const struct checksys *cs, long pid, void *arg)
+{
+	bool *found = arg;
+	char comm[64];
+
+	if (read_at(cs, comm, sizeof(comm), "/proc/%ld/comm", pid) < 0)
+		return false;
+	for (size_t i = 0; i < NTIME_DAEMONS; i++)
+		found[i] |= strcmp(comm, time_daemons[i][0]) == 0;
+	return false;
+}
+
+void checksys_clock(const struct checksys *cs, struct checksys_result *r)
+{
+	bool found[NTIME_DAEMONS] = { false };
+	struct clockq_state st;
+	char names[128] = "";
+	size_t n = 0;
+
+	each_pid(cs, find_time_daemon, found);
+	for (size_t i = 0; i < NTIME_DAEMONS; i++)
+		if (found[i])
+			n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s", n ? ", " : "",
+					      time_daemons[i][1]);
+	clockq_read(&st);
+	if (st.err != 0) {
+		set(r, CHECKSYS_WARN, "clock", "%s; cannot read the clock's synchronisation state "
+		    "(adjtimex: %s): EV clock lines will say synced=unknown; fix: allow adjtimex "
+		    "and clock_adjtime (systemd: SystemCallFilter=adjtimex clock_adjtime, no "
+		    "ProtectClock=)", n ? names : "no synchronisation daemon found",
+		    strerrorname_np(st.err));
+		return;
+	}
+	if (st.synced) {
+		set(r, CHECKSYS_OK, "clock", "synchronised%s%s%s: maximum error %lld us, estimated "
+		    "error %lld us%s", n ? " (" : "", names, n ? " runs)" : " (no synchronisation "
+		    "daemon found here: the host's, in a container?)", (long long)st.maxerror_us,
+		    (long long)st.esterror_us, st.leap ? ", a leap second is announced" : "");
+		return;
+	}
+	if (n > 0) {
+		set(r, CHECKSYS_WARN, "clock", "%s runs, but the clock is not synchronised (maximum "
+		    "error %lld us): log times may be off by any amount; fix: check its sources and "
+		    "the network (chronyc sources and chronyc tracking; timedatectl timesync-status; "
+		    "ntpq -p; pmc -u -b 0 'GET TIME_STATUS_NP' for ptp4l)", names,
+		    (long long)st.maxerror_us);
+		return;
+	}
+	set(r, CHECKSYS_WARN, "clock", "no time synchronisation daemon runs (chronyd, "
+	    "systemd-timesyncd, ntpd, ptp4l/phc2sys) and the clock is not synchronised (maximum "
+	    "error %lld us): log times may be off by any amount; fix: apt install chrony (or "
+	    "systemctl enable --now systemd-timesyncd); for microseconds, a PPS or PTP "
+	    "reference (gpsd with chrony, linuxptp)", (long long)st.maxerror_us);
+}
+
 /* ---- per port ---- */
 
 /* "/dev/serial/by-id/../../ttyUSB0" -> "/dev/ttyUSB0", in place: drops "." and
@@ -1393,7 +1461,7 @@ int checksys_run(const struct checksys *cs, FILE *out)
 		checksys_config, checksys_kernel_rt, checksys_rt_throttle, checksys_cpufreq,
 		checksys_cpuidle, checksys_cpu_dma_latency, checksys_smt, checksys_isolation,
 		checksys_irqbalance, checksys_rt_tasks, checksys_rlimit_rtprio,
-		checksys_rlimit_memlock, checksys_clocksource,
+		checksys_rlimit_memlock, checksys_clocksource, checksys_clock,
 	};
 	const size_t nsys = sizeof(system_checks) / sizeof(system_checks[0]);
 	const struct conf *c = cs->conf;

@@ -3,7 +3,8 @@
  *
  * Every check reads files under a root directory ("/" on a live system, a
  * fixture tree in the tests): ROOT/proc/..., ROOT/sys/..., ROOT/dev/... . No
- * check calls uname(), getrlimit() or the like, so a check run as the service
+ * check calls uname(), getrlimit() or the like (but the clock check asks the
+ * kernel with adjtimex, which has no file), so a check run as the service
  * user (systemd-run -p User=..., setpriv) sees what the daemon will see, and a
  * test can drive every path with plain files.
  *
@@ -53,6 +54,9 @@ void checksys_rt_tasks(const struct checksys *cs, struct checksys_result *r);
 void checksys_rlimit_rtprio(const struct checksys *cs, struct checksys_result *r);
 void checksys_rlimit_memlock(const struct checksys *cs, struct checksys_result *r);
 void checksys_clocksource(const struct checksys *cs, struct checksys_result *r);
+/* The synchronisation daemons below ROOT/proc; the kernel's state through
+ * clockq_read (adjtimex: the running kernel's, whatever the root; tests wrap it). */
+void checksys_clock(const struct checksys *cs, struct checksys_result *r);
 
 /* Per port. The device checks never skip; the others return false when they do
  * not apply (the FTDI check for a device that is not an FTDI adapter). */

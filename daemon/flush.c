@@ -149,6 +149,7 @@ int flush_init(struct flusher *f, const struct conf *c, const struct parts *ps, 
 	atomic_init(&f->reopen_req, false);
 	atomic_init(&f->stop_req, false);
 	atomic_init(&f->lines, 0);
+	clockq_init(&f->clock);
 	health_beat_init(&f->beat);
 	/* room for the lines of four of the longest packets */
 	cap = 4 * fmt_rx_max(max_packet);
@@ -181,6 +182,8 @@ static void flush_count(const void *obj, struct part_counts *c)
 	const struct flusher *f = obj;
 
 	c->lines = LD(f->lines);
+	c->clock = LD(f->clock.sync);       /* for STATUS= (clockq.h) */
+	c->clock_maxerror_us = LD(f->clock.maxerror_us);
 }
 
 static void flush_stat(const void *obj, struct fmt_kv *kv)
@@ -398,6 +401,42 @@ static void reopen(struct flusher *f)
 }
 
 /*
+ * The clock's quality, from adjtimex (clockq.h): an EV clock line at start,
+ * after a step, with every STAT round, and when the synchronised state changes
+ * (looked for once a second; a STAT round that finds a change says reason=change). The records already in the rings go first, so
+ * that the portlogd lines stay in time order. The journal hears of a clock
+ * that is, or becomes, unsynchronised or unreadable.
+ */
+static void say_clock(struct flusher *f, enum clockq_reason why)
+{
+	struct clockq_state st;
+	char text[160];
+	struct fmt_kv kv;
+	int was = f->clock.said;
+
+	if (!clockq_due(&f->clock, &why, mono_ns(), &st))
+		return;
+	(void)flush_drain(f, false);
+	fmt_kv_init(&kv, text, sizeof(text));
+	clockq_fields(&kv, why, &st);
+	if (!flush_line(f, REC_EV, EV_CLOCK, text))
+		return;     /* the buffer is full: said at the next look */
+	clockq_said(&f->clock, &st);
+	if (f->clock.said == was)
+		return;
+	if (st.err != 0)
+		log_warn("cannot read the clock's synchronisation state (adjtimex: %s): the log "
+			 "cannot say how far TIME may be off", strerror(st.err));
+	else if (!st.synced)
+		log_warn("the system clock is not synchronised (maximum error %lld us): log times "
+			 "may be off by any amount; see portlogd --check-system",
+			 (long long)st.maxerror_us);
+	else if (was != CLOCKQ_NOT_READ)
+		log_info("the system clock is synchronised again (maximum error %lld us)",
+			 (long long)st.maxerror_us);
+}
+
+/*
  * Arms clock_fd to report a step of CLOCK_REALTIME (clock_settime, date -s, an
  * NTP step; not a slew): a timerfd with TFD_TIMER_CANCEL_ON_SET reads ECANCELED
  * when the clock is set. Its expiry is far away; only the cancellation counts.
@@ -453,8 +492,10 @@ static void check_clock_step(struct flusher *f, bool fired)
 		(void)flush_drain(f, false);
 		fmt_kv_init(&kv, text, sizeof(text));
 		fmt_kv_delta(&kv, "delta_us", f->step_unsaid_ns / NS_PER_US);
-		if (say(f, EV_CLOCK_STEP, &kv))
+		if (say(f, EV_CLOCK_STEP, &kv)) {
 			f->step_unsaid_ns = 0;
+			say_clock(f, CLOCKQ_STEP);     /* a step clears the kernel's sync state */
+		}
 	}
 }
 
@@ -502,6 +543,8 @@ static void *flush_thread(void *arg)
 		slice = interval;
 	arm_clock_watch(f);
 	f->clock_off = clock_offset();
+	(void)flush_drain(f, false);        /* EV start first */
+	say_clock(f, CLOCKQ_START);
 	for (;;) {
 		struct pollfd pfd[2] = {
 			{ .fd = f->cmd_fd, .events = POLLIN },
@@ -523,6 +566,7 @@ static void *flush_thread(void *arg)
 		if (health_stall_wanted(&f->beat))
 			health_stall(&f->stop_req, -1);
 		check_clock_step(f, pfd[1].revents != 0);
+		say_clock(f, CLOCKQ_CHANGE);
 		if (atomic_load(&f->stop_req))
 			break;
 		if (atomic_load(&f->reopen_req))
@@ -534,8 +578,10 @@ static void *flush_thread(void *arg)
 			(void)flush_drain(f, false);
 			if (f->hook != NULL)
 				f->hook(f->hook_ctx, f, stat_due, false);
-			if (stat_due)
+			if (stat_due) {
+				say_clock(f, CLOCKQ_STAT);
 				next_stat += stat_every;
+			}
 			(void)flush_write(f);   /* on failure the lines wait in the buffer */
 			next = now + interval;
 		}
@@ -555,6 +601,7 @@ static void *flush_thread(void *arg)
 	}
 	if (f->hook != NULL)
 		f->hook(f->hook_ctx, f, true, true);
+	say_clock(f, CLOCKQ_STAT);
 	if (atomic_load(&f->reopen_req))
 		reopen(f);
 	if (flush_write(f) < 0)

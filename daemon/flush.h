@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "clockq.h"
 #include "conf.h"
 #include "thread.h"
 #include "fmt.h"
@@ -36,6 +37,7 @@ struct flusher {
 	int clock_fd;           /* timerfd that fires when CLOCK_REALTIME is set */
 	int64_t clock_off;      /* CLOCK_REALTIME - CLOCK_MONOTONIC at the last look */
 	int64_t step_unsaid_ns; /* a clock step not yet said (the buffer was full) */
+	struct clockq clock;    /* the clock's quality: EV clock lines, STATUS= */
 	_Atomic bool reopen_req, stop_req;
 
 	uint8_t *pkt;           /* one packet, rejoined from its slots */

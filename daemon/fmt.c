@@ -28,6 +28,7 @@ static const struct {
 	[EV_WRITE_RECOVERED] = { "write-recovered", LOG_NOTICE },
 	[EV_SYNC_FAILED] = { "sync-failed", LOG_NOTICE },
 	[EV_CLOCK_STEP] = { "clock-step", LOG_NOTICE },
+	[EV_CLOCK] = { "clock", LOG_INFO },
 	[EV_SEQ_GAP] = { "seq-gap", LOG_NOTICE },
 	[EV_BAD_RECORD] = { "bad-record", LOG_NOTICE },
 };

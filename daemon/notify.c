@@ -11,6 +11,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "clock.h"
+#include "clockq.h"
 #include "log.h"
 #include "notify.h"
 
@@ -69,6 +70,10 @@ void notify_figures(const struct notify *n, struct notify_figures *fig)
 		fig->lines += c.lines;
 		if (c.latency_max_us > fig->timer_max_us)
 			fig->timer_max_us = c.latency_max_us;
+		if (c.clock != CLOCKQ_NOT_READ) {
+			fig->clock = c.clock;
+			fig->clock_maxerror_us = c.clock_maxerror_us;
+		}
 	}
 	if (n->rt != NULL)
 		rt_summary(n->rt, fig->rt, sizeof(fig->rt));
@@ -91,6 +96,11 @@ size_t notify_status_text(char *buf, size_t len, const struct notify_figures *fi
 			      fig->timer_max_us);
 	if (fig->rt[0] != '\0' && k >= 0 && (size_t)k < len)
 		k += snprintf(buf + k, len - (size_t)k, ", %s", fig->rt);
+	if (fig->clock == CLOCKQ_UNSYNCED && k >= 0 && (size_t)k < len)
+		k += snprintf(buf + k, len - (size_t)k, ", clock not synchronised (max error %"
+			      PRId64 " ms)", fig->clock_maxerror_us / 1000);
+	else if (fig->clock == CLOCKQ_UNKNOWN && k >= 0 && (size_t)k < len)
+		k += snprintf(buf + k, len - (size_t)k, ", clock state unknown");
 	if (k < 0)
 		k = 0;
 	return (size_t)k < len ? (size_t)k : len - 1;

@@ -26,6 +26,8 @@ struct notify_figures {
 	int64_t timer_max_us;       /* -1 without a timer */
 	const char *stalled;        /* the thread that withholds WATCHDOG=1, or NULL */
 	char rt[96];                /* "rt ok" or "rt degraded: no ...", or "" when unknown */
+	int clock;                  /* enum clockq_sync: said when not synchronised */
+	int64_t clock_maxerror_us;
 };
 
 struct notify {

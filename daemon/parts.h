@@ -78,6 +78,8 @@ struct part_counts {
 	uint64_t overruns;      /* missed timer periods, sampler overruns */
 	int64_t latency_max_us; /* the largest wake-up latency it measured; -1: it measures none */
 	uint64_t lines;         /* lines written (the flusher) */
+	int clock;              /* enum clockq_sync (the flusher); 0, CLOCKQ_NOT_READ: none */
+	int64_t clock_maxerror_us;
 };
 
 struct part {

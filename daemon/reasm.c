@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* reasm.c - packet reassembly by gap, delimiter and maximum length. */
+/* reasm.c - packet reassembly by gap, delimiter and maximum length; the boundary rule. */
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -37,59 +37,35 @@ static int64_t byte_mono(const struct reasm *r, size_t n, size_t i, int64_t now_
 	return r->have_last && t_mono < r->last_mono ? r->last_mono : t_mono;
 }
 
-/* A silence longer than the gap before a byte dated t_mono ends the packet in progress. */
-static bool gap_before(const struct reasm *r, int64_t t_mono)
+void reasm_on_doubt(struct reasm *r, reasm_doubt_fn *fn)
 {
-	return r->len > 0 && t_mono - r->last_mono >= r->gap_ns;
-}
-
-void reasm_begin(struct reasm *r, size_t n, int64_t now_mono, int64_t now_real,
-		 int64_t *t_mono, int64_t *t_real)
-{
-	int64_t first = byte_mono(r, n, 0, now_mono);
-
-	if (gap_before(r, first))
-		emit(r, REASM_GAP);
-	if (r->len > 0) {
-		*t_mono = r->first_mono;
-		*t_real = r->first_real;
-	} else {
-		*t_mono = first;
-		*t_real = now_real - (now_mono - first);
-	}
+	r->doubt = fn;
 }
 
 void reasm_floor(struct reasm *r, int64_t t_mono)
 {
 	r->last_mono = t_mono;
+	r->last_end = t_mono;
 	r->have_last = true;
 }
 
-void reasm_feed(struct reasm *r, const uint8_t *data, size_t n,
-		int64_t now_mono, int64_t now_real)
+/* Adds the bytes of a read to the packet in progress (or begins one), dated from seen. */
+static void append(struct reasm *r, const uint8_t *data, size_t n, int64_t seen,
+		   int64_t seen_real, int64_t end)
 {
 	for (size_t i = 0; i < n; i++) {
-		int64_t t_mono = byte_mono(r, n, i, now_mono);
-		int64_t back = now_mono - t_mono;
+		int64_t t_mono = byte_mono(r, n, i, seen);
 
-		/*
-		 * A silence longer than the gap before this byte ends the packet in
-		 * progress. Bytes of one read are back to back, so only the first byte
-		 * of a read can follow a gap; the reader's ppoll() timeout normally
-		 * ends the packet before, this catches a late wake-up.
-		 */
-		if (i == 0 && gap_before(r, t_mono))
-			emit(r, REASM_GAP);
 		if (r->len == 0) {
 			r->first_mono = t_mono;
-			r->first_real = now_real - back;
+			r->first_real = seen_real - (seen - t_mono);
 		}
 		r->buf[r->len++] = data[i];
 		/* the next byte starts a character later, but not after the wake-up
 		 * that brought it: bytes held back (the tty worker) must not be
 		 * dated in the future */
-		r->last_mono = i + 1 == n || t_mono + r->char_ns > now_mono ? now_mono
-									     : t_mono + r->char_ns;
+		r->last_mono = i + 1 == n || t_mono + r->char_ns > seen ? seen : t_mono + r->char_ns;
+		r->last_end = end;
 		r->have_last = true;
 		if (r->delim >= 0 && data[i] == (uint8_t)r->delim)
 			emit(r, REASM_DELIM);
@@ -98,11 +74,81 @@ void reasm_feed(struct reasm *r, const uint8_t *data, size_t n,
 	}
 }
 
+/*
+ * Can the reader place these bytes? With a packet in progress, the silence
+ * before them and among them is shorter than the gap for sure only if the read
+ * ended before gap_ns after the wake-up that found the packet's last byte (the
+ * packet's last byte may have arrived as early as that; the new ones as late as
+ * the end of the read). Without one, a gap can hide among them only if the read
+ * ended gap_ns or more after the wake-up that found them: they are taken to have
+ * woken the reader as they arrived, which is all it can assume when idle.
+ */
+static bool judge(const struct reasm *r, size_t n, const struct reasm_read *rd, int64_t first,
+		  int64_t end, struct reasm_doubt *d)
+{
+	int64_t seen = rd->seen_mono, deadline = r->last_mono + r->gap_ns;
+
+	*d = (struct reasm_doubt){ .bytes = n };
+	if (r->len == 0) {
+		d->why = REASM_SLOW_READ;
+		d->wait_ns = end - seen;
+		return end - seen < r->gap_ns;
+	}
+	if (end < deadline)
+		return true;
+	d->why = !rd->woken ? REASM_DEADLINE_READ : seen >= deadline ? REASM_LATE_WAKE
+								     : REASM_SLOW_READ;
+	d->wait_ns = end - (seen < deadline ? seen : deadline);
+	/*
+	 * Found only after the deadline: where did they arrive? Anywhere since the
+	 * packet's last byte, as far as the reader knows; taking each moment as
+	 * equally likely, before the deadline (so they continue the packet) unless
+	 * they were found more than a gap after it. A slow read that began before
+	 * the deadline found its first byte in time: the packet goes on.
+	 */
+	d->joined = d->why == REASM_SLOW_READ || first - deadline < r->gap_ns;
+	return false;
+}
+
+void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct reasm_read *rd)
+{
+	int64_t end = rd->end_mono > rd->seen_mono ? rd->end_mono : rd->seen_mono;
+	int64_t first;
+	struct reasm_doubt d;
+
+	if (n == 0)
+		return;
+	first = byte_mono(r, n, 0, rd->seen_mono);
+	if (!judge(r, n, rd, first, end, &d)) {
+		if (!d.joined && r->len > 0)
+			emit(r, REASM_GAP);
+		if (r->len > 0) {
+			d.t_mono = r->first_mono;
+			d.t_real = r->first_real;
+		} else {
+			d.t_mono = first;
+			d.t_real = rd->seen_real - (rd->seen_mono - first);
+		}
+		if (r->doubt != NULL)
+			r->doubt(r->ctx, &d);
+	}
+	append(r, data, n, rd->seen_mono, rd->seen_real, end);
+}
+
+void reasm_feed(struct reasm *r, const uint8_t *data, size_t n,
+		int64_t now_mono, int64_t now_real)
+{
+	struct reasm_read rd = { .woken = true, .seen_mono = now_mono, .seen_real = now_real,
+				 .end_mono = now_mono };
+
+	reasm_read(r, data, n, &rd);
+}
+
 int64_t reasm_deadline(const struct reasm *r)
 {
 	if (r->len == 0)
 		return INT64_MAX;
-	return r->last_mono + r->gap_ns;
+	return r->last_end + r->gap_ns;
 }
 
 void reasm_expire(struct reasm *r, int64_t now_mono)

@@ -7,6 +7,25 @@
  * when the reader woke are assumed to have arrived back to back, one character
  * time (char_ns) each, ending at the wake-up. For a pseudo-terminal there is no
  * wire and char_ns is 0.
+ *
+ * The boundary rule (README, "Packet boundaries"). The reader sees the kernel
+ * only when it looks, so a silence is known only from what it saw:
+ *  - A packet ends by gap only when the caller found the kernel empty at or
+ *    after its deadline (reasm_deadline: gap_ns after the end of the read that
+ *    brought its last byte) and calls reasm_expire: every byte then had gap_ns
+ *    of silence after it.
+ *  - Bytes whose read ended before gap_ns after the wake-up that found the
+ *    packet's last byte continue the packet: the silence before them and among
+ *    them was shorter than the gap.
+ *  - Bytes with no packet in progress begin one; if their read ended less than
+ *    gap_ns after the wake-up that found them, no gap can hide among them.
+ *  - Anything else cannot be judged: the bytes were found at or after the
+ *    deadline (the reader woke late, or the read at the deadline returned them),
+ *    or the read took so long that a gap may hide among them. They are placed
+ *    where they more likely belong, and the doubt callback says so (the reader
+ *    writes EV late-delivery). The only lateness the reader cannot see is that
+ *    of a wake-up that still came before the deadline, or of one with no packet
+ *    in progress.
  */
 #ifndef PORTLOGD_REASM_H
 #define PORTLOGD_REASM_H
@@ -32,6 +51,36 @@ struct reasm_packet {
 
 typedef void reasm_emit_fn(void *ctx, const struct reasm_packet *pkt);
 
+/* Why the bytes of one read could not be placed for sure. */
+enum reasm_doubt_case {
+	REASM_LATE_WAKE = 1,     /* they woke the reader at or after the packet's deadline */
+	REASM_DEADLINE_READ,     /* a read at or after the deadline that no wake-up announced
+				  * returned them: the kernel held them (its tty worker), or
+				  * they came while the reader read */
+	REASM_SLOW_READ,         /* the read ended gap_ns or more after the packet's last byte
+				  * (or, with no packet in progress, after the wake-up) */
+};
+
+struct reasm_doubt {
+	enum reasm_doubt_case why;
+	bool joined;             /* added to the packet in progress; false: they begin one */
+	size_t bytes;            /* of the read */
+	int64_t wait_ns;         /* end of the read minus the deadline, or minus the
+				  * wake-up when that came first */
+	int64_t t_mono, t_real;  /* start of the packet the read's first byte is in */
+};
+
+typedef void reasm_doubt_fn(void *ctx, const struct reasm_doubt *d);
+
+/* One read, as the reader saw it. */
+struct reasm_read {
+	bool woken;              /* its bytes woke the reader (poll said so) */
+	int64_t seen_mono;       /* the first byte had arrived by then: the wake-up when
+				  * woken, else the end of the read */
+	int64_t seen_real;       /* CLOCK_REALTIME at seen_mono */
+	int64_t end_mono;        /* the read returned: every byte had arrived by then */
+};
+
 struct reasm {
 	uint8_t *buf;            /* max_len bytes, owned by the caller */
 	size_t max_len;
@@ -40,37 +89,39 @@ struct reasm {
 	int64_t char_ns;
 	int delim;               /* -1: none */
 	int64_t first_mono, first_real;
-	int64_t last_mono;       /* arrival of the latest byte */
+	int64_t last_mono;       /* the latest byte's date: the wake-up that found it */
+	int64_t last_end;        /* the end of the read that returned it */
 	bool have_last;          /* a byte has been seen since reasm_init */
 	reasm_emit_fn *emit;
+	reasm_doubt_fn *doubt;   /* NULL: doubts are not reported */
 	void *ctx;
 };
 
 void reasm_init(struct reasm *r, uint8_t *buf, size_t max_len, int64_t gap_ns,
 		int64_t char_ns, int delim, reasm_emit_fn *emit, void *ctx);
 
-/* n bytes read at a wake-up at (now_mono, now_real). n == 0 is allowed. */
+/* Reports the reads that cannot be judged to fn(ctx) (the ctx of reasm_init):
+ * after the packet in progress was ended by them, if it was, and before their
+ * bytes are added, so that a record the caller pushes is in time order. */
+void reasm_on_doubt(struct reasm *r, reasm_doubt_fn *fn);
+
+/* The n bytes of one read (n == 0 is allowed and changes nothing). */
+void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct reasm_read *rd);
+
+/* reasm_read of bytes that woke the reader at (now_mono, now_real) and were read at once. */
 void reasm_feed(struct reasm *r, const uint8_t *data, size_t n,
 		int64_t now_mono, int64_t now_real);
-
-/*
- * Before feeding n bytes read at a wake-up at (now_mono, now_real): ends the
- * packet in progress now if a gap precedes the first byte (reasm_feed would end
- * it too), and returns the time of the packet these bytes will belong to: the
- * one in progress, or the one they begin. A record the caller pushes for that
- * packet then follows every packet before it, so the source stays in time order.
- */
-void reasm_begin(struct reasm *r, size_t n, int64_t now_mono, int64_t now_real,
-		 int64_t *t_mono, int64_t *t_real);
 
 /* No packet in progress: no byte fed from now on is dated before t_mono (a record
  * the caller has just pushed, such as EV open, stays before the bytes). */
 void reasm_floor(struct reasm *r, int64_t t_mono);
 
-/* CLOCK_MONOTONIC time at which the packet in progress ends by gap; INT64_MAX if none. */
+/* CLOCK_MONOTONIC time from which an empty read ends the packet in progress:
+ * gap_ns after the end of the read that brought its last byte; INT64_MAX if none. */
 int64_t reasm_deadline(const struct reasm *r);
 
-/* Ends the packet in progress if its gap has passed by now_mono. */
+/* The caller found the kernel empty at now_mono: ends the packet in progress if
+ * its deadline has passed. */
 void reasm_expire(struct reasm *r, int64_t now_mono);
 
 /* Ends the packet in progress unconditionally. */

@@ -26,7 +26,7 @@ enum ev_code {
 	EV_OPEN,        /* data: "device=... driver=... baud=... format=... flow=..." */
 	EV_CLOSE,       /* b: errno (0 = stopped), data: "reason=..." */
 	EV_ERROR,       /* b: errno, data: "op=... device=..." */
-	EV_LATE,        /* the kernel handed bytes over late; data: "wait_us=... bytes=..." */
+	EV_LATE,        /* a read the reader could not judge: "wait_us= bytes= case= joined=" */
 	EV_RT_MISSING,  /* a real-time item is not permitted; b: errno, data: "item=... need=..." */
 	EV_UART_ERRORS, /* the UART counted errors; data: "frame=N parity=N ..." since the last */
 	EV_IRQ,         /* a port's IRQ threads: "irq=N thread=... pid=N old=N new=N" (irq.h) */
@@ -36,6 +36,7 @@ enum ev_code {
 	EV_WRITE_RECOVERED, /* writing works again: "errno=... down_ms=... failures=... dropped=..." */
 	EV_SYNC_FAILED, /* fdatasync failed: "errno=..." */
 	EV_CLOCK_STEP,  /* CLOCK_REALTIME was set: "delta_us=+N" */
+	EV_CLOCK,       /* the clock's quality (clockq.h): "synced=yes maxerror_us=N ..." */
 	EV_SEQ_GAP,     /* a record missing from a ring without a drop (a bug) */
 	EV_BAD_RECORD,  /* a record of a kind no table names (a bug): "kind=N seq=N count=N" */
 	EV_NCODES,      /* one past the last code */

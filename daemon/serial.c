@@ -81,6 +81,35 @@ static void on_packet(void *ctx, const struct reasm_packet *pkt)
 	check_errors(p, pkt->t_mono, pkt->t_real);
 }
 
+/*
+ * A read the reader could not judge (reasm.h, "the boundary rule"): its bytes
+ * were found after the packet's deadline, or the read took so long that a gap
+ * may hide among them. Say so in an EV line, dated at the start of the packet
+ * the bytes join (the one in progress, or the one they begin), so that the
+ * source's lines stay in time order: a boundary before or inside that packet
+ * may be wrong. reasm calls this after it ended the packet before, if it did,
+ * and before it adds the bytes. Rare; fmt_kv neither allocates nor uses stdio.
+ */
+static void report_late(void *ctx, const struct reasm_doubt *d)
+{
+	static const char *const why[] = {
+		[REASM_LATE_WAKE] = "late-wake", [REASM_DEADLINE_READ] = "deadline-read",
+		[REASM_SLOW_READ] = "slow-read",
+	};
+	struct serial_port *p = ctx;
+	struct rec ev = { .kind = REC_EV, .t_mono = d->t_mono, .t_real = d->t_real,
+			  .a = EV_LATE };
+	char text[96];
+	struct fmt_kv kv;
+
+	fmt_kv_init(&kv, text, sizeof(text));
+	fmt_kv_i64(&kv, "wait_us", d->wait_ns / 1000);
+	fmt_kv_u64(&kv, "bytes", d->bytes);
+	fmt_kv_str(&kv, "case", why[d->why]);
+	fmt_kv_str(&kv, "joined", d->joined ? "yes" : "no");
+	(void)source_push(&p->src, &ev, text, (uint32_t)kv.len);
+}
+
 /* Real-time settings of the port that were refused: one EV rt-missing each. */
 static void report_port_rt(struct serial_port *p)
 {
@@ -239,6 +268,7 @@ int serial_open(struct serial_port *p)
 	reasm_init(&p->reasm, p->pkt, c->max_packet, p->gap_ns,
 		   note != NULL ? 0 : c->char_ns,
 		   c->delimiter, on_packet, p);
+	reasm_on_doubt(&p->reasm, report_late);
 	fmt_kv_str(&kv, "device", p->drv.path);
 	fmt_kv_str(&kv, "driver", p->drv.ops->name);
 	if (note != NULL)
@@ -303,53 +333,21 @@ static ssize_t port_read(struct serial_port *p)
 }
 
 /*
- * Bytes reached us so late that the gaps before and among them cannot be
- * judged: they were read `late` ns after the packet's gap deadline or after
- * the wake-up that found them, because the kernel held them (the read waited
- * for its worker) or this thread ran late (the CPU was taken from it).
- * Say so in an EV line, dated at the start of the packet the bytes join (the
- * one in progress, or the one they begin) so that the source's lines stay in
- * time order; a packet boundary in or next to that packet may be wrong. Rare;
- * fmt_kv neither allocates nor uses stdio.
+ * The packet's deadline has passed and ppoll saw nothing: make sure no byte of
+ * it is still in the kernel. A read that finds the line discipline empty first
+ * waits for the tty's flip-buffer worker, so an empty read proves the silence
+ * (the caller then ends the packet). Bytes it returns were found after the
+ * deadline: reasm places them and says so.
  */
-static void report_late(struct serial_port *p, int64_t first_mono, int64_t first_real,
-			int64_t late, ssize_t bytes)
+static void at_deadline(struct serial_port *p, int64_t now_mono, int64_t now_real)
 {
-	struct rec ev = { .kind = REC_EV, .t_mono = first_mono, .t_real = first_real,
-			  .a = EV_LATE };
-	char text[64];
-	struct fmt_kv kv;
-
-	fmt_kv_init(&kv, text, sizeof(text));
-	fmt_kv_i64(&kv, "wait_us", late / 1000);
-	fmt_kv_i64(&kv, "bytes", bytes);
-	(void)source_push(&p->src, &ev, text, (uint32_t)kv.len);
-}
-
-/*
- * The gap of the packet in progress seems to have passed: make sure no byte of
- * it is still in the kernel. What this read returns arrived before the
- * deadline, so it is dated just inside the gap and continues the packet (a byte
- * that arrived in the microseconds since the wake-up is joined too: that window
- * is the price). If the read had to wait for the kernel's worker, the bytes may
- * straddle a gap nobody can see any more; say so, dated at the packet's start
- * so that the source's lines stay in time order.
- */
-static void at_deadline(struct serial_port *p, int64_t deadline, int64_t now_mono,
-			int64_t now_real)
-{
-	int64_t first_mono = p->reasm.first_mono, first_real = p->reasm.first_real;
 	ssize_t n = port_read(p);
-	/* how far past the deadline these bytes were seen: this thread's own
-	 * wake-up latency plus any wait for the kernel's worker in the read */
-	int64_t late = mono_ns() - deadline;
+	int64_t end = mono_ns();
+	struct reasm_read rd = { .woken = false, .seen_mono = end,
+				 .seen_real = now_real + (end - now_mono), .end_mono = end };
 
-	if (n <= 0)
-		return;
-	if (late > p->gap_ns / 4)
-		report_late(p, first_mono, first_real, late, n);
-	reasm_feed(&p->reasm, p->rbuf, (size_t)n, deadline - 1,
-		   now_real - (now_mono - deadline + 1));
+	if (n > 0)
+		reasm_read(&p->reasm, p->rbuf, (size_t)n, &rd);
 }
 
 /* Waits until the stop fd fires or `timeout` (NULL: forever) passes; true = stop. */
@@ -403,27 +401,16 @@ static void *serial_thread(void *arg)
 			break;
 		if (pfd[0].revents != 0) {
 			ssize_t n = port_read(p);
-			/*
-			 * These bytes arrived at some time before the read ended. A gap
-			 * can hide among them, or before them, when that window is long:
-			 * from the deadline if this thread woke after it, else from the
-			 * wake-up (the thread was preempted before its read, or its CPU
-			 * stopped: a virtual machine's vCPU), to the end of the read.
-			 */
-			int64_t late = mono_ns() - (deadline < now_mono ? deadline : now_mono);
+			/* the first byte had arrived by the wake-up, every byte by the
+			 * end of the read: reasm judges the gaps from both */
+			struct reasm_read rd = { .woken = true, .seen_mono = now_mono,
+						 .seen_real = now_real, .end_mono = mono_ns() };
 
 			if (n < 0)
 				continue;
-			if (n > 0 && late > p->gap_ns / 4) {
-				int64_t t_mono, t_real;
-
-				reasm_begin(&p->reasm, (size_t)n, now_mono, now_real, &t_mono,
-					    &t_real);
-				report_late(p, t_mono, t_real, late, n);
-			}
-			reasm_feed(&p->reasm, p->rbuf, (size_t)n, now_mono, now_real);
+			reasm_read(&p->reasm, p->rbuf, (size_t)n, &rd);
 		} else if (now_mono >= deadline) {
-			at_deadline(p, deadline, now_mono, now_real);
+			at_deadline(p, now_mono, now_real);
 			if (p->drv.fd < 0)
 				continue;
 		}
@@ -432,10 +419,13 @@ static void *serial_thread(void *arg)
 	/* Stop: what the kernel holds was sent before the stop; take it all. */
 	while (p->drv.fd >= 0) {
 		ssize_t n = port_read(p);
+		struct reasm_read rd = { .woken = false, .seen_mono = mono_ns(),
+					 .seen_real = real_ns() };
 
 		if (n <= 0)
 			break;
-		reasm_feed(&p->reasm, p->rbuf, (size_t)n, mono_ns(), real_ns());
+		rd.end_mono = rd.seen_mono;
+		reasm_read(&p->reasm, p->rbuf, (size_t)n, &rd);
 	}
 	if (p->drv.fd >= 0)
 		port_lost(p, 0, "stop");

@@ -355,10 +355,13 @@ int e2e_read_log(struct e2e_log *log, const char *path)
 			log->cap = log->cap ? log->cap * 2 : 4096;
 			log->line = realloc(log->line, log->cap * sizeof(*log->line));
 		}
+		if (buf[n - 1] != '\n') {
+			log->partial_tail = true;
+			break;
+		}
 		l = &log->line[log->n++];
 		memset(l, 0, sizeof(*l));
-		if (buf[n - 1] == '\n')
-			buf[--n] = '\0';
+		buf[--n] = '\0';
 		l->text = strdup(buf);
 		if (logline_parse(&parser, buf, (size_t)n, &ll) == 0) {
 			l->t = ll.t;
@@ -424,6 +427,51 @@ uint8_t *e2e_concat(const struct e2e_log *log, const char *src, size_t *len,
 		}
 	(*starts)[*nlines] = *len;
 	return out;
+}
+
+size_t e2e_line_of(const size_t *starts, size_t nlines, size_t off)
+{
+	size_t lo = 0, hi = nlines;
+
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (starts[mid] <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+bool e2e_late_mark_at(const struct e2e_log *log, const char *src, int64_t t)
+{
+	for (size_t i = 0; i < log->n; i++)
+		if (log->line[i].t == t && strcmp(log->line[i].src, src) == 0
+		    && strstr(log->line[i].text, " EV late-delivery ") != NULL)
+			return true;
+	return false;
+}
+
+enum e2e_fit e2e_packet_fit(const struct e2e_log *log, const char *src, const size_t *starts,
+			    const size_t *idx, size_t nlines, size_t max_packet, size_t off,
+			    size_t len, size_t *first, size_t *last)
+{
+	size_t c = e2e_line_of(starts, nlines, off), e = e2e_line_of(starts, nlines, off + len - 1);
+	bool ok = true;
+
+	*first = c;
+	*last = e;
+	if (starts[c] == off && starts[c + 1] == off + len)
+		return E2E_FIT_ONE;
+	if (starts[c] != off)
+		ok &= e2e_late_mark_at(log, src, log->line[idx[c]].t);
+	for (size_t j = c + 1; j <= e; j++)
+		if (max_packet == 0 || starts[j] - starts[j - 1] != max_packet)
+			ok &= e2e_late_mark_at(log, src, log->line[idx[j]].t);
+	if (starts[e + 1] != off + len)
+		ok &= e2e_late_mark_at(log, src, log->line[idx[e]].t);
+	return ok ? E2E_FIT_MARKED : E2E_FIT_UNMARKED;
 }
 
 static int cmp64(const void *a, const void *b)
@@ -526,6 +574,77 @@ int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen)
 	return checked;
 }
 
+/* The value of "reason=" in an EV clock line, or "" */
+static const char *clock_reason(const char *text, char *out, size_t len)
+{
+	const char *r = strstr(text, " reason=");
+
+	snprintf(out, len, "%.*s", r ? (int)strcspn(r + 8, " ") : 0, r ? r + 8 : "");
+	return out;
+}
+
+int e2e_check_clock(const struct e2e_log *log, char *why, size_t whylen)
+{
+	size_t start = 0, stat_at = 0;      /* line numbers (1-based) of what waits; 0: none */
+	bool in_run = false, stopped = false, clock_start = false, prev_stat = false;
+	int checked = 0;
+
+	for (size_t i = 0; i <= log->n; i++) {
+		const struct e2e_line *l = i < log->n ? &log->line[i] : NULL;
+		bool mine = l != NULL && strcmp(l->src, "portlogd") == 0;
+		bool is_stat = mine && strcmp(l->kind, "STAT") == 0;
+		char reason[16];
+
+		if (l == NULL || (mine && strstr(l->text, " portlogd EV start ") != NULL)) {
+			/* the run before ends: it said the clock at start; after its
+			 * last STAT round too, unless it was killed (no EV stop) */
+			if (in_run && !clock_start) {
+				snprintf(why, whylen, "no EV clock reason=start after the EV start at "
+					 "line %zu", start);
+				return -1;
+			}
+			if (in_run && stat_at != 0 && stopped) {
+				snprintf(why, whylen, "no EV clock after the STAT round at line %zu",
+					 stat_at);
+				return -1;
+			}
+			in_run = l != NULL;
+			start = i + 1;
+			stopped = clock_start = prev_stat = false;
+			stat_at = 0;
+			continue;
+		}
+		if (mine && strcmp(l->kind, "EV") == 0 && strstr(l->text, " portlogd EV stop ") != NULL)
+			stopped = true;
+		if (mine && strcmp(l->kind, "EV") == 0
+		    && strstr(l->text, " portlogd EV clock synced=") != NULL) {
+			clock_reason(l->text, reason, sizeof(reason));
+			if (strcmp(reason, "start") == 0)
+				clock_start = true;
+			if (stat_at != 0 && (strcmp(reason, "stat") == 0 || strcmp(reason, "change") == 0)) {
+				stat_at = 0;
+				checked++;
+			}
+		}
+		if (is_stat && !prev_stat) {
+			/* a new round: the one before must have had its line */
+			if (stat_at != 0) {
+				snprintf(why, whylen, "no EV clock after the STAT round at line %zu",
+					 stat_at);
+				return -1;
+			}
+			if (in_run && !clock_start) {
+				snprintf(why, whylen, "a STAT round at line %zu before any EV clock "
+					 "reason=start", i + 1);
+				return -1;
+			}
+			stat_at = i + 1;
+		}
+		prev_stat = is_stat;       /* a round's STAT lines are written together */
+	}
+	return checked;
+}
+
 void e2e_expect_accounted(const struct e2e_log *log)
 {
 	char why[1024];
@@ -536,6 +655,10 @@ void e2e_expect_accounted(const struct e2e_log *log)
 	if (n == 0)
 		fail_msg("accounting: no STAT line with accounted= to check against");
 	printf("# accounting: every record is a line or in a DROP count, at %d STAT lines\n", n);
+	n = e2e_check_clock(log, why, sizeof(why));
+	if (n < 0)
+		fail_msg("EV clock: %s", why);
+	printf("# EV clock: at every start, and after %d STAT rounds\n", n);
 }
 
 void e2e_filter_from_env(void)

@@ -75,15 +75,41 @@ struct e2e_line {
 struct e2e_log {
 	struct e2e_line *line;
 	size_t n, cap;
+	bool partial_tail;      /* the file ended inside a line (left out): a live file */
 };
 
-/* Appends the lines of a log file (ISO or epoch times, payload hex or both). */
+/*
+ * Appends the lines of a log file (ISO or epoch times, payload hex or both). A
+ * last line without its newline is a line the daemon is still writing: it is
+ * left out and partial_tail set, not taken for a malformed line.
+ */
 int e2e_read_log(struct e2e_log *log, const char *path);
 void e2e_free_log(struct e2e_log *log);
 
 /* All RX payload bytes of `src`, concatenated in file order; line starts in *starts. */
 uint8_t *e2e_concat(const struct e2e_log *log, const char *src, size_t *len,
 		    size_t **starts, size_t **line_idx, size_t *nlines);
+
+/* The RX line (an index into e2e_concat's starts) that holds byte off. */
+size_t e2e_line_of(const size_t *starts, size_t nlines, size_t off);
+
+/*
+ * How src's RX lines (e2e_concat's starts and line_idx) hold the packet of len
+ * bytes at off: exactly one line; a wrong boundary marked where the boundary
+ * rule puts the mark (README, "Packet boundaries": an EV late-delivery of src
+ * dated at each line that begins inside the packet, and at the line that holds
+ * its first or its last byte when that line runs past it); or unmarked. A line
+ * that begins after one of max_packet bytes (0: none) began at the length
+ * limit, not at a gap: it needs no mark of its own. The lines involved are
+ * *first..*last.
+ */
+/* Is there an EV late-delivery of src dated t (the mark of a doubtful boundary)? */
+bool e2e_late_mark_at(const struct e2e_log *log, const char *src, int64_t t);
+
+enum e2e_fit { E2E_FIT_ONE, E2E_FIT_MARKED, E2E_FIT_UNMARKED };
+enum e2e_fit e2e_packet_fit(const struct e2e_log *log, const char *src, const size_t *starts,
+			    const size_t *idx, size_t nlines, size_t max_packet, size_t off,
+			    size_t len, size_t *first, size_t *last);
 
 /*
  * The log proves by itself that nothing vanished: for every source, its lines
@@ -94,7 +120,16 @@ uint8_t *e2e_concat(const struct e2e_log *log, const char *src, size_t *len,
  * were checked, or -1 with the first mismatch in why.
  */
 int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen);
-/* The same as a cmocka assertion: fails the test on a mismatch or when no STAT
+/*
+ * The log says the clock's quality: every run (from EV start) has an EV clock
+ * line with reason=start before its first STAT round, and every STAT round (a
+ * block of portlogd STAT lines) is followed by an EV clock line (reason=stat,
+ * or change when the round found one) before the next round; a run that did not
+ * stop (no EV stop: killed) may lack the line after its last round. Returns
+ * how many rounds had their line, or -1 with the first miss in why.
+ */
+int e2e_check_clock(const struct e2e_log *log, char *why, size_t whylen);
+/* Both as a cmocka assertion: fails the test on a mismatch or when no STAT
  * line could be checked; prints how many were. */
 void e2e_expect_accounted(const struct e2e_log *log);
 

@@ -23,6 +23,7 @@
 static const char *const system_checks[] = {
 	"config", "kernel-rt", "rt-throttle", "cpufreq", "cpuidle", "cpu-dma-latency", "smt",
 	"isolation", "irqbalance", "rt-tasks", "rlimit-rtprio", "rlimit-memlock", "clocksource",
+	"clock",
 };
 #define NSYSTEM (sizeof(system_checks) / sizeof(system_checks[0]))
 

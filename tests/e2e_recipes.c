@@ -277,7 +277,8 @@ static void recipes(void **state)
 	char dir[256], path[300], cmd[600], f[256];
 	struct e2e_log log = { 0 };
 	struct buf port_packets = { 0 }, per_source = { 0 }, lost = { 0 }, intervals = { 0 },
-		   decode = { 0 }, events = { 0 };
+		   decode = { 0 }, events = { 0 }, stretches = { 0 };
+	char bad_from[256] = "";
 	size_t gps_rx = 0, plc_rx = 0, burst_rx = 0, gps_open = 0, gps_close = 0, lost_ev;
 	long long drop_records = 0, drop_bytes = 0, stat_drops = -1, stat_drop_bytes = -1;
 	char *page, *rendered;
@@ -323,12 +324,30 @@ static void recipes(void **state)
 			gps_open += strcmp(l->src, "gps") == 0 && strcmp(f, "open") == 0;
 			gps_close += strcmp(l->src, "gps") == 0 && strcmp(f, "close") == 0;
 		}
+		if (strcmp(l->kind, "EV") == 0 && strcmp(l->src, "portlogd") == 0
+		    && strstr(l->text, " portlogd EV clock ") != NULL) {
+			/* not synchronised, unknown, or a maximum error over 10 ms */
+			const char *sy = strstr(l->text, " synced=");
+			bool bad = sy == NULL || strncmp(sy, " synced=yes ", 12) != 0
+				   || field(l->text, " maxerror_us=") > 10000;
+
+			nth(l->text, 1, f, sizeof(f));
+			if (bad && bad_from[0] == '\0')
+				snprintf(bad_from, sizeof(bad_from), "%s", f);
+			if (!bad && bad_from[0] != '\0') {
+				putf(&stretches, "%s to %s\n", bad_from, f);
+				bad_from[0] = '\0';
+			}
+		}
 		if (strncmp(l->text + strcspn(l->text, " "), " portlogd STAT gps ", 19) == 0) {
 			stat_drops = field(l->text, " drops=");
 			stat_drop_bytes = field(l->text, " drop_bytes=");
 		}
 	}
 	putf(&per_source, "gps %zu\nplc %zu\n", gps_rx, plc_rx);
+	if (bad_from[0] != '\0')
+		putf(&stretches, "%s to the end\n", bad_from);
+	put(&stretches, "", 0);
 	putf(&lost, "gps %lld\n", drop_bytes);
 
 	/* the log is what the recipes need: drops, every burst packet accounted for */
@@ -357,6 +376,7 @@ static void recipes(void **state)
 	check(page, rendered, dir, "intervals", intervals.s);
 	check(page, rendered, dir, "decode", decode.s);
 	check(page, rendered, dir, "port-events", events.s);
+	check(page, rendered, dir, "clock-stretches", stretches.s);
 	free(page);
 	free(rendered);
 	free(port_packets.s);
@@ -365,6 +385,7 @@ static void recipes(void **state)
 	free(intervals.s);
 	free(decode.s);
 	free(events.s);
+	free(stretches.s);
 	e2e_free_log(&log);
 }
 

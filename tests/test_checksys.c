@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/timex.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +37,65 @@
 #define CAP_NONE "0000000000000000"
 #define CAP_SYS_NICE "0000000000800000"
 #define CAP_IPC_LOCK "0000000000004000"
+
+/*
+ * The kernel's clock state has no file: adjtimex is wrapped (--wrap=adjtimex)
+ * and answers what fake_tx says; each clock row sets it in its prep.
+ */
+static struct {
+	int rc, err, status;
+	long maxerror, esterror;
+} fake_tx = { TIME_OK, 0, 0, 1500, 40 };
+
+int __wrap_adjtimex(struct timex *tx);
+
+int __wrap_adjtimex(struct timex *tx)
+{
+	if (fake_tx.rc < 0) {
+		errno = fake_tx.err;
+		return -1;
+	}
+	tx->status = fake_tx.status;
+	tx->maxerror = fake_tx.maxerror;
+	tx->esterror = fake_tx.esterror;
+	return fake_tx.rc;
+}
+
+static void clock_synced(void)
+{
+	fake_tx.rc = TIME_OK;
+	fake_tx.status = STA_PLL;
+	fake_tx.maxerror = 1500;
+	fake_tx.esterror = 40;
+}
+
+/* chrony without rtcsync: STA_UNSYNC stays set, maxerror says synchronised */
+static void clock_synced_unsync_flag(void)
+{
+	clock_synced();
+	fake_tx.rc = TIME_ERROR;
+	fake_tx.status = STA_PLL | STA_UNSYNC;
+}
+
+static void clock_synced_leap(void)
+{
+	clock_synced();
+	fake_tx.status = STA_PLL | STA_INS;
+}
+
+static void clock_unsynced(void)
+{
+	fake_tx.rc = TIME_ERROR;
+	fake_tx.status = STA_UNSYNC;
+	fake_tx.maxerror = 16000000;
+	fake_tx.esterror = 16000000;
+}
+
+static void clock_refused(void)
+{
+	fake_tx.rc = -1;
+	fake_tx.err = EPERM;
+}
 
 static char root[256];                  /* short: ROOT/rel fits PATH_MAX */
 static struct conf conf;            /* about 20 KiB: not on the stack */
@@ -449,6 +509,31 @@ static const struct row rows[] = {
 	  "; fix: if the TSC is stable", NULL },
 	{ "no clocksource", checksys_clocksource, NULL, {{0}}, NULL, CHECKSYS_WARN, "clocksource",
 	  "cannot read", "; fix: ", NULL },
+	/* clock: the daemons below ROOT/proc, the kernel's state through the wrapped adjtimex */
+	{ "clock synced, chronyd", checksys_clock, NULL,
+	  { { "/proc/812/comm", "chronyd\n" }, { "/proc/1/comm", "systemd\n" } }, clock_synced,
+	  CHECKSYS_OK, "clock", "synchronised (chronyd runs): maximum error 1500 us, estimated "
+	  "error 40 us", NULL, "leap" },
+	{ "clock synced, STA_UNSYNC set (chrony without rtcsync)", checksys_clock, NULL,
+	  { { "/proc/812/comm", "chronyd\n" } }, clock_synced_unsync_flag, CHECKSYS_OK, "clock",
+	  "synchronised (chronyd runs): maximum error 1500 us", NULL, NULL },
+	{ "clock synced, ptp4l and phc2sys, leap second", checksys_clock, NULL,
+	  { { "/proc/700/comm", "ptp4l\n" }, { "/proc/701/comm", "phc2sys\n" } },
+	  clock_synced_leap, CHECKSYS_OK, "clock", "synchronised (ptp4l, phc2sys runs)",
+	  "a leap second is announced", NULL },
+	{ "clock synced, no daemon here", checksys_clock, NULL, {{0}}, clock_synced, CHECKSYS_OK,
+	  "clock", "synchronised (no synchronisation daemon found here", NULL, NULL },
+	{ "clock unsynced, systemd-timesyncd (comm cut at 15)", checksys_clock, NULL,
+	  { { "/proc/530/comm", "systemd-timesyn\n" } }, clock_unsynced, CHECKSYS_WARN, "clock",
+	  "systemd-timesyncd runs, but the clock is not synchronised (maximum error 16000000 us)",
+	  "; fix: check its sources and the network (chronyc sources", NULL },
+	{ "clock unsynced, no daemon", checksys_clock, NULL, { { "/proc/1/comm", "init\n" } },
+	  clock_unsynced, CHECKSYS_WARN, "clock", "no time synchronisation daemon runs",
+	  "; fix: apt install chrony (or systemctl enable --now systemd-timesyncd)", NULL },
+	{ "clock state refused (a seccomp filter)", checksys_clock, NULL,
+	  { { "/proc/900/comm", "ntpd\n" } }, clock_refused, CHECKSYS_WARN, "clock",
+	  "ntpd; cannot read the clock's synchronisation state (adjtimex: EPERM)",
+	  "; fix: allow adjtimex and clock_adjtime", NULL },
 	/* port:NAME (not readable and writable: test_unprivileged) */
 	{ "serial device present", serial_device, NULL, { { "/dev/ttyS0", "" } }, NULL,
 	  CHECKSYS_OK, "port:gps", "/dev/ttyS0: readable and writable by uid", NULL, "->" },
@@ -680,7 +765,7 @@ static void test_rows_cover_every_check(void **state)
 	static const char *const names[] = {
 		"config", "kernel-rt", "rt-throttle", "cpufreq", "cpuidle", "cpu-dma-latency",
 		"smt", "isolation", "irqbalance", "rt-tasks", "rlimit-rtprio", "rlimit-memlock",
-		"clocksource", "port:gps", "port:lpt", "port:gps:irq", "port:lpt:irq",
+		"clocksource", "clock", "port:gps", "port:lpt", "port:gps:irq", "port:lpt:irq",
 	};
 	(void)state;
 	for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
@@ -808,6 +893,8 @@ static void fx_all_ok(void)
 	fx_write("/proc/self/status", STATUS(CAP_SYS_NICE));
 	fx_write("/proc/self/limits", LIMITS("0", "unlimited"));
 	fx_write(CLK "/current_clocksource", "tsc\n");
+	fx_write("/proc/812/comm", "chronyd\n");
+	clock_synced();
 	fx_write("/dev/ttyS0", "");
 	fx_write("/sys/class/tty/ttyS0/flags", "0x2000\n");
 	fx_write("/dev/ttyUSB0", "");
@@ -866,13 +953,13 @@ static void test_report(void **state)
 	fx_begin(ALL_PORTS);
 	fx_all_ok();
 	rc = run_report(&text);
-	/* 13 system checks; gps: device, low-latency, irq (no FTDI); ttyUSB0: 4; lpt: 2 */
-	if (rc != 0 || count_lines(text, "OK", &col) != 22 || strstr(text, "WARN ") != NULL)
-		fail_msg("expected 22 OK lines and exit status 0, got %d:\n%s", rc, text);
+	/* 14 system checks; gps: device, low-latency, irq (no FTDI); ttyUSB0: 4; lpt: 2 */
+	if (rc != 0 || count_lines(text, "OK", &col) != 23 || strstr(text, "WARN ") != NULL)
+		fail_msg("expected 23 OK lines and exit status 0, got %d:\n%s", rc, text);
 	last = strrchr(text, '\n');
 	while (last > text && last[-1] != '\n')
 		last--;
-	assert_string_equal(last, "22 OK, 0 WARN, 0 FAIL\n");
+	assert_string_equal(last, "23 OK, 0 WARN, 0 FAIL\n");
 	/* the name column fits the longest name, and the text starts after it */
 	assert_non_null(strstr(text, "\nOK   port:a-long-port-name:ftdi-latency ttyUSB0: "));
 	assert_int_equal(col, strlen("OK   port:a-long-port-name:ftdi-latency "));
@@ -892,7 +979,7 @@ static void test_report(void **state)
 	assert_non_null(strstr(text, "FAIL port:a-long-port-name "));
 	/* the missing device has no low-latency, FTDI or irq line */
 	assert_null(strstr(text, "port:a-long-port-name:"));
-	assert_non_null(strstr(text, "\n17 OK, 1 WARN, 1 FAIL\n"));
+	assert_non_null(strstr(text, "\n18 OK, 1 WARN, 1 FAIL\n"));
 	free(text);
 	fx_end();
 }
@@ -912,7 +999,7 @@ static void test_report_without_config(void **state)
 	assert_int_equal(count_lines(text, "WARN", &col), 2);  /* config, nothing pinned */
 	assert_non_null(strstr(text, "WARN config "));
 	assert_null(strstr(text, "port:"));
-	assert_non_null(strstr(text, "\n11 OK, 2 WARN, 0 FAIL\n"));
+	assert_non_null(strstr(text, "\n12 OK, 2 WARN, 0 FAIL\n"));
 	free(text);
 	fx_end();
 }

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "clockq.h"
 #include "health.h"
 #include "notify.h"
 
@@ -171,6 +172,19 @@ static void status_text(void **state)
 	notify_status_text(buf, sizeof(buf), &fig);
 	assert_string_equal(buf, "2/3 ports up, 1234 records, 5 drops, 6 overruns, 1240 lines, "
 			    "rt degraded: no sched_fifo, no mlockall");
+	/* the clock, when it is not synchronised or cannot be read (clockq.h) */
+	fig.clock = CLOCKQ_UNSYNCED;
+	fig.clock_maxerror_us = 16000000;
+	notify_status_text(buf, sizeof(buf), &fig);
+	assert_string_equal(buf, "2/3 ports up, 1234 records, 5 drops, 6 overruns, 1240 lines, "
+			    "rt degraded: no sched_fifo, no mlockall, clock not synchronised "
+			    "(max error 16000 ms)");
+	fig.clock = CLOCKQ_UNKNOWN;
+	notify_status_text(buf, sizeof(buf), &fig);
+	assert_non_null(strstr(buf, ", clock state unknown"));
+	fig.clock = CLOCKQ_SYNCED;
+	notify_status_text(buf, sizeof(buf), &fig);
+	assert_null(strstr(buf, "clock"));
 	/* cut short, still a string */
 	assert_int_equal(notify_status_text(small, sizeof(small), &fig), sizeof(small) - 1);
 	assert_int_equal(strlen(small), sizeof(small) - 1);

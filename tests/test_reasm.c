@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -130,19 +131,22 @@ static const struct script_case script_cases[] = {
 	{ "a read gap_ns - 1 after the last byte continues the packet", 64, 1000, 0, NONE,
 	  { FEED("ab", 0), FEED("cd", 999) }, { { 0 } },
 	  PENDING("abcd"), .deadline = 1999 },
-	{ "a read exactly gap_ns after the last byte ends it, as reasm_expire would", 64, 1000, 0,
-	  NONE, { FEED("ab", 0), FEED("cd", 1000) },
-	  { PKT("ab", REASM_GAP, 0) }, PENDING("cd"), .deadline = 2000 },
+	/* a wake-up at or after the deadline saw no silence: it cannot tell (rule_cases) */
+	{ "a read woken exactly at the deadline continues the packet", 64, 1000, 0,
+	  NONE, { FEED("ab", 0), FEED("cd", 1000) }, { { 0 } }, PENDING("abcd"),
+	  .deadline = 2000 },
 	{ "fragmented packet dated by its first read", 64, 1000, 0, NONE,
 	  { FEED("ab", 100), FEED("cd", 700), FLUSH },
 	  { PKT("abcd", REASM_FLUSH, 100) }, PENDING(""), .deadline = INT64_MAX },
-	/* gaps, detected when the late read is fed */
-	{ "a read gap_ns + 1 after the last byte ends the packet", 64, 1000, 0, NONE,
-	  { FEED("ab", 0), FEED("cd", 1001) },
-	  { PKT("ab", REASM_GAP, 0) }, PENDING("cd"), .deadline = 2001 },
-	{ "the gap counts from the last fragment, not the first", 64, 1000, 0, NONE,
-	  { FEED("ab", 0), FEED("cd", 900), FEED("ef", 2000) },
-	  { PKT("abcd", REASM_GAP, 0) }, PENDING("ef"), .deadline = 3000 },
+	/* reads found after the deadline: new packets only more than a gap after it */
+	{ "a read woken gap_ns + 1 after the last byte continues the packet", 64, 1000, 0, NONE,
+	  { FEED("ab", 0), FEED("cd", 1001) }, { { 0 } }, PENDING("abcd"), .deadline = 2001 },
+	{ "a read woken 2 * gap_ns after the last byte begins a packet", 64, 1000, 0, NONE,
+	  { FEED("ab", 0), FEED("cd", 2000) },
+	  { PKT("ab", REASM_GAP, 0) }, PENDING("cd"), .deadline = 3000 },
+	{ "the deadline counts from the last fragment, not the first", 64, 1000, 0, NONE,
+	  { FEED("ab", 0), FEED("cd", 900), FEED("ef", 2500) }, { { 0 } },
+	  PENDING("abcdef"), .deadline = 3500 },
 	{ "several gaps give several packets", 64, 1000, 0, NONE,
 	  { FEED("a", 0), FEED("bc", 5000), FEED("d", 10000), FEED("e", 10500) },
 	  { PKT("a", REASM_GAP, 0), PKT("bc", REASM_GAP, 5000) },
@@ -152,10 +156,11 @@ static const struct script_case script_cases[] = {
 	  /* "ab" ends at 1000; "cd" at 2150 started at 1950: 950 of silence */
 	  { FEED("ab", 1000), FEED("cd", 2150) }, { { 0 } },
 	  PENDING("abcd"), .deadline = 3150 },
-	{ "with char_ns a silence over the gap splits", 64, 1000, 100, NONE,
-	  /* "cd" at 2250 started at 2050: 1050 of silence */
-	  { FEED("ab", 1000), FEED("cd", 2250), FLUSH },
-	  { PKT("ab", REASM_GAP, 800), PKT("cd", REASM_FLUSH, 2050) },
+	{ "with char_ns a packet begins when its first byte is a gap past the deadline", 64,
+	  1000, 100, NONE,
+	  /* "cd" at 3250 started at 3050: 1050 past the deadline 2000 */
+	  { FEED("ab", 1000), FEED("cd", 3250), FLUSH },
+	  { PKT("ab", REASM_GAP, 800), PKT("cd", REASM_FLUSH, 3050) },
 	  PENDING(""), .deadline = INT64_MAX },
 	/* reasm_deadline / reasm_expire */
 	{ "no deadline when nothing is pending", 64, 1000, 0, NONE,
@@ -261,8 +266,8 @@ static const struct script_case script_cases[] = {
 	{ "a zero-length read on an empty reassembler", 64, 1000, 0, NONE,
 	  { FEED0(0), FEED0(10) }, { { 0 } }, PENDING(""), .deadline = INT64_MAX },
 	{ "a zero-length read does not move the gap", 64, 1000, 0, NONE,
-	  { FEED("ab", 0), FEED0(900), FEED("cd", 1500) },
-	  { PKT("ab", REASM_GAP, 0) }, PENDING("cd"), .deadline = 2500 },
+	  { FEED("ab", 0), FEED0(900), FEED("cd", 2500) },
+	  { PKT("ab", REASM_GAP, 0) }, PENDING("cd"), .deadline = 3500 },
 };
 
 static void run_script(const struct script_case *c)
@@ -361,49 +366,153 @@ static void test_pending_char_ns_date(void **state)
 	}
 }
 
-/*
- * reasm_begin: bytes after a silence longer than the gap end the packet in
- * progress before anything about them is said, and are dated as a new packet;
- * bytes within the gap join the packet in progress and get its date.
- */
-static void test_begin(void **state)
+/* ---- the boundary rule: reads with a wake-up and an end, and the doubts they raise ---- */
+
+/* Every packet and every doubt, in the order reasm reports them, as text:
+ * packets "[BYTES END T]", doubts "<CASE joined|new T wait=W n=N>" (times in us). */
+struct trace {
+	char text[512];
+};
+
+static void trace_emit(void *ctx, const struct reasm_packet *pkt)
 {
-	uint8_t buf[64];
-	struct reasm r;
-	struct sink s = { 0 };
-	const int64_t T = 1000000000, cns = 1000000, gap = 10 * cns;
-	int64_t t_mono, t_real;
+	struct trace *t = ctx;
+	size_t o = strlen(t->text);
+
+	snprintf(t->text + o, sizeof(t->text) - o, "[%.*s %s %" PRId64 "]", (int)pkt->len,
+		 (const char *)pkt->data, end_name(pkt->end), pkt->t_mono / 1000);
+	assert_int_equal(pkt->t_real, pkt->t_mono + REAL_OFFSET);
+}
+
+static void trace_doubt(void *ctx, const struct reasm_doubt *d)
+{
+	static const char *const why[] = { "?", "late-wake", "deadline-read", "slow-read" };
+	struct trace *t = ctx;
+	size_t o = strlen(t->text);
+
+	snprintf(t->text + o, sizeof(t->text) - o, "<%s %s %" PRId64 " wait=%" PRId64 " n=%zu>",
+		 why[d->why], d->joined ? "joined" : "new", d->t_mono / 1000, d->wait_ns / 1000,
+		 d->bytes);
+	assert_int_equal(d->t_real, d->t_mono + REAL_OFFSET);
+}
+
+#define US 1000LL
+enum rop { R_END, R_WOKEN, R_DEADLINE, R_EXPIRE, R_FLUSH };
+
+struct rstep {
+	enum rop op;
+	const char *data;
+	int64_t seen, end;      /* us; R_EXPIRE: seen is now */
+};
+
+struct rule_case {
+	const char *name;
+	int64_t gap_us, char_us;
+	struct rstep steps[6];
+	const char *want;       /* the trace */
+};
+
+/* woken: bytes that woke the reader at W, read by E; deadline: a read at E no
+ * wake-up announced (the read at the deadline, or at stop) */
+#define WOKEN(s, w, e) { R_WOKEN, (s), (w), (e) }
+#define AT(s, e) { R_DEADLINE, (s), (e), (e) }
+#define EXP(t) { R_EXPIRE, NULL, (t), 0 }
+#define FL { R_FLUSH, NULL, 0, 0 }
+#define GAP2 2000           /* us */
+
+static const struct rule_case rule_cases[] = {
+	/* judged: no doubt */
+	{ "a read that ends before the deadline continues the packet", GAP2, 0,
+	  { WOKEN("ab", 0, 5), WOKEN("cd", 1500, 1999), FL }, "[abcd FLUSH 0]" },
+	{ "an empty read at the deadline ends it", GAP2, 0,
+	  { WOKEN("ab", 0, 5), EXP(2004), EXP(2005), WOKEN("cd", 2100, 2101), FL },
+	  "[ab GAP 0][cd FLUSH 2100]" },
+	{ "the deadline counts from the end of the read that brought the last byte", GAP2, 0,
+	  { WOKEN("ab", 0, 300), EXP(2000), EXP(2299), EXP(2300) }, "[ab GAP 0]" },
+	{ "no packet in progress: a read under a gap long raises no doubt", GAP2, 0,
+	  { WOKEN("ab", 0, 1999), FL }, "[ab FLUSH 0]" },
+	{ "a read at stop before the deadline continues the packet", GAP2, 0,
+	  { WOKEN("ab", 0, 5), AT("cd", 1999), FL }, "[abcd FLUSH 0]" },
+	/* woken after the deadline by 50, 100, 300, 800 us: joined, and said */
+	{ "woken 50 us after the deadline", GAP2, 0,
+	  { WOKEN("ab", 0, 5), WOKEN("cd", 2050, 2055), FL },
+	  "<late-wake joined 0 wait=55 n=2>[abcd FLUSH 0]" },
+	{ "woken 100 us after the deadline", GAP2, 0,
+	  { WOKEN("ab", 0, 5), WOKEN("cd", 2100, 2105), FL },
+	  "<late-wake joined 0 wait=105 n=2>[abcd FLUSH 0]" },
+	{ "woken 300 us after the deadline", GAP2, 0,
+	  { WOKEN("ab", 0, 5), WOKEN("cd", 2300, 2305), FL },
+	  "<late-wake joined 0 wait=305 n=2>[abcd FLUSH 0]" },
+	{ "woken 800 us after the deadline", GAP2, 0,
+	  { WOKEN("ab", 0, 5), WOKEN("cd", 2800, 2805), FL },
+	  "<late-wake joined 0 wait=805 n=2>[abcd FLUSH 0]" },
+	{ "woken at the deadline itself", GAP2, 0,
+	  { WOKEN("ab", 0, 0), WOKEN("cd", 2000, 2000), FL },
+	  "<late-wake joined 0 wait=0 n=2>[abcd FLUSH 0]" },
+	{ "woken between the two deadlines: the packet's last byte may have come late in its read",
+	  GAP2, 0, { WOKEN("ab", 0, 100), EXP(2099), WOKEN("cd", 2099, 2100), EXP(4099), EXP(4100) },
+	  "<late-wake joined 0 wait=100 n=2>[abcd GAP 0]" },
+	/* more than a gap after the deadline: more likely a new packet, and said */
+	{ "woken a gap after the deadline begins a packet", GAP2, 0,
+	  { WOKEN("ab", 0, 5), WOKEN("cd", 4000, 4010), FL },
+	  "[ab GAP 0]<late-wake new 4000 wait=2010 n=2>[cd FLUSH 4000]" },
+	{ "woken just under a gap after the deadline joins", GAP2, 0,
+	  { WOKEN("ab", 0, 5), WOKEN("cd", 3999, 4010), FL },
+	  "<late-wake joined 0 wait=2010 n=2>[abcd FLUSH 0]" },
+	/* the read at the deadline returned bytes */
+	{ "the read at the deadline finds bytes: joined, and said", GAP2, 0,
+	  { WOKEN("ab", 0, 5), AT("cd", 2030), EXP(2030), FL },
+	  "<deadline-read joined 0 wait=30 n=2>[abcd FLUSH 0]" },
+	{ "the read at the deadline finds bytes a gap after it: a new packet, said", GAP2, 0,
+	  { WOKEN("ab", 0, 5), AT("cd", 4500), FL },
+	  "[ab GAP 0]<deadline-read new 4500 wait=2500 n=2>[cd FLUSH 4500]" },
+	/* slow reads: a gap may hide among the bytes */
+	{ "a read that began before the deadline and ended after it", GAP2, 0,
+	  { WOKEN("ab", 0, 5), WOKEN("cd", 1990, 2010), FL },
+	  "<slow-read joined 0 wait=20 n=2>[abcd FLUSH 0]" },
+	{ "no packet in progress: a read a gap long", GAP2, 0,
+	  { WOKEN("abc", 100, 2100), FL }, "<slow-read new 100 wait=2000 n=3>[abc FLUSH 100]" },
+	/* with char times: the first byte's date decides where late bytes go */
+	{ "char_ns: bytes dated before a gap past the deadline join", 1000, 100,
+	  { WOKEN("a", 100, 100), WOKEN("bcde", 2300, 2300), FL },
+	  "<late-wake joined 0 wait=1200 n=4>[abcde FLUSH 0]" },
+	{ "char_ns: bytes dated a gap past the deadline begin a packet", 1000, 100,
+	  { WOKEN("a", 100, 100), WOKEN("bcde", 2500, 2500), FL },
+	  "[a GAP 0]<late-wake new 2100 wait=1400 n=4>[bcde FLUSH 2100]" },
+};
+
+static void test_rule(void **state)
+{
+	unsigned bad = 0;
 
 	(void)state;
-	reasm_init(&r, buf, sizeof(buf), gap, cns, NONE, sink_emit, &s);
-	reasm_begin(&r, 3, T, T + REAL_OFFSET, &t_mono, &t_real);
-	assert_int_equal(s.n, 0);
-	assert_int_equal(t_mono, T - 3 * cns);
-	assert_int_equal(t_real, t_mono + REAL_OFFSET);
-	reasm_feed(&r, (const uint8_t *)"abc", 3, T, T + REAL_OFFSET);
+	for (size_t i = 0; i < sizeof(rule_cases) / sizeof(rule_cases[0]); i++) {
+		const struct rule_case *c = &rule_cases[i];
+		uint8_t buf[64];
+		struct reasm r;
+		struct trace t = { { 0 } };
 
-	/* 5 ms later: within the gap, the packet in progress and its date */
-	reasm_begin(&r, 2, T + 5 * cns, T + 5 * cns + REAL_OFFSET, &t_mono, &t_real);
-	assert_int_equal(s.n, 0);
-	assert_int_equal(t_mono, T - 3 * cns);
-	assert_int_equal(t_real, T - 3 * cns + REAL_OFFSET);
-	reasm_feed(&r, (const uint8_t *)"de", 2, T + 5 * cns, T + 5 * cns + REAL_OFFSET);
+		reasm_init(&r, buf, sizeof(buf), c->gap_us * US, c->char_us * US, NONE, trace_emit, &t);
+		reasm_on_doubt(&r, trace_doubt);
+		for (const struct rstep *st = c->steps; st < c->steps + 6 && st->op != R_END; st++) {
+			struct reasm_read rd = { .woken = st->op == R_WOKEN, .seen_mono = st->seen * US,
+						 .seen_real = st->seen * US + REAL_OFFSET,
+						 .end_mono = st->end * US };
 
-	/* 30 ms after that: "abcde" is emitted now, "fg" begins a packet */
-	reasm_begin(&r, 2, T + 35 * cns, T + 35 * cns + REAL_OFFSET, &t_mono, &t_real);
-	assert_int_equal(s.n, 1);
-	assert_int_equal(s.pkts[0].len, 5);
-	assert_memory_equal(s.bytes, "abcde", 5);
-	assert_int_equal(s.pkts[0].end, REASM_GAP);
-	assert_int_equal(t_mono, T + 33 * cns);
-	assert_int_equal(t_real, t_mono + REAL_OFFSET);
-	reasm_feed(&r, (const uint8_t *)"fg", 2, T + 35 * cns, T + 35 * cns + REAL_OFFSET);
-	assert_int_equal(s.n, 1);           /* feed does not end it twice */
-	reasm_flush(&r);
-	assert_int_equal(s.n, 2);
-	assert_int_equal(s.pkts[1].t_mono, t_mono);
-	assert_memory_equal(s.bytes + s.pkts[1].off, "fg", 2);
-	sink_free(&s);
+			if (st->op == R_EXPIRE)
+				reasm_expire(&r, st->seen * US);
+			else if (st->op == R_FLUSH)
+				reasm_flush(&r);
+			else
+				reasm_read(&r, (const uint8_t *)st->data, strlen(st->data), &rd);
+		}
+		if (strcmp(t.text, c->want) != 0) {
+			print_error("%s:\n    got  %s\n    want %s\n", c->name, t.text, c->want);
+			bad++;
+		}
+	}
+	if (bad > 0)
+		fail_msg("%u of %zu cases differ", bad, sizeof(rule_cases) / sizeof(rule_cases[0]));
 }
 
 /* reasm_floor: a read right after it is not dated back before it. */
@@ -560,7 +669,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scripts),
 		cmocka_unit_test(test_pending_char_ns_date),
-		cmocka_unit_test(test_begin),
+		cmocka_unit_test(test_rule),
 		cmocka_unit_test(test_floor),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_char_and_auto_gap),

@@ -8,11 +8,13 @@
  * ASYNC_LOW_LATENCY is shown on the 16550A in test_drv. The FTDI latency timer
  * is a file under a fixture sysfs tree. read is wrapped too, to stall the
  * reader between its wake-up and its read, as a preempted thread or a stopped
- * vCPU does, while more bytes arrive.
+ * vCPU does, while more bytes arrive; and ppoll is wrapped to wake the reader
+ * a chosen time after its deadline, as a CPU taken by another task does.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/serial.h>
+#include <poll.h>
 #include <pty.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -77,6 +79,7 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
  */
 #define STALL_NS 20000000
 static _Atomic int stall_fd = -1;
+static long stall_ns = STALL_NS;
 static int stall_master;
 static const char *stall_more;
 static int stall_inq;
@@ -90,7 +93,7 @@ ssize_t __wrap_read(int fd, void *buf, size_t len)
 	int want = atomic_load(&stall_fd);
 
 	if (want >= 0 && fd == want && atomic_compare_exchange_strong(&stall_fd, &want, -1)) {
-		struct timespec pause = { 0, STALL_NS }, ms = { 0, 1000000 };
+		struct timespec pause = { 0, stall_ns }, ms = { 0, 1000000 };
 		int inq = 0;
 
 		nanosleep(&pause, NULL);
@@ -105,6 +108,54 @@ ssize_t __wrap_read(int fd, void *buf, size_t len)
 	}
 	atomic_fetch_add(&reads, 1);
 	return __real_read(fd, buf, len);
+}
+
+/*
+ * A late wake-up: the reader's next ppoll with a timeout on port_fd (a packet
+ * in progress) first writes late_more into the pty's master, well before the
+ * deadline, and waits until the line discipline holds it; then it sleeps until
+ * late_us after the deadline the reader asked for (its CPU taken), and only
+ * then looks, without waiting. late_more NULL: nothing arrives, the reader
+ * finds the deadline passed and reads (the read stall above may bring bytes).
+ */
+static _Atomic int late_us = -1;
+static _Atomic int late_fd = -1;
+static const char *late_more;
+
+int __real_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig);
+int __wrap_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig);
+
+int __wrap_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig)
+{
+	int us = atomic_load(&late_us);
+
+	if (us >= 0 && tmo != NULL && n > 0 && fds[0].fd == atomic_load(&late_fd)
+	    && atomic_compare_exchange_strong(&late_us, &us, -1)) {
+		struct timespec until, zero = { 0, 0 }, ms = { 0, 1000000 };
+		int64_t t;
+
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		t = (int64_t)until.tv_sec * 1000000000 + until.tv_nsec
+		    + (int64_t)tmo->tv_sec * 1000000000 + tmo->tv_nsec + (int64_t)us * 1000;
+		if (late_more != NULL) {
+			int inq = 0;
+
+			if (write(stall_master, late_more, strlen(late_more)) < 0)
+				abort();
+			for (int i = 0; i < 1000 && inq < (int)strlen(late_more); i++) {
+				if (ioctl(fds[0].fd, TIOCINQ, &inq) < 0)
+					abort();
+				if (inq < (int)strlen(late_more))
+					nanosleep(&ms, NULL);
+			}
+		}
+		until.tv_sec = t / 1000000000;
+		until.tv_nsec = t % 1000000000;
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+			;
+		return __real_ppoll(fds, n, &zero, sig);
+	}
+	return __real_ppoll(fds, n, tmo, sig);
 }
 
 static struct conf_serial pty_conf(char *device)
@@ -300,6 +351,48 @@ static void pop_late_and_rx(struct serial_port *p, unsigned n, char *out, size_t
 	}
 }
 
+/* Waits (bounded) until the reader has made one more read than `before`. */
+static void wait_read(unsigned before)
+{
+	for (int i = 0; i < 1000 && atomic_load(&reads) == before; i++) {
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+	assert_true(atomic_load(&reads) > before);
+}
+
+/* A reader thread on a fresh pty, no delimiter, the given gap; returns the master. */
+static int start_reader(struct serial_port *p, struct conf_serial *c, char *device,
+			unsigned gap_us, int *stop_fd)
+{
+	int master, slave, degraded = 0;
+
+	assert_int_equal(openpty(&master, &slave, device, NULL, NULL), 0);
+	close(slave);
+	*c = pty_conf(device);
+	c->delimiter = -1;
+	c->gap_us = gap_us;
+	*stop_fd = eventfd(0, EFD_CLOEXEC);
+	conf_resolve_serial(c);
+	assert_int_equal(serial_init(p, c, 64, *stop_fd), 0);
+	assert_int_equal(serial_open(p), 0);
+	pop(p, REC_EV, EV_OPEN);
+	assert_int_equal(serial_start(p, &degraded), 0);
+	stall_master = master;
+	return master;
+}
+
+static void stop_reader(struct serial_port *p, int master, int stop_fd)
+{
+	uint64_t one = 1;
+
+	assert_int_equal(write(stop_fd, &one, sizeof(one)), sizeof(one));
+	serial_join(p);
+	serial_fini(p);
+	close(master);
+	close(stop_fd);
+}
+
 /*
  * The reader is stalled after it woke for some bytes and before it read them,
  * and more bytes arrive after a silence longer than the gap: one read returns
@@ -311,24 +404,12 @@ static void stalled_read_is_reported(void **state)
 	char device[64], got[128];
 	struct conf_serial c;
 	struct serial_port p;
-	int master, slave, stop_fd, degraded = 0;
-	uint64_t one = 1;
+	int master, stop_fd;
 	unsigned before;
 	bool late_at_rx;
 
 	(void)state;
-	assert_int_equal(openpty(&master, &slave, device, NULL, NULL), 0);
-	close(slave);
-	c = pty_conf(device);
-	c.delimiter = -1;
-	c.gap_us = 5000;
-	stop_fd = eventfd(0, EFD_CLOEXEC);
-	conf_resolve_serial(&c);
-	assert_int_equal(serial_init(&p, &c, 64, stop_fd), 0);
-	assert_int_equal(serial_open(&p), 0);
-	pop(&p, REC_EV, EV_OPEN);
-	assert_int_equal(serial_start(&p, &degraded), 0);
-	stall_master = master;
+	master = start_reader(&p, &c, device, 5000, &stop_fd);
 
 	/* no packet in progress: "first", 20 ms of silence, "second", read as one */
 	stall_more = "second";
@@ -345,10 +426,7 @@ static void stalled_read_is_reported(void **state)
 	 * "x" and "fourth" come in one read, flagged. */
 	before = atomic_load(&reads);
 	assert_int_equal(write(master, "third", 5), 5);
-	for (int i = 0; i < 1000 && atomic_load(&reads) == before; i++) {
-		struct timespec ms = { 0, 1000000 };
-		nanosleep(&ms, NULL);
-	}
+	wait_read(before);
 	stall_more = "fourth";
 	stall_inq = 7;
 	atomic_store(&stall_fd, p.drv.fd);
@@ -372,12 +450,171 @@ static void stalled_read_is_reported(void **state)
 	/* "third" alone or with "x"; the late EV before the packet holding "fourth" */
 	assert_true(strcmp(got, "third<late>xfourth") == 0 || strcmp(got, "<late>thirdxfourth") == 0);
 	assert_true(late_at_rx);
+	stop_reader(&p, master, stop_fd);
+}
 
-	assert_int_equal(write(stop_fd, &one, sizeof(one)), sizeof(one));
-	serial_join(&p);
-	serial_fini(&p);
-	close(master);
-	close(stop_fd);
+/* collect()'s text without its "<EV fields>" marks: the RX payloads, each ending in '|'. */
+static void rx_only(const char *got, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (bool in_ev = false; *got != '\0' && n + 1 < len; got++) {
+		if (*got == '<' || *got == '>')
+			in_ev = *got == '<';
+		else if (!in_ev)
+			out[n++] = *got;
+	}
+	out[n] = '\0';
+}
+
+/* Pops records until one RX holds `want` as its end (bounded); returns the texts of
+ * what came, RX payloads as they are and EV late-delivery lines as "<FIELDS>". */
+static void collect(struct serial_port *p, const char *want, char *out, size_t len,
+		    char ev[][SOURCE_EV_MAX + 1], unsigned *nev, int64_t *ev_t, int64_t *rx_t)
+{
+	unsigned rx = 0;
+
+	*out = '\0';
+	*nev = 0;
+	for (int i = 0; i < 5000; i++) {
+		struct timespec ms = { 0, 1000000 };
+		size_t ol = strlen(out), wl = strlen(want);
+
+		if (ol >= wl && strcmp(out + ol - wl, want) == 0)
+			return;
+		if (ring_ready(&p->src.ring) == 0) {
+			nanosleep(&ms, NULL);
+			continue;
+		}
+		{
+			const struct rec *r = &ring_rslot(&p->src.ring, 0)->rec;
+			int kind = r->kind;
+			int64_t t = r->t_mono;
+			const char *text = pop(p, kind, kind == REC_EV ? EV_LATE : 0);
+
+			if (kind == REC_EV) {
+				if (*nev < 4) {
+					snprintf(ev[*nev], SOURCE_EV_MAX + 1, "%s", text);
+					ev_t[*nev] = t;
+					(*nev)++;
+				}
+				strncat(out, "<", len - strlen(out) - 1);
+				strncat(out, text, len - strlen(out) - 1);
+				strncat(out, ">", len - strlen(out) - 1);
+				continue;
+			}
+			if (rx < 4)
+				rx_t[rx++] = t;
+			strncat(out, text, len - strlen(out) - 1);
+			strncat(out, "|", len - strlen(out) - 1);
+		}
+	}
+	fail_msg("no RX ending in '%s' within 5 s; got %s", want, out);
+}
+
+/*
+ * The boundary rule in the real reader (reasm.h): the reader's CPU is taken
+ * until 50, 100, 300 and 800 us after a packet's deadline while its next
+ * fragment waits in the kernel (late-wake), or the read at the deadline finds
+ * bytes (deadline-read). It cannot tell whether they arrived before or after
+ * the deadline: it joins them and says so, every time. Woken more than a gap
+ * after the deadline, it begins a new packet and says so. A fragment it saw
+ * in time, or a silence it saw, gets no mark.
+ */
+static void late_wake_is_marked(void **state)
+{
+	static const int amounts_us[] = { 50, 100, 300, 800, 25000 };
+	char device[64], got[256], ev[4][SOURCE_EV_MAX + 1];
+	struct conf_serial c;
+	struct serial_port p;
+	int master, stop_fd;
+	int64_t ev_t[4], rx_t[4];
+	unsigned nev;
+
+	(void)state;
+	/* 20 ms: a wake-up below a gap late is joined */
+	master = start_reader(&p, &c, device, 20000, &stop_fd);
+	atomic_store(&late_fd, p.drv.fd);
+
+	for (int path = 0; path < 2; path++) {
+		for (size_t k = 0; k < sizeof(amounts_us) / sizeof(amounts_us[0]); k++) {
+			int x = amounts_us[k];
+			char want_ev[96], rx[64];
+			long wait_us;
+			unsigned before, m;
+			bool joined;
+
+			if (path == 0) {
+				/* the next fragment arrives long before the deadline; the
+				 * reader wakes x us after it */
+				late_more = "efgh";
+			} else {
+				/* nothing woke the reader; its read at the deadline,
+				 * x us late, returns bytes */
+				late_more = NULL;
+				stall_ns = 0;
+				stall_more = "efgh";
+				stall_inq = 4;
+			}
+			atomic_store(&late_us, x);
+			before = atomic_load(&reads);
+			assert_int_equal(write(master, "abcd", 4), 4);
+			if (path == 1) {
+				wait_read(before);      /* "abcd" read: now the deadline read */
+				atomic_store(&stall_fd, p.drv.fd);
+			}
+			collect(&p, "efgh|", got, sizeof(got), ev, &nev, ev_t, rx_t);
+			printf("# %s %d us late: %s\n", path ? "deadline read" : "woken", x, got);
+			/* the mark, however small the lateness */
+			snprintf(want_ev, sizeof(want_ev), " bytes=4 case=%s joined=",
+				 path ? "deadline-read" : "late-wake");
+			for (m = 0; m < nev && strstr(ev[m], want_ev) == NULL; m++)
+				;
+			if (m == nev || sscanf(ev[m], "wait_us=%ld", &wait_us) != 1)
+				fail_msg("no EV late-delivery wait_us=N%s...: %s", want_ev, got);
+			assert_true(wait_us >= x);
+			joined = strstr(ev[m], " joined=yes") != NULL;
+			/* found within a gap of the deadline: joined; a gap after it: a new
+			 * packet (this machine may add a stall of its own to x) */
+			if (wait_us * 1000 < p.gap_ns)
+				assert_true(joined);
+			if (x * 1000 > p.gap_ns)
+				assert_false(joined);
+			/* and the bytes where the mark says, the mark at their packet */
+			rx_only(got, rx, sizeof(rx));
+			assert_string_equal(rx, joined ? "abcdefgh|" : "abcd|efgh|");
+			assert_int_equal(ev_t[m], rx_t[joined ? 0 : 1]);
+			/* any other mark is this machine's own stall of a gap or more */
+			for (unsigned i = 0; i < nev; i++)
+				if (i != m)
+					assert_true(sscanf(ev[i], "wait_us=%ld", &wait_us) == 1
+						    && wait_us * 1000 >= p.gap_ns);
+			stall_ns = STALL_NS;
+		}
+	}
+
+	/* judged: a fragment within the gap, and the silence after the packet */
+	{
+		unsigned before = atomic_load(&reads);
+
+		assert_int_equal(write(master, "ijkl", 4), 4);
+		wait_read(before);
+		assert_int_equal(write(master, "mnop", 4), 4);
+		char rx[64];
+		long wait_us;
+
+		collect(&p, "mnop|", got, sizeof(got), ev, &nev, ev_t, rx_t);
+		printf("# in time: %s\n", got);
+		/* no mark, but for a stall of a gap or more of this machine's own */
+		for (unsigned i = 0; i < nev; i++)
+			assert_true(sscanf(ev[i], "wait_us=%ld", &wait_us) == 1
+				    && wait_us * 1000 >= p.gap_ns);
+		/* one packet, or two if this thread was held up a gap between its writes */
+		rx_only(got, rx, sizeof(rx));
+		assert_true(strcmp(rx, "ijklmnop|") == 0 || strcmp(rx, "ijkl|mnop|") == 0);
+	}
+
+	stop_reader(&p, master, stop_fd);
 }
 
 static void write_file(const char *path, const char *text, mode_t mode)
@@ -463,6 +700,7 @@ int main(void)
 		cmocka_unit_test(pty_has_no_counters),
 		cmocka_unit_test(refused_low_latency_is_reported),
 		cmocka_unit_test(stalled_read_is_reported),
+		cmocka_unit_test(late_wake_is_marked),
 		cmocka_unit_test(ftdi_latency_timer),
 	};
 

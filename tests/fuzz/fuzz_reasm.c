@@ -3,14 +3,22 @@
  *
  * Input: max_packet (2 bytes), gap in us (2), character time in 100 ns (1),
  * delimiter (2: a flag and the byte), then operations of one byte each:
- *   0: wait N us (1 byte), feed a chunk of M bytes (1 byte, then M bytes)
- *   1: wait N * 16 us (2 bytes), expire
+ *   0: wait N us (1 byte), feed a chunk of M bytes (1 byte, then M bytes): woken, read at once
+ *   1: wait N * 16 us (2 bytes), expire (an empty read)
  *   2: wait until the deadline (if it is ahead), expire: the packet in progress must end
  *   3: flush
+ *   4: wait N * 16 us (2 bytes), a read woken then that ends K * 16 us later (1 byte),
+ *      a chunk of M bytes (1 byte, then M bytes)
+ *   5: the same, but not woken: a read at the deadline (or at stop) found the chunk
  * Invariants (abort() on violation): every packet has 1..max_packet bytes, the
- * packets concatenated are the fed bytes in order, packet times never go back,
- * a delimiter is only ever the last byte of a packet, a packet that ends by
- * delimiter ends with it and one that ends by length has max_packet bytes.
+ * packets concatenated are the fed bytes in order, packet times never go back
+ * nor past the read, a delimiter is only ever the last byte of a packet, a packet
+ * that ends by delimiter ends with it and one that ends by length has max_packet
+ * bytes. The boundary rule: a read raises a doubt exactly when it cannot be
+ * judged (with a packet in progress: it ended gap or more after the wake-up
+ * that found the packet's last byte; without: it ended gap or more after its
+ * own wake-up), a read ends the packet in progress only with a doubt that says
+ * so (joined = no), and the doubt is dated at the packet its first byte is in.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -28,7 +36,13 @@ struct run {
 	size_t max_len;
 	int delim;
 	int64_t last_t;
-	int64_t now;
+	int64_t now;                /* the latest seen time: no packet is dated after it */
+	unsigned gaps;              /* packets ended by REASM_GAP */
+	unsigned doubts;
+	struct reasm_doubt last;    /* the last doubt */
+	struct reasm_doubt doubt;   /* the one whose packet is not out yet */
+	size_t read_off;            /* offset of the current read's first byte */
+	size_t doubt_off;           /* the doubt's read_off, until its packet is out */
 };
 
 static void on_packet(void *ctx, const struct reasm_packet *pkt)
@@ -38,6 +52,12 @@ static void on_packet(void *ctx, const struct reasm_packet *pkt)
 	CHECK(pkt->len >= 1 && pkt->len <= r->max_len);
 	CHECK(r->nemitted + pkt->len <= r->nfed);
 	CHECK(memcmp(pkt->data, r->fed + r->nemitted, pkt->len) == 0);
+	if (r->doubt_off != SIZE_MAX && r->doubt_off >= r->nemitted
+	    && r->doubt_off < r->nemitted + pkt->len) {
+		CHECK(pkt->t_mono == r->doubt.t_mono);
+		CHECK(pkt->t_real == r->doubt.t_real);
+		r->doubt_off = SIZE_MAX;
+	}
 	r->nemitted += pkt->len;
 	CHECK(pkt->t_mono >= r->last_t);
 	CHECK(pkt->t_mono <= r->now);
@@ -50,6 +70,25 @@ static void on_packet(void *ctx, const struct reasm_packet *pkt)
 	if (pkt->end == REASM_MAX)
 		CHECK(pkt->len == r->max_len);
 	CHECK(pkt->end >= REASM_GAP && pkt->end <= REASM_FLUSH);
+	r->gaps += pkt->end == REASM_GAP;
+}
+
+static void on_doubt(void *ctx, const struct reasm_doubt *d)
+{
+	struct run *r = ctx;
+
+	CHECK(d->why >= REASM_LATE_WAKE && d->why <= REASM_SLOW_READ);
+	CHECK(d->wait_ns >= 0);
+	CHECK(d->t_real - d->t_mono == REAL_OFFSET);
+	r->doubts++;
+	r->last = *d;
+	/* a doubt still waiting for its packet: this one joins that packet */
+	if (r->doubt_off != SIZE_MAX) {
+		CHECK(d->joined && d->t_mono == r->doubt.t_mono);
+		return;
+	}
+	r->doubt = *d;
+	r->doubt_off = r->read_off;
 }
 
 /* The next input byte, or 0 past the end. */
@@ -65,10 +104,42 @@ static unsigned next16(const uint8_t **p, const uint8_t *end)
 	return lo | next(p, end) << 8;
 }
 
+/* One read of n bytes at p, woken or not, seen at run->now and ended at end; checks
+ * the boundary rule against the reassembler's state before it. */
+static void one_read(struct run *run, struct reasm *r, const uint8_t *p, size_t n, bool woken,
+		     int64_t end)
+{
+	struct reasm_read rd = { .woken = woken, .seen_mono = woken ? run->now : end,
+				 .seen_real = (woken ? run->now : end) + REAL_OFFSET,
+				 .end_mono = end };
+	bool in_progress = r->len > 0;
+	int64_t ref = in_progress ? r->last_mono : rd.seen_mono;
+	unsigned gaps = run->gaps, doubts = run->doubts;
+	bool doubt;
+
+	memcpy((uint8_t *)run->fed + run->nfed, p, n);
+	run->read_off = run->nfed;
+	run->nfed += n;
+	if (end > run->now)
+		run->now = end;
+	reasm_read(r, p, n, &rd);
+	doubt = run->doubts != doubts;
+	CHECK(run->doubts - doubts <= 1);
+	CHECK(doubt == (n > 0 && end - ref >= r->gap_ns));
+	/* a read ends the packet in progress only with a doubt that says so */
+	CHECK(run->gaps - gaps <= 1);
+	if (run->gaps != gaps)
+		CHECK(doubt && !run->last.joined && in_progress);
+	if (doubt && in_progress && !run->last.joined)
+		CHECK(run->gaps == gaps + 1);
+	/* bytes move the deadline on, past the end of the read */
+	CHECK(n == 0 || r->len == 0 || reasm_deadline(r) >= end + r->gap_ns);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *p = data, *end = data + size;
-	struct run run = { .now = 1000000000, .last_t = INT64_MIN };
+	struct run run = { .now = 1000000000, .last_t = INT64_MIN, .doubt_off = SIZE_MAX };
 	struct reasm r;
 	uint8_t *buf, *fed;
 	int64_t gap_ns, char_ns;
@@ -89,8 +160,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	run.fed = fed;
 	reasm_init(&r, buf, run.max_len, gap_ns, char_ns, run.delim, on_packet, &run);
+	reasm_on_doubt(&r, on_doubt);
 	while (p < end) {
-		unsigned op = next(&p, end) % 4;
+		unsigned op = next(&p, end) % 6;
+		int64_t until;
 		size_t n;
 
 		switch (op) {
@@ -99,12 +172,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			n = next(&p, end);
 			if (n > (size_t)(end - p))
 				n = (size_t)(end - p);
-			memcpy(fed + run.nfed, p, n);
-			run.nfed += n;
-			reasm_feed(&r, p, n, run.now, run.now + REAL_OFFSET);
+			one_read(&run, &r, p, n, true, run.now);
 			p += n;
-			/* bytes move the deadline on; a zero-length read leaves it */
-			CHECK(n == 0 || r.len == 0 || reasm_deadline(&r) >= run.now);
 			break;
 		case 1:
 			run.now += (int64_t)next16(&p, end) * 16000;
@@ -119,15 +188,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				CHECK(r.len == 0);
 			}
 			break;
-		default:
+		case 3:
 			reasm_flush(&r);
 			CHECK(r.len == 0);
 			break;
+		default:
+			run.now += (int64_t)next16(&p, end) * 16000;
+			until = run.now + (int64_t)next(&p, end) * 16000;
+			n = next(&p, end);
+			if (n > (size_t)(end - p))
+				n = (size_t)(end - p);
+			one_read(&run, &r, p, n, op == 4, until);
+			p += n;
+			break;
 		}
 		CHECK(run.nemitted + r.len == run.nfed);
+		CHECK(run.doubt_off == SIZE_MAX || run.doubt_off >= run.nemitted);
 	}
 	reasm_flush(&r);
 	CHECK(run.nemitted == run.nfed);
+	CHECK(run.doubt_off == SIZE_MAX);
 	free(fed);
 	free(buf);
 	return 0;

@@ -519,6 +519,20 @@ int main(int argc, char **argv)
 			       "at %d STAT lines", n);
 		else
 			result(false, "accounting", "%s", n == 0 ? "no STAT line with accounted=" : why);
+		/* the clock's accuracy, under the shipped unit's system call filter */
+		n = e2e_check_clock(&log, why, sizeof(why));
+		if (n >= 0) {
+			/* the shipped unit lets the daemon read the clock's state */
+			for (size_t i = 0; i < log.n; i++)
+				if (strstr(log.line[i].text, " portlogd EV clock synced=unknown ") != NULL) {
+					snprintf(why, sizeof(why), "the unit refuses adjtimex: %.200s",
+						 log.line[i].text);
+					n = -1;
+					break;
+				}
+		}
+		result(n >= 0, "clock", "%s", n >= 0 ? "EV clock at every start and after every STAT "
+		       "round, adjtimex allowed by the unit" : why);
 	}
 
 	/* --- watchdog */
