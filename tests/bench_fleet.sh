@@ -31,7 +31,7 @@ priority = other
 idle_latency = off
 EOF
 for i in 0 1 2 3; do
-	printf '[serial p%s]\ndevice = %s/p/tty%s\npriority = other\n' "$i" "$tmp" "$i" >>"$tmp/p/portlogd.conf"
+	printf '[serial p%s]\ndevice = %s/p/p%s\npriority = other\n' "$i" "$tmp" "$i" >>"$tmp/p/portlogd.conf"
 done
 "$build/tests/portlogd-sim" -d "$tmp/p" -n 20000 -g 0-200 -l 4-200 p0 p1 p2 p3 >/dev/null &
 sim=$!
@@ -50,6 +50,10 @@ awk -v t="$t" -v hz="$hz" -v b="$bytes" -v n="$(wc -l <"$tmp/p/portlogd.log")" '
 	printf "portlogd: %d lines, %.1f MB logged, %.2f CPU s, %.3f CPU s per logged MB\n",
 		n, b / 1e6, t / hz, (t / hz) / (b / 1e6) }'
 
+if [ "$(grep -c ' RX ' "$tmp/p/portlogd.log")" -lt 1000 ]; then
+	echo "bench_fleet: portlogd logged too few RX lines to stand for a PC's log (the simulator's ports?)" >&2
+	exit 1
+fi
 # the forwarders' input: the sample, repeated to LINES lines
 sample=$tmp/p/portlogd.log
 : >"$tmp/input.log"
