@@ -27,8 +27,8 @@
 #                           built); without it, tests/deb-build.sh builds one from SRC
 #   PORTLOGD_VM_KERNEL="PKG..."  the guest's kernel packages, each booted in turn, the first
 #                           with everything (default "linux-image-amd64 linux-image-rt-amd64")
-#   PORTLOGD_VM_CACHE=DIR   keep the debootstrapped rootfs in DIR and reuse it while its
-#                           package list is unchanged (development; CI builds it anew)
+#   PORTLOGD_VM_CACHE=DIR   keep the debootstrapped rootfs in DIR and reuse it while it
+#                           holds every package listed below (development; CI builds it anew)
 #   PORTLOGD_VM_REQUIRE=1   a skip (a tool missing, QEMU unable to start) fails instead
 #                           (tests/check.sh: CI installs the tools, so a skip is a fault)
 #   PORTLOGD_VM_PACKETS=N   packets played before the watchdog (default 3000)
@@ -47,7 +47,7 @@ packets=${PORTLOGD_VM_PACKETS:-3000}
 seed=${PORTLOGD_SEED:-$(date +%s)}
 kernel_pkgs=$(echo ${PORTLOGD_VM_KERNEL:-linux-image-amd64 linux-image-rt-amd64} | tr ',' ' ')
 # the guest's packages (the daemon's libraries: dpkg -i in the guest resolves nothing);
-# the cache is reused only while this list is the same
+# the cache is reused only while it holds all of this list
 include=systemd,systemd-sysv,udev,kmod,$(echo $kernel_pkgs | tr ' ' ','),libieee1284-3,libserialport0,libinih1,libsystemd0,procps,util-linux,logrotate
 
 skip() {
@@ -99,8 +99,9 @@ phase() { # phase NAME: ends the phase that ran since the last call
 	echo "=== phase $1: $(secs "$t_phase" "$t") s"
 	t_phase=$t
 }
+where=                             # "kernel VERSION (MODEL)" while one boots (boot_test)
 fail() {
-	echo "FAIL $*"
+	echo "FAIL ${where:+$where: }$*"
 	[ -f "$run/console.log" ] && { echo "--- console (last 40 lines)"; tail -40 "$run/console.log"; }
 	exit 1
 }
@@ -127,7 +128,16 @@ mirror=${PORTLOGD_VM_MIRROR:-$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/de
 	grep -v security | head -1)}
 mirror=${mirror:-http://deb.debian.org/debian}
 cache=${PORTLOGD_VM_CACHE:-}
-if [ -n "$cache" ] && [ -f "$cache/stamp" ] && [ "$(cat "$cache/stamp")" = "$include" ]; then
+# in_cache: the cached tree holds every package of $include (a tree made with both kernels
+# serves a run that boots one of them)
+in_cache() {
+	[ -n "$cache" ] && [ -f "$cache/stamp" ] || return 1
+	local p
+	for p in $(echo "$include" | tr ',' ' '); do
+		case ",$(cat "$cache/stamp")," in *",$p,"*) ;; *) return 1 ;; esac
+	done
+}
+if in_cache; then
 	cp -a "$cache/rootfs" "$root"
 	echo "rootfs from the cache $cache"
 else
@@ -315,12 +325,14 @@ sim() { # sim N OUTFILE SEED: packets into ttyS1 (see traffic)
 lpt_bytes() { stat -c %s "$run/lpt.out" 2>/dev/null || echo 0; }
 
 # boot_test NAME KVER MODEL FULL: one boot of the guest on kernel KVER and its checks;
-# FULL=1 adds the watchdog and the package's upgrade, removal and purge. Sets rc=1 when
-# a check failed; a guest that does not answer ends the whole test (fail).
+# FULL=1 adds the watchdog and the package's upgrade, removal and purge. A failed check
+# adds NAME to $failed (the next kernel still boots); a guest that does not answer ends
+# the whole test (fail).
 boot_test() {
 	local name=$1 kver=$2 model=$3 full=$4 simfail=0 lpt0 lpt1 r=0 t_run
 	t_run=$(date +%s.%N)
 	run=$work/$name
+	where="kernel $kver ($model)"
 	mkdir -p "$run"
 	echo "=== kernel $kver ($model$([ "$full" = 1 ] && echo ", everything" || echo ", the kernel's part"))"
 
@@ -442,13 +454,17 @@ boot_test() {
 		$([ "$full" = 1 ] && echo "--watchdog-margin 15" || echo "--short --lpt-pulses $((lpt1 - lpt0))") ||
 		r=1
 	[ $simfail = 0 ] || { echo "FAIL traffic: portlogd-sim could not play every packet into ttyS1"; r=1; }
-	[ $r = 0 ] || { echo "--- journal (last 20 lines)"; tail -20 "$run/vmtest/journal.txt"; rc=1; }
+	if [ $r != 0 ]; then
+		echo "--- journal (last 20 lines)"; tail -20 "$run/vmtest/journal.txt"
+		echo "FAIL $where: the checks marked FAIL above; what the guest collected: $run/vmtest"
+		failed="$failed $name"
+	fi
 	phase "$name:checks"
 	timings="$timings $name=$(secs "$t_run" "$(date +%s.%N)")s"
 	echo "=== kernel $kver: $(secs "$t_run" "$(date +%s.%N)") s"
 }
 
-rc=0
+failed=
 first=1
 for kv in $runs; do
 	kver=${kv%:*}
@@ -458,5 +474,7 @@ for kv in $runs; do
 done
 rm -rf "$root"
 echo "timings:$timings total=$(secs "$t_all" "$(date +%s.%N)")s"
-[ $rc = 0 ] || fail "see the checks above"
+where=''
+run=$work
+[ -z "$failed" ] || fail "checks failed in the boot(s) on:$failed (each listed above under \"=== kernel\")"
 echo "vm: all checks passed"

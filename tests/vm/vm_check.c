@@ -203,6 +203,19 @@ struct irq_thr {
 	char comm[32];
 };
 
+/* A scheduling policy's name, as chrt prints it. */
+static const char *policy_name(int policy)
+{
+	switch (policy) {
+	case SCHED_OTHER: return "SCHED_OTHER";
+	case SCHED_FIFO: return "SCHED_FIFO";
+	case SCHED_RR: return "SCHED_RR";
+	case SCHED_BATCH: return "SCHED_BATCH";
+	case SCHED_IDLE: return "SCHED_IDLE";
+	default: return "SCHED_?";
+	}
+}
+
 /* irq.txt: "KEY=N" lines and "thread PID COMM POLICY RT_PRIORITY" lines (/proc/PID/stat). */
 static size_t read_irq_threads(const char *irq, struct irq_thr *t, size_t max)
 {
@@ -261,12 +274,15 @@ static void check_kernel(const char *dir, const struct e2e_log *log, const char 
 			nmine++;
 			all_want = all_want && t[i].policy == SCHED_FIFO && t[i].prio == want;
 		}
-	if (rt)
-		result(tty_irq > 0 && nmine > 0 && all_want, "irq-thread",
-		       "ttyS1's irq %lld: %zu thread(s) of it in /proc, %s (pid %d) policy %d priority %d "
-		       "(want SCHED_FIFO (%d) %d, as irq_priority asks)", tty_irq,
-		       nmine, mine ? mine->comm : "none", mine ? mine->pid : 0, mine ? mine->policy : -1,
-		       mine ? mine->prio : -1, SCHED_FIFO, want);
+	if (rt && mine == NULL)
+		result(false, "irq-thread", "ttyS1's irq %lld: no irq/%lld-* thread in /proc (irq.txt: %zu "
+		       "interrupt thread(s) in all; want one at SCHED_FIFO %d, as irq_priority asks)",
+		       tty_irq, tty_irq, nt, want);
+	else if (rt)
+		result(tty_irq > 0 && all_want, "irq-thread",
+		       "ttyS1's irq %lld: %zu thread(s) of it in /proc, %s (pid %d) %s %d "
+		       "(want each SCHED_FIFO %d, as irq_priority asks)", tty_irq,
+		       nmine, mine->comm, mine->pid, policy_name(mine->policy), mine->prio, want);
 	else
 		result(tty_irq > 0 && nt == 0, "irq-thread", "ttyS1's irq %lld; %zu interrupt thread(s) "
 		       "in /proc (want none: the kernel does not thread interrupts)", tty_irq, nt);
@@ -335,8 +351,9 @@ static void check_kernel(const char *dir, const struct e2e_log *log, const char 
 	result(lpt_evs == 0 && par_50 == par_n && (!rt || par_irq <= 0 || par_n > 0) &&
 	       strcmp(lv, "OK") == 0, "irq-parallel",
 	       "%s (irq %lld): %zu EV irq-priority line(s), %zu of %zu thread(s) at SCHED_FIFO 50; "
-	       "%s %s (want none, all: auto leaves a parallel port's thread alone; OK)", lpt, par_irq,
-	       lpt_evs, par_50, par_n, *lv ? lv : "no row", text);
+	       "%s %s (want no EV line, every thread at 50%s: auto leaves a parallel port's "
+	       "thread alone; the row OK)", lpt, par_irq, lpt_evs, par_50, par_n, *lv ? lv : "no row",
+	       text, rt && par_irq > 0 ? " and at least one, the kernel threading its interrupt" : "");
 	free(un);
 	free(cs);
 	free(irq);
@@ -374,8 +391,9 @@ static void check_strobe(const struct e2e_log *log, const char *lpt, long long p
 	}
 	sum += samples - unread;
 	result(open != NULL && strstr(open, " strobe=control:0 ") != NULL &&
-	       strstr(open, " strobe_level=low") != NULL, "strobe-open", "%s",
-	       open ? open : "no EV open line");
+	       strstr(open, " strobe_level=low") != NULL, "strobe-open", "%s (want %s with "
+	       "strobe=control:0 strobe_level=low, as the test's config says)",
+	       open ? open : "no EV open line", lpt);
 	result(starts > 0 && stops == starts && pulses >= 0 && (unsigned long long)pulses == sum, "strobe",
 	       "the host's end of the parallel port got %lld byte(s) while the daemon ran; its "
 	       "STAT lines at stop count %llu samples (samples - unread) over %zu start(s) and %zu "
