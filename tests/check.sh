@@ -8,8 +8,9 @@
 # then tests/autopkgtest.sh (debian/tests on the installed package, null runner, no network;
 # it installs and then purges the package here). CHECK_DEB=0 skips both.
 # The guest test (tests/vm/run.sh: that package under systemd in a QEMU guest, installed,
-# upgraded, removed and purged, ~5 min) runs once, after them, printing its phase timings
-# and checks (-V); CHECK_VM=0 skips it. Here a skip of its own counts as a failure.
+# upgraded, removed and purged; then again on Debian's PREEMPT_RT kernel; 9-14 min under
+# TCG) runs once, after them, printing its phase timings and checks (-V); CHECK_VM=0
+# skips it. Here a skip of its own counts as a failure.
 # The central-collection test (label fleet: two rsyslogds, the daemon, logrotate; ~2 min)
 # runs once, in the plain build; CHECK_FLEET=0 skips it.
 # Then the fuzz targets run FUZZ_SECONDS (60) each, or not at all with FUZZ_SECONDS=0.

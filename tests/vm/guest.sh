@@ -4,17 +4,21 @@
 # run.sh as /usr/local/sbin/portlogd-vmtest). It installs the package with dpkg (its
 # postinst enables and starts the service with the shipped config) and records the
 # result, stops the service, puts the test's config (and a PORTLOGD_VM_BREAK drop-in)
-# in place, starts it again, waits for it to be active, says "VMTEST READY" on the
-# control port /dev/ttyS2, then obeys the host's line commands there, answering each
-# with one "VMTEST <CMD> ..." line:
+# in place, says "VMTEST MARK" on the control port /dev/ttyS2 and waits for the host's
+# "GO" (the host notes what its parallel port's file holds before the daemon strobes),
+# starts it again, waits for it to be active, says "VMTEST READY", then obeys the
+# host's line commands there, answering each with one "VMTEST <CMD> ..." line:
 #   ROTATE    logrotate -f /etc/logrotate.d/portlogd (the shipped file, as cron would)
-#   COLLECT   the service's state while it runs, into /var/tmp/vmtest/
+#   COLLECT   the service's state while it runs, into /var/tmp/vmtest/: also the
+#             ports' interrupt lines and every interrupt thread's policy and priority
+#             (/proc/PID/stat), and portlogd --check-system
 #   WATCHDOG  SIGSTOP the daemon; wait for systemd to kill and restart it and for the
 #             new daemon to log; record how long that took
 #   DONE      the journal, stop the service (its last STAT lines), copy the logs
 #   PACKAGE   the user's "systemctl enable --now", then upgrade (dpkg -i of a higher
 #             version), remove and purge the package, recording the service's state
 #             after each; power off
+#   POWEROFF  power off (a run without PACKAGE)
 # The host reads /var/tmp/vmtest from the image afterwards (debugfs rdump).
 # Nothing here judges: the host checks what is collected (vm_check).
 out=/var/tmp/vmtest
@@ -47,7 +51,7 @@ collect() {
 	pid=$(systemctl show -P MainPID portlogd.service)
 	show >"$out/show.txt"
 	systemd-detect-virt >"$out/virt.txt" 2>&1
-	{ uname -r; nproc; } >"$out/uname.txt"
+	{ uname -r; uname -v; nproc; } >"$out/uname.txt"
 	# one line per thread: TID NAME POLICY PRIORITY, from chrt (and /proc for the name)
 	: >"$out/threads.txt"
 	for t in /proc/"$pid"/task/*; do
@@ -70,6 +74,20 @@ collect() {
 	ls -l /dev/ttyS1 /dev/parport0 /dev/cpu_dma_latency >"$out/devices.txt" 2>&1
 	lsmod | grep -E 'ppdev|parport' >>"$out/devices.txt"
 	cat /proc/tty/driver/serial >"$out/uart.txt" 2>&1
+	# the ports' interrupt lines and every interrupt thread "irq/N-NAME": PID COMM POLICY
+	# RT_PRIORITY, from /proc/PID/stat (fields 41 and 40, counted after the comm's ")")
+	{
+		echo "tty_irq=$(cat /sys/class/tty/ttyS1/irq 2>&1)"
+		echo "parport_irq=$(cat /proc/sys/dev/parport/parport0/irq 2>&1)"
+		for c in $(grep -l '^irq/' /proc/[0-9]*/comm 2>/dev/null); do
+			d=${c%/comm}
+			echo "thread ${d#/proc/} $(cat "$c") $(sed 's/.*) //' "$d/stat" | awk '{ print $39, $38 }')"
+		done
+	} >"$out/irq.txt"
+	cat /proc/interrupts >"$out/interrupts.txt"
+	# what --check-system says of this machine, the running kernel and the test's config
+	portlogd --check-system >"$out/checksys.txt" 2>&1
+	echo "exit=$?" >>"$out/checksys.txt"
 }
 
 watchdog() {
@@ -158,6 +176,10 @@ if [ -f "$pkg/break.conf" ]; then
 	cp "$pkg/break.conf" /etc/systemd/system/portlogd.service.d/
 	systemctl daemon-reload
 fi
+say "MARK"
+while read -r cmd <&3; do
+	[ "$(printf '%s' "$cmd" | tr -d '\r')" = GO ] && break
+done
 systemctl start --no-block portlogd.service
 
 # give it 120 s to become active (READY=1): its start timeout is 90 s and a guest
@@ -219,6 +241,11 @@ while read -r cmd <&3; do
 		} >"$out/pkg.txt" 2>>"$out/guest.log"
 		sync
 		say "PACKAGE $(grep '_s=' "$out/pkg.txt" | tr '\n' ' ')"
+		systemctl poweroff
+		exit 0
+		;;
+	POWEROFF)
+		sync
 		systemctl poweroff
 		exit 0
 		;;

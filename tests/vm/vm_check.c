@@ -5,14 +5,22 @@
  *
  * OUT is the guest's /var/tmp/vmtest (show.txt, threads.txt, user.txt, security.txt,
  * status_reg.txt, watchdog.txt, journal.txt, log/portlogd.log*, pkg-install.txt and
- * pkg.txt: the package's install, upgrade, remove and purge); each --sent file is
+ * pkg.txt: the package's install, upgrade, remove and purge; uname.txt, irq.txt: the
+ * ports' interrupt lines and threads, checksys.txt: --check-system); each --sent file is
  * what portlogd-sim --output printed (NAME SECONDS LEN HEX DURATION_US MAXPAUSE_US
  * clean|unclean a line), in the order played.
+ * --kernel VERSION --model rt|std: the kernel the host booted, PREEMPT_RT or not, and
+ * what that means for --check-system and the interrupt threads; --irq-want N: the
+ * priority irq_priority asks for the serial port's interrupt thread. --short: a run
+ * without the watchdog and the package's upgrade, removal and purge; --lpt-pulses N:
+ * the bytes the host's end of the parallel port got while the daemon ran, one per
+ * strobe pulse (QEMU sends its data register on each pulse of nStrobe).
  * Every check prints "ok NAME: figures" or "FAIL NAME: why"; exit 1 when any failed.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -149,6 +157,250 @@ static bool is(const char *text, const char *key, const char *want)
 	return prop(text, key, v, sizeof(v)) && strcmp(v, want) == 0;
 }
 
+/* The value of key in an EV or STAT line of the log, unescaped; false when absent. */
+static bool line_kv(const char *text, const char *key, char *out, size_t cap)
+{
+	static struct logline_parser parser;
+	struct logline l;
+
+	logline_init(&parser);
+	*out = '\0';
+	return logline_parse(&parser, text, strlen(text), &l) == 0 && logline_kv_str(&l, key, out, cap);
+}
+
+/* Does log line i say "EV name" of src? */
+static bool is_ev(const struct e2e_log *log, size_t i, const char *src, const char *name)
+{
+	char pat[64];
+
+	snprintf(pat, sizeof(pat), " %s EV %s ", src, name);
+	return strstr(log->line[i].text, pat) != NULL;
+}
+
+/* The --check-system row NAME ("kernel-rt", "port:line1:irq"): its level word (OK,
+ * WARN, FAIL) into level and its text into text; false when there is no such row. */
+static bool checksys_row(const char *report, const char *name, char *level, size_t ll, char *text,
+			 size_t tl)
+{
+	size_t nl = strlen(name);
+
+	for (const char *p = report; p != NULL && *p != '\0'; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		const char *n = p + strcspn(p, " \n");
+		n += strspn(n, " ");
+		if (strncmp(n, name, nl) != 0 || n[nl] != ' ')
+			continue;
+		const char *t = n + nl + strspn(n + nl, " "), *e = strchrnul(t, '\n');
+		snprintf(level, ll, "%.*s", (int)strcspn(p, " \n"), p);
+		snprintf(text, tl, "%.*s", (int)(e - t), t);
+		return true;
+	}
+	*level = *text = '\0';
+	return false;
+}
+
+struct irq_thr {
+	int pid, policy, prio;
+	char comm[32];
+};
+
+/* A scheduling policy's name, as chrt prints it. */
+static const char *policy_name(int policy)
+{
+	switch (policy) {
+	case SCHED_OTHER: return "SCHED_OTHER";
+	case SCHED_FIFO: return "SCHED_FIFO";
+	case SCHED_RR: return "SCHED_RR";
+	case SCHED_BATCH: return "SCHED_BATCH";
+	case SCHED_IDLE: return "SCHED_IDLE";
+	default: return "SCHED_?";
+	}
+}
+
+/* irq.txt: "KEY=N" lines and "thread PID COMM POLICY RT_PRIORITY" lines (/proc/PID/stat). */
+static size_t read_irq_threads(const char *irq, struct irq_thr *t, size_t max)
+{
+	size_t n = 0;
+
+	for (const char *p = irq; p != NULL && *p != '\0' && n < max; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (sscanf(p, "thread %d %31s %d %d", &t[n].pid, t[n].comm, &t[n].policy, &t[n].prio) == 4)
+			n++;
+	return n;
+}
+
+/* Is comm a thread of interrupt irq ("irq/3-ttyS1" for 3)? */
+static bool thread_of(const char *comm, long long irq)
+{
+	char pre[32];
+
+	snprintf(pre, sizeof(pre), "irq/%lld-", irq);
+	return irq > 0 && strncmp(comm, pre, strlen(pre)) == 0;
+}
+
+/*
+ * The kernel the guest ran and what portlogd saw of it: --check-system's kernel-rt
+ * row (OK on PREEMPT_RT, WARN on another); the serial port's interrupt thread (on
+ * PREEMPT_RT: irq/N-ttyS1 at SCHED_FIFO want as read back from /proc, and each
+ * daemon's "EV irq-priority irq=N thread= pid= old=50 new=want" naming it; on another
+ * kernel no interrupt thread at all and each daemon's one "irq=N thread=none
+ * reason=not-threaded"); its port:NAME:irq row; the parallel port's interrupt thread
+ * left alone by auto (no EV line; on PREEMPT_RT still at SCHED_FIFO 50).
+ */
+static void check_kernel(const char *dir, const struct e2e_log *log, const char *kver, bool rt,
+			 const char *port, const char *lpt, int want)
+{
+	char *un = slurp(dir, "uname.txt"), *cs = slurp(dir, "checksys.txt"), *irq = slurp(dir, "irq.txt");
+	char lv[16], text[1024], row[64], first[128] = "";
+	struct irq_thr t[64];
+	size_t nt = irq ? read_irq_threads(irq, t, 64) : 0;
+	long long tty_irq = irq ? num(irq, "tty_irq") : -1, par_irq = irq ? num(irq, "parport_irq") : -1;
+
+	if (un != NULL)
+		sscanf(un, "%127s", first);
+	result(strcmp(first, kver) == 0 && (strstr(un, "PREEMPT_RT") != NULL) == rt, "kernel",
+	       "the guest ran %s (uname -r) %s PREEMPT_RT in uname -v (want %s, %s)", first,
+	       un && strstr(un, "PREEMPT_RT") ? "with" : "without", kver, rt ? "with" : "without");
+
+	checksys_row(cs ? cs : "", "kernel-rt", lv, sizeof(lv), text, sizeof(text));
+	result(strcmp(lv, rt ? "OK" : "WARN") == 0, "check-system-kernel-rt", "%s %s (want %s)",
+	       *lv ? lv : "no kernel-rt row in checksys.txt", text, rt ? "OK" : "WARN");
+
+	/* the serial port's interrupt: its threads as /proc showed them while the daemon ran */
+	const struct irq_thr *mine = NULL;
+	size_t nmine = 0;
+	bool all_want = true;
+	for (size_t i = 0; i < nt; i++)
+		if (thread_of(t[i].comm, tty_irq)) {
+			mine = mine ? mine : &t[i];
+			nmine++;
+			all_want = all_want && t[i].policy == SCHED_FIFO && t[i].prio == want;
+		}
+	if (rt && mine == NULL)
+		result(false, "irq-thread", "ttyS1's irq %lld: no irq/%lld-* thread in /proc (irq.txt: %zu "
+		       "interrupt thread(s) in all; want one at SCHED_FIFO %d, as irq_priority asks)",
+		       tty_irq, tty_irq, nt, want);
+	else if (rt)
+		result(tty_irq > 0 && all_want, "irq-thread",
+		       "ttyS1's irq %lld: %zu thread(s) of it in /proc, %s (pid %d) %s %d "
+		       "(want each SCHED_FIFO %d, as irq_priority asks)", tty_irq,
+		       nmine, mine->comm, mine->pid, policy_name(mine->policy), mine->prio, want);
+	else
+		result(tty_irq > 0 && nt == 0, "irq-thread", "ttyS1's irq %lld; %zu interrupt thread(s) "
+		       "in /proc (want none: the kernel does not thread interrupts)", tty_irq, nt);
+
+	/* what each daemon said of it: one EV irq-priority line of the port per EV start */
+	size_t starts = 0, evs = 0, good = 0, named = 0;
+	const char *bad = NULL;
+	for (size_t i = 0; i < log->n; i++) {
+		if (strstr(log->line[i].text, " portlogd EV start ") != NULL)
+			starts++;
+		if (!is_ev(log, i, port, "irq-priority"))
+			continue;
+		char irqv[16], thr[32], pid[16], old[16], nw[16], why[32];
+		evs++;
+		line_kv(log->line[i].text, "irq", irqv, sizeof(irqv));
+		line_kv(log->line[i].text, "thread", thr, sizeof(thr));
+		line_kv(log->line[i].text, "pid", pid, sizeof(pid));
+		line_kv(log->line[i].text, "old", old, sizeof(old));
+		line_kv(log->line[i].text, "new", nw, sizeof(nw));
+		line_kv(log->line[i].text, "reason", why, sizeof(why));
+		bool ok = atoll(irqv) == tty_irq &&
+			  (rt ? thread_of(thr, tty_irq) && strcmp(old, "50") == 0 && atoi(nw) == want
+			      : strcmp(thr, "none") == 0 && strcmp(why, "not-threaded") == 0);
+		good += ok;
+		if (!ok && bad == NULL)
+			bad = log->line[i].text;
+		if (ok && rt && mine != NULL && atoi(pid) == mine->pid && strcmp(thr, mine->comm) == 0)
+			named++;
+	}
+	if (rt)
+		result(evs == starts && good == evs && named == 1, "irq-priority-ev",
+		       "%zu EV irq-priority line(s) of %s for %zu EV start(s), %zu with irq=%lld "
+		       "thread=irq/%lld-* old=50 new=%d, %zu naming the thread /proc showed (want one "
+		       "per start, all so, one naming it)%s%s", evs, port, starts, good, tty_irq, tty_irq,
+		       want, named, bad ? "; not so: " : "", bad ? bad : "");
+	else
+		result(evs == starts && good == evs && starts > 0, "irq-priority-ev",
+		       "%zu EV irq-priority line(s) of %s for %zu EV start(s), %zu \"irq=%lld thread=none "
+		       "reason=not-threaded\" (want one per start: said once per daemon)%s%s", evs, port,
+		       starts, good, tty_irq, bad ? "; not so: " : "", bad ? bad : "");
+
+	snprintf(row, sizeof(row), "port:%s:irq", port);
+	checksys_row(cs ? cs : "", row, lv, sizeof(lv), text, sizeof(text));
+	{
+		char want_text[64];
+		if (rt && mine != NULL)
+			snprintf(want_text, sizeof(want_text), "%s (pid %d) SCHED_FIFO %d", mine->comm,
+				 mine->pid, want);
+		else
+			snprintf(want_text, sizeof(want_text), "%s", rt ? "(no thread)" : "is not threaded");
+		result(strcmp(lv, "OK") == 0 && strstr(text, want_text) != NULL, "check-system-irq",
+		       "%s %s %s (want OK naming \"%s\")", *lv ? lv : "no row", row, text, want_text);
+	}
+
+	/* the parallel port's interrupt: auto leaves it alone */
+	size_t lpt_evs = 0, par_n = 0, par_50 = 0;
+	for (size_t i = 0; i < log->n; i++)
+		lpt_evs += is_ev(log, i, lpt, "irq-priority");
+	for (size_t i = 0; i < nt; i++)
+		if (thread_of(t[i].comm, par_irq)) {
+			par_n++;
+			par_50 += t[i].policy == SCHED_FIFO && t[i].prio == 50;
+		}
+	snprintf(row, sizeof(row), "port:%s:irq", lpt);
+	checksys_row(cs ? cs : "", row, lv, sizeof(lv), text, sizeof(text));
+	result(lpt_evs == 0 && par_50 == par_n && (!rt || par_irq <= 0 || par_n > 0) &&
+	       strcmp(lv, "OK") == 0, "irq-parallel",
+	       "%s (irq %lld): %zu EV irq-priority line(s), %zu of %zu thread(s) at SCHED_FIFO 50; "
+	       "%s %s (want no EV line, every thread at 50%s: auto leaves a parallel port's "
+	       "thread alone; the row OK)", lpt, par_irq, lpt_evs, par_50, par_n, *lv ? lv : "no row",
+	       text, rt && par_irq > 0 ? " and at least one, the kernel threading its interrupt" : "");
+	free(un);
+	free(cs);
+	free(irq);
+}
+
+/*
+ * The ADC strobe through the guest's real parallel port: every sample pulses nStrobe
+ * (strobe = control:0, strobe_level = low), and QEMU's parallel port sends its data
+ * register to the chardev on each such pulse, so the host's file grew by exactly the
+ * samples the sampler took (samples - unread: a tick with the port lost pulses nothing),
+ * as each daemon's last STAT line (written at its stop) counts them.
+ */
+static void check_strobe(const struct e2e_log *log, const char *lpt, long long pulses)
+{
+	size_t starts = 0, stops = 0;
+	unsigned long long sum = 0, samples = 0, unread = 0;
+	const char *open = NULL;
+	char v[32], stat[64];
+
+	snprintf(stat, sizeof(stat), " portlogd STAT %s ", lpt);
+	for (size_t i = 0; i < log->n; i++) {
+		const char *text = log->line[i].text;
+		if (strstr(text, " portlogd EV start ") != NULL) {
+			sum += samples - unread;
+			samples = unread = 0;
+			starts++;
+		}
+		stops += strstr(text, " portlogd EV stop ") != NULL;
+		if (open == NULL && is_ev(log, i, lpt, "open"))
+			open = text;
+		if (strstr(text, stat) != NULL) {
+			samples = line_kv(text, "samples", v, sizeof(v)) ? strtoull(v, NULL, 10) : 0;
+			unread = line_kv(text, "unread", v, sizeof(v)) ? strtoull(v, NULL, 10) : 0;
+		}
+	}
+	sum += samples - unread;
+	result(open != NULL && strstr(open, " strobe=control:0 ") != NULL &&
+	       strstr(open, " strobe_level=low") != NULL, "strobe-open", "%s (want %s with "
+	       "strobe=control:0 strobe_level=low, as the test's config says)",
+	       open ? open : "no EV open line", lpt);
+	result(starts > 0 && stops == starts && pulses >= 0 && (unsigned long long)pulses == sum, "strobe",
+	       "the host's end of the parallel port got %lld byte(s) while the daemon ran; its "
+	       "STAT lines at stop count %llu samples (samples - unread) over %zu start(s) and %zu "
+	       "stop(s) (want equal: one pulse per sample, every daemon stopped cleanly)", pulses,
+	       sum, starts, stops);
+}
+
 /*
  * The package's life under systemd, from the guest's KEY=VALUE records (guest.sh):
  * dpkg -i enables and starts the service (with the shipped config); an upgrade
@@ -256,10 +508,16 @@ int main(int argc, char **argv)
 		{ "max-exposure", required_argument, NULL, 'x' },
 		{ "watchdog-margin", required_argument, NULL, 'w' },
 		{ "gap-us", required_argument, NULL, 'G' },
+		{ "kernel", required_argument, NULL, 'k' }, { "model", required_argument, NULL, 'm' },
+		{ "irq-want", required_argument, NULL, 'i' }, { "short", no_argument, NULL, 'S' },
+		{ "lpt-pulses", required_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dir = NULL, *sentf[8], *port = "line1", *lpt = "lpt0", *user = "portlogd";
-	const char *groups = "dialout,lp";
+	const char *groups = "dialout,lp", *kver = NULL;
+	bool rt = false, short_run = false;
+	int irq_want = 71;
+	long long pulses = -1;
 	struct prio prio[16];
 	unsigned nsent = 0, nprio = 0;
 	double max_exposure = 2.0, margin = 12;
@@ -285,6 +543,11 @@ int main(int argc, char **argv)
 		case 'x': max_exposure = atof(optarg); break;
 		case 'w': margin = atof(optarg); break;
 		case 'G': gap_us = atoi(optarg); break;
+		case 'k': kver = optarg; break;
+		case 'm': rt = strcmp(optarg, "rt") == 0; break;
+		case 'i': irq_want = atoi(optarg); break;
+		case 'S': short_run = true; break;
+		case 'L': pulses = atoll(optarg); break;
 		default: return 2;
 		}
 	}
@@ -293,7 +556,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	check_package(dir, user, groups);
+	if (!short_run)
+		check_package(dir, user, groups);
 
 	/* --- the service while it ran */
 	char *show = slurp(dir, "show.txt");
@@ -535,9 +799,22 @@ int main(int argc, char **argv)
 		       "round, adjtimex allowed by the unit" : why);
 	}
 
-	/* --- watchdog */
-	char *wd = slurp(dir, "watchdog.txt");
-	{
+	/* --- the kernel, the ports' interrupt threads, the strobe */
+	if (kver != NULL)
+		check_kernel(dir, &log, kver, rt, port, lpt, irq_want);
+	if (pulses >= 0)
+		check_strobe(&log, lpt, pulses);
+
+	/* --- watchdog (a short run has none: one daemon, from start to stop) */
+	size_t starts_n = 0;
+	for (size_t i = 0; i < log.n; i++)
+		if (strstr(log.line[i].text, " portlogd EV start ") != NULL)
+			starts_n++;
+	if (short_run) {
+		result(starts_n == 1, "restarts-in-log", "%zu EV start lines (want 1: no watchdog in this run)",
+		       starts_n);
+	} else {
+		char *wd = slurp(dir, "watchdog.txt");
 		char n[32] = "", rs[32] = "", ls[32] = "", ws[32] = "";
 		if (wd) {
 			prop(wd, "nrestarts", n, sizeof(n));
@@ -555,13 +832,10 @@ int main(int argc, char **argv)
 		result(j != NULL && strstr(j, "Watchdog timeout") != NULL, "watchdog-journal",
 		       "the journal %s systemd's \"Watchdog timeout\"", j && strstr(j, "Watchdog timeout") ?
 		       "has" : "lacks");
-		size_t starts_n = 0;
-		for (size_t i = 0; i < log.n; i++)
-			if (strstr(log.line[i].text, " portlogd EV start ") != NULL)
-				starts_n++;
 		result(starts_n == 2, "restarts-in-log", "%zu EV start lines (want 2: boot, watchdog restart)",
 		       starts_n);
 		free(j);
+		free(wd);
 	}
 
 	printf("%s: %d check(s) failed\n", failures ? "FAIL" : "ok", failures);
