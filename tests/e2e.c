@@ -364,7 +364,7 @@ int e2e_read_log(struct e2e_log *log, const char *path)
 			l->t = ll.t;
 			snprintf(l->src, sizeof(l->src), "%.*s", (int)ll.src_len, ll.src);
 			snprintf(l->kind, sizeof(l->kind), "%s", logline_kind_name(ll.kind));
-			if (ll.kind == LOGLINE_RX) {
+			if (ll.kind == REC_RX) {
 				l->data = malloc(ll.len + 1);
 				l->len = ll.len;
 				memcpy(l->data, ll.data, ll.len);
