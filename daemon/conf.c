@@ -1255,6 +1255,12 @@ static void validate_tx(struct parse *p, unsigned i)
 	}
 	if (pass == 0)
 		return;
+	s->pass_line = pass;
+	if (strlen(s->pass_path) >= CONF_PATH_MAX) {
+		fail(p, pass, "[serial %s] pass: %s is %zu bytes long; at most %d are supported",
+		     s->name, s->pass_path, strlen(s->pass_path), CONF_PATH_MAX - 1);
+		return;
+	}
 	for (unsigned j = 0; j < i; j++)
 		if (strcmp(c->serial[j].pass_path, s->pass_path) == 0) {
 			fail(p, pass, "[serial %s] pass: %s is [serial %s]'s pass too; give each port "

@@ -94,6 +94,7 @@ struct conf_serial {
 	int64_t gap_ns;                 /* derived: gap_us, or 3.5 character times when auto */
 	char pass_path[CONF_PATH_MAX + sizeof(CONF_PASS_DIR)];  /* derived: pass, absolute */
 	int pass_uid, pass_gid;         /* derived: pass_owner, pass_group; -1 = leave as is */
+	int pass_line;                  /* derived: the line of pass =, for errors at start */
 };
 
 /* Has the port a second direction (TX lines): a tap's second port, or pass? */

@@ -23,7 +23,7 @@
 #include "rec.h"
 
 #define FMT_TIME_MAX 40
-#define FMT_FIELDS_MAX 640      /* the fields of an EV or STAT line are cut here */
+#define FMT_FIELDS_MAX 1024     /* the fields of an EV or STAT line are cut here */
 #define FMT_EV_NAME_MAX 24      /* the longest EV NAME, with room to spare */
 
 struct fmt {
