@@ -71,15 +71,23 @@ static void check_errors(struct serial_port *p, int64_t t_mono, int64_t t_real)
 	(void)source_push(&p->src, &ev, text, (uint32_t)kv.len);
 }
 
-/* pass: the application changed its pty's settings; the device keeps the
- * config's, and the log says so once (pass.c says when). */
-static void check_app_settings(struct serial_port *p)
+/*
+ * pass: the application changed its pty's settings; the device keeps the
+ * config's, and the log says so once (pass.c says when). Dated at the packet
+ * the application sent after the change (NULL: idle, now), so that the ring
+ * stays in time order: a packet may be in progress after this one.
+ */
+static void check_app_settings(struct serial_port *p, const struct reasm_packet *pkt)
 {
 	char text[160];
+	struct rec ev = { .kind = REC_EV, .a = EV_APP_SETTINGS };
 
-	if (p->pty != NULL && p->kind == REC_TX
-	    && pass_settings_changed(p->pty, text, sizeof(text)))
-		(void)source_event(&p->src, EV_APP_SETTINGS, 0, text);
+	if (p->pty == NULL || p->kind != REC_TX
+	    || !pass_settings_changed(p->pty, text, sizeof(text)))
+		return;
+	ev.t_mono = pkt != NULL ? pkt->t_mono : mono_ns();
+	ev.t_real = pkt != NULL ? pkt->t_real : real_ns();
+	(void)source_push(&p->src, &ev, text, (uint32_t)strlen(text));
 }
 
 static void on_packet(void *ctx, const struct reasm_packet *pkt)
@@ -90,7 +98,7 @@ static void on_packet(void *ctx, const struct reasm_packet *pkt)
 
 	(void)source_push(&p->src, &head, pkt->data, (uint32_t)pkt->len);  /* drops are counted */
 	check_errors(p, pkt->t_mono, pkt->t_real);
-	check_app_settings(p);
+	check_app_settings(p, pkt);
 }
 
 /* Real-time settings of the port that were refused: one EV rt-missing each. */
@@ -520,20 +528,22 @@ static void say_relay_lost(struct serial_port *p, bool all)
  * direction's younger lines: the start of the packet in progress, else nothing
  * older than now. Bytes found after a wait that began with no packet in
  * progress arrived after it began, so they are dated no earlier (reasm_floor).
- * An idle reader wakes every SERIAL_IDLE_MS to say so again; then it also
- * pushes a DROP record that waits for a next packet, says relay losses and
- * looks at the application's pty settings.
+ * An idle reader wakes every SERIAL_IDLE_MS to say so again; then (and only
+ * then: an event dated now must not precede an older packet in the ring) it
+ * also pushes a DROP record that waits for a next packet, says relay losses
+ * and looks at the application's pty settings.
  */
 static void say_horizon(struct serial_port *p, struct timespec *ts, struct timespec **timeout)
 {
 	int64_t now = mono_ns();
 
-	say_relay_lost(p, false);
 	if (p->drv.fd >= 0 && p->reasm.len > 0) {
 		source_set_horizon(&p->src, p->reasm.first_mono);
 		return;
 	}
-	check_app_settings(p);
+	/* no packet in progress: events dated now keep the ring in time order */
+	say_relay_lost(p, false);
+	check_app_settings(p, NULL);
 	(void)source_push_drops(&p->src);
 	if (p->drv.fd >= 0)
 		reasm_floor(&p->reasm, now);

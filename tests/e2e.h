@@ -67,7 +67,7 @@ struct e2e_line {
 	int64_t t;                  /* ns since the epoch */
 	char src[32];
 	char kind[8];
-	uint8_t *data;              /* RX payload (from the HEX field) */
+	uint8_t *data;              /* RX, TX payload (from the HEX field) */
 	size_t len;
 	char *text;                 /* the whole line */
 };
@@ -84,14 +84,19 @@ void e2e_free_log(struct e2e_log *log);
 /* All RX payload bytes of `src`, concatenated in file order; line starts in *starts. */
 uint8_t *e2e_concat(const struct e2e_log *log, const char *src, size_t *len,
 		    size_t **starts, size_t **line_idx, size_t *nlines);
+/* The same for the lines of another KIND ("TX"). */
+uint8_t *e2e_concat_kind(const struct e2e_log *log, const char *src, const char *kind,
+			 size_t *len, size_t **starts, size_t **line_idx, size_t *nlines);
 
 /*
  * The log proves by itself that nothing vanished: for every source, its lines
  * (DROP lines aside) plus the counts in its DROP lines, up to each STAT line
  * that names it, equal that line's accounted= (plus lines_accounted=); in the
  * STAT lines after "EV stop", accounted equals records + drops (plus the lines
- * thread's). Counting restarts at each "EV start". Returns how many STAT lines
- * were checked, or -1 with the first mismatch in why.
+ * thread's). A port's TX ring (tx_device, pass) is checked on its own: its TX
+ * lines and the EV and DROP lines that end in dir=tx against tx_accounted=,
+ * tx_records= and tx_drops=. Counting restarts at each "EV start". Returns how
+ * many STAT lines were checked, or -1 with the first mismatch in why.
  */
 int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen);
 /* The same as a cmocka assertion: fails the test on a mismatch or when no STAT
