@@ -23,6 +23,8 @@
 
 #define NOBODY 65534
 #define GPS "[serial gps]\ndevice = /dev/ttyS0\n"       /* priority 97 */
+#define TAP GPS "tx_device = /dev/ttyS1\n"
+#define PASS GPS "pass = gps\n"
 #define SKIPPED "(skipped)"
 
 /* `/proc/self/limits` as the kernel writes it */
@@ -91,6 +93,33 @@ static void serial_low_latency(const struct checksys *c, struct checksys_result 
 static void serial_ftdi(const struct checksys *c, struct checksys_result *r)
 {
 	if (!checksys_serial_ftdi(c, &c->conf->serial[0], r))
+		snprintf(r->text, sizeof(r->text), SKIPPED);
+}
+
+/* The tap's second port: its device check, and its low-latency check (the second). */
+static void serial_tx(const struct checksys *c, struct checksys_result *r)
+{
+	struct checksys_result all[3];
+
+	if (checksys_serial_tx(c, &c->conf->serial[0], all) == 0)
+		snprintf(r->text, sizeof(r->text), SKIPPED);
+	else
+		*r = all[0];
+}
+
+static void serial_tx_low_latency(const struct checksys *c, struct checksys_result *r)
+{
+	struct checksys_result all[3];
+
+	if (checksys_serial_tx(c, &c->conf->serial[0], all) < 2)
+		snprintf(r->text, sizeof(r->text), SKIPPED);
+	else
+		*r = all[1];
+}
+
+static void serial_pass(const struct checksys *c, struct checksys_result *r)
+{
+	if (!checksys_serial_pass(c, &c->conf->serial[0], r))
 		snprintf(r->text, sizeof(r->text), SKIPPED);
 }
 
@@ -468,6 +497,30 @@ static const struct row rows[] = {
 	{ "link loop", serial_device, "[serial gps]\ndevice = /dev/gps\n",
 	  { { "/dev/gps", "-> /dev/gps" } }, NULL, CHECKSYS_FAIL, "port:gps", "ELOOP", "; fix: ",
 	  NULL },
+	/* port:NAME:tx..., the tap's second port (tx_device): the same checks */
+	{ "tap port present", serial_tx, TAP, { { "/dev/ttyS0", "" }, { "/dev/ttyS1", "" } }, NULL,
+	  CHECKSYS_OK, "port:gps:tx", "/dev/ttyS1: readable and writable by uid", NULL, NULL },
+	{ "tap port missing", serial_tx, TAP, { { "/dev/ttyS0", "" } }, NULL, CHECKSYS_FAIL,
+	  "port:gps:tx", "/dev/ttyS1: no such device", "correct [serial gps] tx_device", NULL },
+	{ "tap port's low latency", serial_tx_low_latency, TAP,
+	  { { "/dev/ttyS1", "" }, { "/sys/class/tty/ttyS1/flags", "0x10002040\n" } }, NULL,
+	  CHECKSYS_OK, "port:gps:tx:low-latency", "/dev/ttyS1: ASYNC_LOW_LATENCY set", NULL, NULL },
+	{ "no tap port", serial_tx, NULL, { { "/dev/ttyS0", "" } }, NULL, CHECKSYS_OK, "",
+	  SKIPPED, NULL, NULL },
+	/* port:NAME:pass */
+	{ "pass: can be made", serial_pass, PASS,
+	  { { "/dev/ptmx", "" }, { "/run/portlogd/.keep", "" } }, NULL, CHECKSYS_OK,
+	  "port:gps:pass", "/run/portlogd/gps: the link to a new pty can be made "
+	  "(/run/portlogd writable)", NULL, NULL },
+	{ "pass: directories to make", serial_pass, PASS, { { "/dev/ptmx", "" }, { "/run/.keep", "" } },
+	  NULL, CHECKSYS_OK, "port:gps:pass", "(/run writable)", NULL, NULL },
+	{ "pass: no /dev/ptmx", serial_pass, PASS, { { "/run/portlogd/.keep", "" } }, NULL,
+	  CHECKSYS_FAIL, "port:gps:pass", "/dev/ptmx: ENOENT", "DeviceAllow=/dev/ptmx", NULL },
+	{ "pass: a file at its path", serial_pass, PASS,
+	  { { "/dev/ptmx", "" }, { "/run/portlogd/gps", "x" } }, NULL, CHECKSYS_FAIL,
+	  "port:gps:pass", "/run/portlogd/gps exists and is not a symbolic link", "; fix: remove it",
+	  NULL },
+	{ "no pass", serial_pass, NULL, {{0}}, NULL, CHECKSYS_OK, "", SKIPPED, NULL, NULL },
 	/* port:NAME:low-latency */
 	{ "ASYNC_LOW_LATENCY set", serial_low_latency, NULL,
 	  { { "/dev/ttyS0", "" }, { "/sys/class/tty/ttyS0/flags", "0x10002040\n" } }, NULL,
@@ -680,7 +733,8 @@ static void test_rows_cover_every_check(void **state)
 	static const char *const names[] = {
 		"config", "kernel-rt", "rt-throttle", "cpufreq", "cpuidle", "cpu-dma-latency",
 		"smt", "isolation", "irqbalance", "rt-tasks", "rlimit-rtprio", "rlimit-memlock",
-		"clocksource", "port:gps", "port:lpt", "port:gps:irq", "port:lpt:irq",
+		"clocksource", "port:gps", "port:gps:tx", "port:gps:pass", "port:lpt", "port:gps:irq",
+		"port:lpt:irq",
 	};
 	(void)state;
 	for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
