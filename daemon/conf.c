@@ -1183,38 +1183,33 @@ static bool dir_creatable(const char *path, char *bad, size_t len)
 	return true;
 }
 
+/* A user's or group's number: the name looked up, or the number as written; -1
+ * (after fail) when there is none. */
+static int id_of(struct parse *p, unsigned i, const char *key, const char *value, bool user)
+{
+	const char *what = user ? "user" : "group";
+	char *end;
+	long v = strtol(value, &end, 10);
+	const struct passwd *pw;
+	const struct group *gr;
+
+	if (*end == '\0' && v >= 0 && v < INT_MAX)
+		return (int)v;
+	pw = user ? getpwnam(value) : NULL;
+	gr = user ? NULL : getgrnam(value);
+	if (pw != NULL || gr != NULL)
+		return pw != NULL ? (int)pw->pw_uid : (int)gr->gr_gid;
+	fail(p, key_line(p, SECT_SERIAL, i, key), "[serial %s] %s: no %s '%s' on this system; "
+	     "give a %s name or number%s", p->c->serial[i].name, key, what, value, what,
+	     user ? "" : " (the application's user must be in it)");
+	return -1;
+}
+
 /* pass_owner and pass_group to numbers. */
 static void resolve_ids(struct parse *p, unsigned i, struct conf_serial *s)
 {
-	char *end;
-
-	s->pass_uid = s->pass_gid = -1;
-	if (s->pass_owner[0] != '\0') {
-		long v = strtol(s->pass_owner, &end, 10);
-		const struct passwd *pw = *end == '\0' ? NULL : getpwnam(s->pass_owner);
-
-		if (*end == '\0' && v >= 0 && v < INT_MAX)
-			s->pass_uid = (int)v;
-		else if (pw != NULL)
-			s->pass_uid = (int)pw->pw_uid;
-		else
-			fail(p, key_line(p, SECT_SERIAL, i, "pass_owner"), "[serial %s] pass_owner: "
-			     "no user '%s' on this system; give a user name or number", s->name,
-			     s->pass_owner);
-	}
-	if (s->pass_group[0] != '\0') {
-		long v = strtol(s->pass_group, &end, 10);
-		const struct group *gr = *end == '\0' ? NULL : getgrnam(s->pass_group);
-
-		if (*end == '\0' && v >= 0 && v < INT_MAX)
-			s->pass_gid = (int)v;
-		else if (gr != NULL)
-			s->pass_gid = (int)gr->gr_gid;
-		else
-			fail(p, key_line(p, SECT_SERIAL, i, "pass_group"), "[serial %s] pass_group: "
-			     "no group '%s' on this system; give a group name or number (the "
-			     "application's user must be in it)", s->name, s->pass_group);
-	}
+	s->pass_uid = s->pass_owner[0] != '\0' ? id_of(p, i, "pass_owner", s->pass_owner, true) : -1;
+	s->pass_gid = s->pass_group[0] != '\0' ? id_of(p, i, "pass_group", s->pass_group, false) : -1;
 }
 
 /* tx_device and pass: one of them, on a device of their own, with a pty path

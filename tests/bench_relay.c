@@ -35,14 +35,6 @@
 
 #define PKT 16
 
-static int64_t mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void sleep_us(long us)
 {
 	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
@@ -72,7 +64,7 @@ static int64_t one(int from, int to, uint8_t seq)
 	int64_t t0;
 
 	memset(out, seq, sizeof(out));
-	t0 = mono();
+	t0 = tu_mono_ns();
 	if (write(from, out, sizeof(out)) != (ssize_t)sizeof(out))
 		return -1;
 	while (got < sizeof(in)) {
@@ -87,7 +79,7 @@ static int64_t one(int from, int to, uint8_t seq)
 		else if (n < 0 && errno != EAGAIN && errno != EINTR)
 			return -1;
 	}
-	return memcmp(in, out, sizeof(in)) == 0 ? mono() - t0 : -1;
+	return memcmp(in, out, sizeof(in)) == 0 ? tu_mono_ns() - t0 : -1;
 }
 
 static void raw(int fd)

@@ -333,6 +333,80 @@ int e2e_run(const char *const *argv, char *err, size_t errlen)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+char *e2e_sh(int *status, const char *fmt, ...)
+{
+	char cmd[4096];
+	size_t len = 0, cap = 65536, n;
+	char *out = malloc(cap);
+	va_list ap;
+	FILE *p;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(out);
+	while ((n = fread(out + len, 1, cap - len - 1, p)) > 0) {
+		len += n;
+		if (len + 1 == cap) {
+			cap *= 2;
+			out = realloc(out, cap);
+			assert_non_null(out);
+		}
+	}
+	out[len] = '\0';
+	st = pclose(p);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	return out;
+}
+
+bool e2e_have(const char *test, const char *const *checks, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char cmd[512];
+
+		snprintf(cmd, sizeof(cmd), "%s >/dev/null 2>&1", checks[i]);
+		if (system(cmd) != 0) {
+			printf("# %s needs what '%s' looks for (tests/deps.sh installs it): skipped\n",
+			       test, checks[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+void e2e_tap_start(struct e2e_daemon *d, struct e2e_tap *t, const char *name,
+		   const char *logger_extra, const char *serial_extra)
+{
+	char rx[300], tx[300], text[2048];
+
+	memset(t, 0, sizeof(*t));
+	e2e_tmpdir(t->dir, sizeof(t->dir));
+	snprintf(t->conf, sizeof(t->conf), "%s/portlogd.conf", t->dir);
+	snprintf(t->log, sizeof(t->log), "%s/portlogd.log", t->dir);
+	snprintf(rx, sizeof(rx), "%s/rx", t->dir);
+	snprintf(tx, sizeof(tx), "%s/tx", t->dir);
+	assert_int_equal(sim_port_open(&t->req, "req", tx), 0);
+	assert_int_equal(sim_port_open(&t->resp, "resp", rx), 0);
+	snprintf(text, sizeof(text), "[logger]\nlog_file = %s\nflush_interval_ms = 20\n%s"
+		 "[serial %s]\ndevice = %s\ntx_device = %s\n%s", t->log, logger_extra, name, rx, tx,
+		 serial_extra);
+	e2e_write_file(t->conf, text);
+	assert_int_equal(e2e_start(d, t->dir, t->conf), 0);
+	if (e2e_wait_ready(d, 10000) != 0)
+		fail_msg("the daemon did not send READY=1 (stderr: %s)", d->err_path);
+	assert_int_equal(sim_port_wait_open(&t->req, 10000), 0);
+	assert_int_equal(sim_port_wait_open(&t->resp, 10000), 0);
+}
+
+void e2e_tap_close(struct e2e_tap *t)
+{
+	sim_port_close(&t->req);
+	sim_port_close(&t->resp);
+}
+
 /* Lines are read with the daemon's own parser (daemon/logline.c), which is
  * written apart from its formatter; a line it refuses keeps its text and the
  * first three fields as split here (a torn last line after kill -9, say). */

@@ -51,21 +51,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static int64_t mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
 /* Runs a helper in the background, its output to `out`; remembered for teardown. */
 static pid_t spawn(const char *const *argv, const char *out)
 {
@@ -99,43 +84,12 @@ static void reap(pid_t pid)
 			helpers[i] = 0;
 }
 
-/* Runs a shell command; its output (malloc'd) and exit status. */
-static char *sh(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static char *sh(int *status, const char *fmt, ...)
-{
-	char cmd[2048];
-	size_t len = 0, cap = 16384, n;
-	char *out = malloc(cap);
-	va_list ap;
-	FILE *p;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	assert_non_null(out);
-	while ((n = fread(out + len, 1, cap - len - 1, p)) > 0) {
-		len += n;
-		if (len + 1 == cap) {
-			cap *= 2;
-			out = realloc(out, cap);
-			assert_non_null(out);
-		}
-	}
-	out[len] = '\0';
-	st = pclose(p);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-	return out;
-}
-
 static void wait_path(const char *path)
 {
 	for (int i = 0; i < WAIT_MS / 10; i++) {
 		if (access(path, F_OK) == 0)
 			return;
-		sleep_ms(10);
+		tu_sleep_ms(10);
 	}
 	fail_msg("%s did not appear within %d ms", path, WAIT_MS);
 }
@@ -265,43 +219,31 @@ static unsigned packets(unsigned dflt)
  */
 static void tap_exchange(void **state)
 {
-	char dir[256], conf[300], logp[300], rx[300], tx[300], text[2048];
+	char text[2048];
 	struct sim_cfg cfg = {
 		.kind = SIM_MODBUS, .packets = packets(300), .max_len = 64, .max_frags = 3,
 		.intra_gap_max_us = GAP_US / 5, .inter_gap_min_us = GAP_US,
 		.inter_gap_max_us = 10 * GAP_US, .gap_us = GAP_US, .seed = tu_seed("e2e_pass"),
 	};
-	struct sim_port req, resp;
+	struct e2e_tap t;
+	struct sim_port *req = &t.req, *resp = &t.resp;
 	struct e2e_log log = { 0 };
 	size_t *rline, *qline, excused;
 
 	(void)state;
-	e2e_tmpdir(dir, sizeof(dir));
-	snprintf(conf, sizeof(conf), "%s/portlogd.conf", dir);
-	snprintf(logp, sizeof(logp), "%s/portlogd.log", dir);
-	snprintf(rx, sizeof(rx), "%s/rx", dir);
-	snprintf(tx, sizeof(tx), "%s/tx", dir);
-	assert_int_equal(sim_port_open(&req, "req", tx), 0);
-	assert_int_equal(sim_port_open(&resp, "resp", rx), 0);
-	snprintf(text, sizeof(text),
-		 "[logger]\nlog_file = %s\nflush_interval_ms = 20\nstat_interval_s = 1\n"
-		 "[serial plc]\ndevice = %s\ntx_device = %s\nbaud = 115200\ngap_us = %d\n"
-		 "max_packet = 256\n", logp, rx, tx, GAP_US);
-	e2e_write_file(conf, text);
-	start(dir, conf);
-	assert_int_equal(sim_port_wait_open(&req, WAIT_MS), 0);
-	assert_int_equal(sim_port_wait_open(&resp, WAIT_MS), 0);
-	assert_int_equal(sim_exchange_run(&req, &resp, &cfg), 0);
-	sleep_ms(10 * GAP_US / 1000);
+	snprintf(text, sizeof(text), "baud = 115200\ngap_us = %d\nmax_packet = 256\n", GAP_US);
+	e2e_tap_start(&live, &t, "plc", "stat_interval_s = 1\n", text);
+	assert_int_equal(sim_exchange_run(req, resp, &cfg), 0);
+	tu_sleep_ms(10 * GAP_US / 1000);
 	stop();
 
-	assert_int_equal(e2e_read_log(&log, logp), 0);
-	qline = calloc(req.npkt, sizeof(*qline));
-	rline = calloc(resp.npkt, sizeof(*rline));
-	excused = check_direction(&log, "plc", "TX", &req, qline);
-	excused += check_direction(&log, "plc", "RX", &resp, rline);
+	assert_int_equal(e2e_read_log(&log, t.log), 0);
+	qline = calloc(req->npkt, sizeof(*qline));
+	rline = calloc(resp->npkt, sizeof(*rline));
+	excused = check_direction(&log, "plc", "TX", req, qline);
+	excused += check_direction(&log, "plc", "RX", resp, rline);
 	/* each response after its request, each request after the response before */
-	for (size_t k = 0; k < req.npkt; k++) {
+	for (size_t k = 0; k < req->npkt; k++) {
 		if (rline[k] <= qline[k])
 			fail_msg("response %zu (log line %zu) is not after its request (log line %zu)", k,
 				 rline[k] + 1, qline[k] + 1);
@@ -311,19 +253,18 @@ static void tap_exchange(void **state)
 	}
 	expect_time_order(&log, "plc");
 	/* each port's events in its own ring: the tap's end in dir=tx */
-	snprintf(text, sizeof(text), " EV open device=%s ", req.slave);
+	snprintf(text, sizeof(text), " EV open device=%s ", req->slave);
 	assert_non_null(strstr(find(&log, "plc", text), " dir=tx"));
-	snprintf(text, sizeof(text), " EV open device=%s ", resp.slave);
+	snprintf(text, sizeof(text), " EV open device=%s ", resp->slave);
 	assert_null(strstr(find(&log, "plc", text), " dir=tx"));
 	e2e_expect_accounted(&log);
 	printf("# %zu exchanges: every request a TX line, every response an RX line, in order; "
-	       "%zu packets cut by a proven late delivery\n", req.npkt, excused);
-	assert_true(excused * 10 <= req.npkt);
+	       "%zu packets cut by a proven late delivery\n", req->npkt, excused);
+	assert_true(excused * 10 <= req->npkt);
 	free(qline);
 	free(rline);
 	e2e_free_log(&log);
-	sim_port_close(&req);
-	sim_port_close(&resp);
+	e2e_tap_close(&t);
 }
 
 /* The log, read again until `src` has a line holding needle (the flusher writes every 20 ms). */
@@ -335,7 +276,7 @@ static void wait_line(struct e2e_log *log, const char *path, const char *src, co
 		assert_int_equal(e2e_read_log(log, path), 0);
 		if (count(log, src, needle) > 0)
 			return;
-		sleep_ms(20);
+		tu_sleep_ms(20);
 	}
 	fail_msg("no line of %s with '%s' within %d ms", src, needle, WAIT_MS);
 }
@@ -344,33 +285,25 @@ static void wait_line(struct e2e_log *log, const char *path, const char *src, co
  * reopens it like the port's own, and loses none of what it sent before or after. */
 static void tap_reconnect(void **state)
 {
-	char dir[256], conf[300], logp[300], rx[300], tx[300], text[2048];
+	char tx[300], text[64];
 	struct sim_cfg cfg = {
 		.kind = SIM_BINARY, .packets = 20, .min_len = 1, .max_len = 100, .max_frags = 1,
 		.inter_gap_min_us = 3 * GAP_US, .inter_gap_max_us = 4 * GAP_US, .gap_us = GAP_US,
 		.seed = tu_seed("e2e_pass reconnect"),
 	};
-	struct sim_port req, resp;
+	struct e2e_tap t;
+	struct sim_port *req = &t.req;
+	const char *logp = t.log;
 	struct e2e_log log = { 0 };
 	size_t len, *starts, *idx, n, before;
 	uint8_t *got, *sent;
 
 	(void)state;
-	e2e_tmpdir(dir, sizeof(dir));
-	snprintf(conf, sizeof(conf), "%s/portlogd.conf", dir);
-	snprintf(logp, sizeof(logp), "%s/portlogd.log", dir);
-	snprintf(rx, sizeof(rx), "%s/rx", dir);
-	snprintf(tx, sizeof(tx), "%s/tx", dir);
-	assert_int_equal(sim_port_open(&req, "req", tx), 0);
-	assert_int_equal(sim_port_open(&resp, "resp", rx), 0);
-	snprintf(text, sizeof(text),
-		 "[logger]\nlog_file = %s\nflush_interval_ms = 20\nstat_interval_s = 1\n"
-		 "[serial plc]\ndevice = %s\ntx_device = %s\ngap_us = %d\n", logp, rx, tx, GAP_US);
-	e2e_write_file(conf, text);
-	start(dir, conf);
-	assert_int_equal(sim_port_wait_open(&req, WAIT_MS), 0);
-	assert_int_equal(sim_port_run(&req, &cfg), 0);
-	before = req.data_len;
+	snprintf(text, sizeof(text), "gap_us = %d\n", GAP_US);
+	e2e_tap_start(&live, &t, "plc", "stat_interval_s = 1\n", text);
+	snprintf(tx, sizeof(tx), "%s/tx", t.dir);
+	assert_int_equal(sim_port_run(req, &cfg), 0);
+	before = req->data_len;
 	for (int i = 0; i < WAIT_MS / 20; i++) {       /* all of it read before the hang-up */
 		wait_line(&log, logp, "plc", " TX ");
 		got = e2e_concat_kind(&log, "plc", "TX", &len, &starts, &idx, &n);
@@ -379,27 +312,27 @@ static void tap_reconnect(void **state)
 		free(idx);
 		if (len == before)
 			break;
-		sleep_ms(20);
+		tu_sleep_ms(20);
 	}
 	sent = malloc(2 * before + 1);
-	memcpy(sent, req.data, before);
-	sim_port_close(&req);                   /* hang-up, and the link is gone */
+	memcpy(sent, req->data, before);
+	sim_port_close(req);                    /* hang-up, and the link is gone */
 	wait_line(&log, logp, "plc", " EV close reason=hangup dir=tx");
 	wait_line(&log, logp, "plc", " EV error op=open");
-	assert_int_equal(sim_port_open(&req, "req", tx), 0);
-	assert_int_equal(sim_port_wait_open(&req, WAIT_MS), 0);
+	assert_int_equal(sim_port_open(req, "req", tx), 0);
+	assert_int_equal(sim_port_wait_open(req, WAIT_MS), 0);
 	cfg.seed++;
-	assert_int_equal(sim_port_run(&req, &cfg), 0);
-	sent = realloc(sent, before + req.data_len);
-	memcpy(sent + before, req.data, req.data_len);
-	sleep_ms(5 * GAP_US / 1000);
+	assert_int_equal(sim_port_run(req, &cfg), 0);
+	sent = realloc(sent, before + req->data_len);
+	memcpy(sent + before, req->data, req->data_len);
+	tu_sleep_ms(5 * GAP_US / 1000);
 	stop();
 
 	e2e_free_log(&log);
 	memset(&log, 0, sizeof(log));
 	assert_int_equal(e2e_read_log(&log, logp), 0);
 	got = e2e_concat_kind(&log, "plc", "TX", &len, &starts, &idx, &n);
-	assert_int_equal(len, before + req.data_len);
+	assert_int_equal(len, before + req->data_len);
 	assert_memory_equal(got, sent, len);
 	assert_non_null(strstr(find(&log, "plc", " EV error op=open"), " dir=tx"));
 	assert_int_equal(count(&log, "plc", " EV open device="), 3);    /* rx; tx twice */
@@ -412,8 +345,7 @@ static void tap_reconnect(void **state)
 	free(idx);
 	free(sent);
 	e2e_free_log(&log);
-	sim_port_close(&req);
-	sim_port_close(&resp);
+	e2e_tap_close(&t);
 }
 
 /* ---- pass: a pty for an application, relayed to the device ---- */
@@ -469,13 +401,13 @@ static int app_open(const char *path)
 static void read_exactly(int fd, uint8_t *buf, size_t n)
 {
 	size_t got = 0;
-	int64_t end = mono() + (int64_t)WAIT_MS * 1000000;
+	int64_t end = tu_mono_ns() + (int64_t)WAIT_MS * 1000000;
 
 	while (got < n) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		ssize_t k;
 
-		if (mono() > end)
+		if (tu_mono_ns() > end)
 			fail_msg("%zu of %zu bytes arrived within %d ms", got, n, WAIT_MS);
 		(void)poll(&pfd, 1, 100);
 		k = read(fd, buf + got, n - got);
@@ -528,7 +460,7 @@ static void write_all(int fd, const void *buf, size_t n)
 static void device_sends(struct pass_run *r, const uint8_t *data, size_t n)
 {
 	write_all(r->device.master, data, n);
-	sleep_ms(3 * GAP_US / 1000);
+	tu_sleep_ms(3 * GAP_US / 1000);
 }
 
 /*
@@ -566,7 +498,7 @@ static void pass_relay_and_reopen(void **state)
 	device_sends(&r, (const uint8_t *)resp[0], strlen(resp[0]));
 	read_exactly(fd, (uint8_t *)buf, strlen(resp[0]));
 	assert_memory_equal(buf, resp[0], strlen(resp[0]));
-	sleep_ms(3 * GAP_US / 1000);
+	tu_sleep_ms(3 * GAP_US / 1000);
 	write_all(fd, req[1], strlen(req[1]));
 	read_exactly(r.device.master, (uint8_t *)buf, strlen(req[1]));
 	close(fd);
@@ -645,7 +577,7 @@ static void pass_app_not_reading(void **state)
 		if (len == sizeof(sent))
 			break;
 		wait_line(&r.log, r.logp, "plc", " RX ");
-		sleep_ms(20);
+		tu_sleep_ms(20);
 	}
 	have = read_all(fd, got, sizeof(got), 500);
 	close(fd);
@@ -689,7 +621,7 @@ static void app_baud(int fd, speed_t speed, bool two_stop)
 	tio.c_cflag = two_stop ? tio.c_cflag | CSTOPB : tio.c_cflag & ~(tcflag_t)CSTOPB;
 	assert_int_equal(tcsetattr(fd, TCSANOW, &tio), 0);
 	write_all(fd, "x", 1);      /* a TX packet: its reader looks at the settings after it */
-	sleep_ms(3 * GAP_US / 1000 + 30);
+	tu_sleep_ms(3 * GAP_US / 1000 + 30);
 }
 
 /* The application sets its pty's baud and stop bits: the device keeps the
@@ -825,7 +757,7 @@ static void pass_mbpoll_pymodbus(void **state)
 	snprintf(out_path, sizeof(out_path), "%s/slave.out", dir);
 	pp = spawn(slave, out_path);
 	for (int i = 0; i < WAIT_MS / 10 && !holds(pp, modbus); i++)
-		sleep_ms(10);
+		tu_sleep_ms(10);
 	if (!holds(pp, modbus)) {
 		snprintf(text, sizeof(text), "cat %s >&2", out_path);
 		(void)system(text);
@@ -881,7 +813,7 @@ static void pass_mbpoll_pymodbus(void **state)
 		want_txn[k] = with_crc(q, o);
 		if (!write)
 			snprintf(args, sizeof(args), "-c %u", cnt);
-		out = sh(&status, "mbpoll -m rtu -b %d -P none -a 1 -t 4 -o 2 -r %u -1 %s %s 2>&1",
+		out = e2e_sh(&status, "mbpoll -m rtu -b %d -P none -a 1 -t 4 -o 2 -r %u -1 %s %s 2>&1",
 			 BAUD, ref, app, args);
 		if (status != 0)
 			fail_msg("poll %d: mbpoll exited %d:\n%s", k, status, out);
@@ -934,14 +866,6 @@ static void pass_mbpoll_pymodbus(void **state)
 	e2e_free_log(&log);
 }
 
-static bool have(const char *cmd)
-{
-	char sh_cmd[256];
-
-	snprintf(sh_cmd, sizeof(sh_cmd), "%s >/dev/null 2>&1", cmd);
-	return system(sh_cmd) == 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -959,13 +883,8 @@ int main(void)
 	};
 
 	signal(SIGPIPE, SIG_IGN);
-	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
-		if (!have(tools[i])) {
-			printf("# e2e_pass needs mbpoll, socat, python3-pymodbus and "
-			       "python3-serial-asyncio (tests/deps.sh installs them): '%s' failed: "
-			       "skipped\n", tools[i]);
-			return 77;
-		}
+	if (!e2e_have("e2e_pass", tools, sizeof(tools) / sizeof(tools[0])))
+		return 77;
 	e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
