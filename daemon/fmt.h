@@ -64,7 +64,7 @@ const char *fmt_ev_name(unsigned code);
 /* How loud an event is in the journal (syslog priority); LOG_NOTICE by default. */
 int fmt_ev_priority(unsigned code);
 
-/* Upper bound of the length of an RX line with len payload bytes and any name. */
+/* Upper bound of the length of an RX or TX line with len payload bytes and any name. */
 size_t fmt_rx_max(size_t len);
 /* Upper bound of the length of any other line with len bytes of fields. */
 size_t fmt_line_max(size_t len);
