@@ -135,12 +135,19 @@ static const char *find(const struct e2e_log *log, const char *src, const char *
 }
 
 /* Within one source, lines are in time order (RX and TX merged by the first
- * byte's time); 10 us of slack for a slewed wall clock. */
+ * byte's time); 10 us of slack for a slewed wall clock. A wall clock that was
+ * set meanwhile (EV clock-step: another test's, or an NTP step) makes the
+ * times jump, and the check is left out. */
 static void expect_time_order(const struct e2e_log *log, const char *src)
 {
 	int64_t prev = INT64_MIN;
 	size_t prev_i = 0;
 
+	for (size_t i = 0; i < log->n; i++)
+		if (strstr(log->line[i].text, " portlogd EV clock-step ") != NULL) {
+			printf("# the wall clock was set during the run: time order not checked\n");
+			return;
+		}
 	for (size_t i = 0; i < log->n; i++) {
 		if (strcmp(log->line[i].src, src) != 0)
 			continue;
