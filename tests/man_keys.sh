@@ -38,7 +38,7 @@ while IFS='	' read -r sect key def words range; do
 	r=$(row "$sect" "$key")
 	[ -n "$e" ] || { echo "portlogd.conf.5: $sect $key is not documented (.SH \"$sect\", .TP, .B $key)"; fail=1; }
 	[ -n "$r" ] || { echo "README.md: $sect $key is missing from the config table"; fail=1; continue; }
-	case $def in "(required)"|"(none)") want=$def ;; *) want="\`$def\`" ;; esac
+	[ "$def" = "(required)" ] && want="(required)" || want="\`$def\`"
 	echo "$r" | grep -qF "| $want |" ||
 		{ echo "README.md: $sect $key: the default is $want: $r"; fail=1; }
 	if [ "$words" != - ]; then
