@@ -1189,19 +1189,6 @@ static bool files_can_be_made(const char *dir)
 	       && fs.f_type != SYSFS_MAGIC;
 }
 
-unsigned checksys_serial_tx(const struct checksys *cs, const struct conf_serial *s,
-			    struct checksys_result *r)
-{
-	unsigned n = 0;
-
-	if (s->tx_device[0] == '\0')
-		return 0;
-	serial_device_at(cs, s, true, &r[n++]);
-	n += serial_low_latency_at(cs, s, true, &r[n]);
-	n += serial_ftdi_at(cs, s, true, &r[n]);
-	return n;
-}
-
 bool checksys_serial_pass(const struct checksys *cs, const struct conf_serial *s,
 			  struct checksys_result *r)
 {
@@ -1262,6 +1249,7 @@ static const char *irq_none_text(const char *why)
  * threads portlogd sets to want (0: leaves them). */
 struct irq_row {
 	const char *port, *consumer;    /* "gps", "reader" */
+	const char *row;                /* ":irq", or ":tx:irq" for a tap's second port */
 	int irq, prio, cpu, want;
 	bool parallel;
 };
@@ -1403,7 +1391,7 @@ static void irq_check(const struct checksys *cs, const struct irq_row *w, const 
 	struct irq_thread t[IRQ_THREADS_MAX];
 	int n, bad;
 
-	port_name(name, sizeof(name), w->port, ":irq");
+	port_name(name, sizeof(name), w->port, w->row);
 	if (w->irq < 0) {
 		set(r, CHECKSYS_OK, name, "n/a: %s", irq_none_text(why));
 		return;
@@ -1419,28 +1407,51 @@ static void irq_check(const struct checksys *cs, const struct irq_row *w, const 
 		    bad == 3 ? "; and " : "", fix2);
 }
 
-bool checksys_serial_irq(const struct checksys *cs, const struct conf_serial *s,
-			 struct checksys_result *r)
+/* The interrupt of the port's device, or (tx) of its tap's second port, whose
+ * reader runs at the port's priority and CPU and gets the same irq_priority. */
+static bool serial_irq_at(const struct checksys *cs, const struct conf_serial *s, bool tx,
+			  struct checksys_result *r)
 {
 	char rel[PATH_MAX];
 	const char *why = IRQ_WHY_NONE;
 	struct stat st;
-	struct irq_row w = { .port = s->name, .consumer = "reader", .prio = s->priority,
-			     .cpu = s->cpu, .want = irq_wanted_serial(s) };
+	struct irq_row w = { .port = s->name, .consumer = "reader", .row = tx ? ":tx:irq" : ":irq",
+			     .prio = s->priority, .cpu = s->cpu, .want = irq_wanted_serial(s) };
 
-	if (!resolved_device(cs, s->device, rel, sizeof(rel), &st))
-		return false;   /* port:NAME says it is missing */
+	if (!resolved_device(cs, serial_dev(s, tx), rel, sizeof(rel), &st))
+		return false;   /* port:NAME (port:NAME:tx) says it is missing */
 	w.irq = irq_of_tty(cs->root, rel, &why);
 	irq_check(cs, &w, why, r);
 	return true;
+}
+
+bool checksys_serial_irq(const struct checksys *cs, const struct conf_serial *s,
+			 struct checksys_result *r)
+{
+	return serial_irq_at(cs, s, false, r);
+}
+
+unsigned checksys_serial_tx(const struct checksys *cs, const struct conf_serial *s,
+			    struct checksys_result *r)
+{
+	unsigned n = 0;
+
+	if (s->tx_device[0] == '\0')
+		return 0;
+	serial_device_at(cs, s, true, &r[n++]);
+	n += serial_low_latency_at(cs, s, true, &r[n]);
+	n += serial_ftdi_at(cs, s, true, &r[n]);
+	n += serial_irq_at(cs, s, true, &r[n]);
+	return n;
 }
 
 bool checksys_parallel_irq(const struct checksys *cs, const struct conf_parallel *p,
 			   struct checksys_result *r)
 {
 	const char *why = IRQ_WHY_NONE;
-	struct irq_row w = { .port = p->name, .consumer = "sampler", .prio = p->priority,
-			     .cpu = p->cpu, .want = irq_wanted_parallel(p), .parallel = true };
+	struct irq_row w = { .port = p->name, .consumer = "sampler", .row = ":irq",
+			     .prio = p->priority, .cpu = p->cpu, .want = irq_wanted_parallel(p),
+			     .parallel = true };
 
 	w.irq = irq_of_parallel(cs->root, p, &why);
 	irq_check(cs, &w, why, r);
@@ -1497,8 +1508,10 @@ int checksys_run(const struct checksys *cs, FILE *out)
 	unsigned count[3] = { 0 }, nser = cs->have_conf ? c->nserial : 0;
 	unsigned npar = cs->have_conf ? c->nparallel : 0;
 	/* all results first, so that the name column fits the longest port name; per
-	 * serial port: 4 of its device, 3 of its tap's second port or 1 of pass */
-	struct checksys_result *r = calloc(nsys + 7 * nser + 2 * npar, sizeof(*r));
+	 * serial port: 4 of its device, and CHECKSYS_TX_MAX of its tap's second port
+	 * or 1 of pass */
+	struct checksys_result *r = calloc(nsys + (4 + CHECKSYS_TX_MAX) * nser + 2 * npar,
+					   sizeof(*r));
 	size_t n = 0;
 	int width = 14;
 

@@ -203,15 +203,24 @@ static bool setup_rt(struct daemon *d)
  */
 static void setup_irqs(struct daemon *d)
 {
-	struct irq_port *all[2 * CONF_MAX_PORTS];
+	struct irq_port *all[3 * CONF_MAX_PORTS];
 	unsigned n = 0;
 	const char *why;
 	int irq;
 
 	for (unsigned i = 0; i < d->conf.nserial; i++) {
-		irq = irq_of_device("", d->conf.serial[i].device, &why);
-		irq_port_init(&d->serial[i].irq, irq, why, irq_wanted_serial(&d->conf.serial[i]));
+		const struct conf_serial *s = &d->conf.serial[i];
+
+		irq = irq_of_device("", s->device, &why);
+		irq_port_init(&d->serial[i].irq, irq, why, irq_wanted_serial(s));
 		all[n++] = &d->serial[i].irq;
+		/* a tap's second port is a UART of its own (pass's pty has none: its
+		 * irq_port stays zeroed, wanting nothing) */
+		if (s->tx_device[0] != '\0') {
+			irq = irq_of_device("", s->tx_device, &why);
+			irq_port_init(&d->serial[i].tx->irq, irq, why, irq_wanted_serial(s));
+			all[n++] = &d->serial[i].tx->irq;
+		}
 	}
 	for (unsigned i = 0; i < d->conf.nparallel; i++) {
 		irq = irq_of_parallel("", &d->conf.parallel[i], &why);
@@ -228,13 +237,18 @@ static void restore_irqs(struct daemon *d)
 {
 	for (unsigned i = 0; i < d->conf.nserial + d->conf.nparallel; i++) {
 		bool ser = i < d->conf.nserial;
-		struct irq_port *ip = ser ? &d->serial[i].irq : &d->samplers[i - d->conf.nserial].irq;
+		struct serial_port *sp = ser ? &d->serial[i] : NULL;
+		struct irq_port *ip = ser ? &sp->irq : &d->samplers[i - d->conf.nserial].irq;
+		const char *name = ser ? d->conf.serial[i].name
+				   : d->conf.parallel[i - d->conf.nserial].name;
 		int n = irq_port_restore(ip, "");
 
 		if (n > 0)
 			log_info("[%s %s] irq %d: %d thread(s) back at the priority they had",
-				 ser ? "serial" : "parallel", ser ? d->conf.serial[i].name
-				 : d->conf.parallel[i - d->conf.nserial].name, ip->irq, n);
+				 ser ? "serial" : "parallel", name, ip->irq, n);
+		if (sp != NULL && sp->tx != NULL && (n = irq_port_restore(&sp->tx->irq, "")) > 0)
+			log_info("[serial %s] tx_device's irq %d: %d thread(s) back at the priority "
+				 "they had", name, sp->tx->irq.irq, n);
 	}
 }
 

@@ -96,25 +96,32 @@ static void serial_ftdi(const struct checksys *c, struct checksys_result *r)
 		snprintf(r->text, sizeof(r->text), SKIPPED);
 }
 
-/* The tap's second port: its device check, and its low-latency check (the second). */
+/* One of the tap's second port's rows, by name (its device check: port:gps:tx). */
+static void tap_row(const struct checksys *c, struct checksys_result *r, const char *name)
+{
+	struct checksys_result all[CHECKSYS_TX_MAX];
+	unsigned n = checksys_serial_tx(c, &c->conf->serial[0], all);
+
+	assert_true(n <= CHECKSYS_TX_MAX);
+	snprintf(r->text, sizeof(r->text), SKIPPED);
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(all[i].name, name) == 0)
+			*r = all[i];
+}
+
 static void serial_tx(const struct checksys *c, struct checksys_result *r)
 {
-	struct checksys_result all[3];
-
-	if (checksys_serial_tx(c, &c->conf->serial[0], all) == 0)
-		snprintf(r->text, sizeof(r->text), SKIPPED);
-	else
-		*r = all[0];
+	tap_row(c, r, "port:gps:tx");
 }
 
 static void serial_tx_low_latency(const struct checksys *c, struct checksys_result *r)
 {
-	struct checksys_result all[3];
+	tap_row(c, r, "port:gps:tx:low-latency");
+}
 
-	if (checksys_serial_tx(c, &c->conf->serial[0], all) < 2)
-		snprintf(r->text, sizeof(r->text), SKIPPED);
-	else
-		*r = all[1];
+static void serial_tx_irq(const struct checksys *c, struct checksys_result *r)
+{
+	tap_row(c, r, "port:gps:tx:irq");
 }
 
 static void serial_pass(const struct checksys *c, struct checksys_result *r)
@@ -505,6 +512,13 @@ static const struct row rows[] = {
 	{ "tap port's low latency", serial_tx_low_latency, TAP,
 	  { { "/dev/ttyS1", "" }, { "/sys/class/tty/ttyS1/flags", "0x10002040\n" } }, NULL,
 	  CHECKSYS_OK, "port:gps:tx:low-latency", "/dev/ttyS1: ASYNC_LOW_LATENCY set", NULL, NULL },
+	{ "tap port's irq not threaded", serial_tx_irq, TAP,
+	  { UART4, { "/dev/ttyS1", "" }, { "/sys/class/tty/ttyS1/irq", "3\n" } }, NULL,
+	  CHECKSYS_OK, "port:gps:tx:irq", "irq 3 is not threaded", NULL, NULL },
+	{ "tap port's irq, RT, irq_priority off", serial_tx_irq, TAP "irq_priority = off\n",
+	  { UART4, { "/dev/ttyS1", "" }, { "/sys/class/tty/ttyS1/irq", "3\n" }, RT_ON, CAPS_NICE },
+	  NULL, CHECKSYS_WARN, "port:gps:tx:irq", "irq 3: its thread starts when the port is "
+	  "opened, at SCHED_FIFO 50 unless set", "irq_priority = auto", NULL },
 	{ "no tap port", serial_tx, NULL, { { "/dev/ttyS0", "" } }, NULL, CHECKSYS_OK, "",
 	  SKIPPED, NULL, NULL },
 	/* port:NAME:pass */
@@ -733,8 +747,8 @@ static void test_rows_cover_every_check(void **state)
 	static const char *const names[] = {
 		"config", "kernel-rt", "rt-throttle", "cpufreq", "cpuidle", "cpu-dma-latency",
 		"smt", "isolation", "irqbalance", "rt-tasks", "rlimit-rtprio", "rlimit-memlock",
-		"clocksource", "port:gps", "port:gps:tx", "port:gps:pass", "port:lpt", "port:gps:irq",
-		"port:lpt:irq",
+		"clocksource", "port:gps", "port:gps:tx", "port:gps:tx:irq", "port:gps:pass", "port:lpt",
+		"port:gps:irq", "port:lpt:irq",
 	};
 	(void)state;
 	for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
