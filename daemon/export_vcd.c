@@ -206,7 +206,7 @@ static void activity(struct export *x, struct vcd *v, struct export_src *s, stru
 	struct wire *w;
 	int64_t end;
 
-	if (*wp < 0 && (*wp = new_wire(v, s->name, l->kind == REC_RX ? "RX" : "TX")) < 0) {
+	if (*wp < 0 && (*wp = new_wire(v, s->name, fmt_kind(l->kind))) < 0) {
 		export_warn(x, "out of memory for another wire");
 		return;
 	}
@@ -217,7 +217,7 @@ static void activity(struct export *x, struct vcd *v, struct export_src *s, stru
 		if (!vs->warned_baud)
 			export_warn(x, "%s: no EV open with baud= before its first packet (give the "
 				    "log file with the port's open too): its %s wire is x until one",
-				    s->name, l->kind == REC_RX ? "RX" : "TX");
+				    s->name, fmt_kind(l->kind));
 		vs->warned_baud = true;
 		set(x, v, *wp, l->t, 'x', in_window);
 		return;
