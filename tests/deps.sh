@@ -7,7 +7,7 @@
 # asks whether non-root users may capture: DEBIAN_FRONTEND=noninteractive takes the default, no);
 # rsyslog, rsyslog-relp: the central-collection test (e2e_fleet, label fleet); mbpoll, socat,
 # python3-pymodbus, python3-serial-asyncio (which --no-install-recommends leaves out): e2e_pass's
-# Modbus master and slave through pass = PATH; socat also for tests/bench_relay.sh
+# Modbus master and slave through pass = PATH; socat also for tests/bench_relay.c
 PORTLOGD_PACKAGES="cmake make gcc libc6-dev pkg-config libserialport-dev libieee1284-3-dev
 libsystemd-dev libcmocka-dev libck-dev zlib1g-dev systemd man-db dpkg-dev file groff-base logrotate
 clang tshark sigrok-cli gtkwave rsyslog rsyslog-relp mbpoll socat python3-pymodbus
