@@ -5,11 +5,14 @@
 #include <errno.h>
 #include <grp.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -1135,15 +1138,28 @@ static void port_name(char *out, size_t len, const char *port, const char *suffi
 	snprintf(out, len, "port:%s%s", port, suffix);
 }
 
-void checksys_serial_device(const struct checksys *cs, const struct conf_serial *s,
-			    struct checksys_result *r)
+/* A serial port's device: `device`, or with tx its tap's second port (tx_device),
+ * whose checks are named port:NAME:tx... */
+static const char *serial_dev(const struct conf_serial *s, bool tx)
+{
+	return tx ? s->tx_device : s->device;
+}
+
+static void serial_device_at(const struct checksys *cs, const struct conf_serial *s, bool tx,
+			     struct checksys_result *r)
 {
 	char name[CHECKSYS_NAME_MAX], fix[CONF_NAME_MAX + 96];
 
-	port_name(name, sizeof(name), s->name, "");
-	snprintf(fix, sizeof(fix), "plug it in, or correct [serial %s] device (ls -l "
-		 "/dev/serial/by-id/)", s->name);
-	device_access(cs, name, s->device, fix, r);
+	port_name(name, sizeof(name), s->name, tx ? ":tx" : "");
+	snprintf(fix, sizeof(fix), "plug it in, or correct [serial %s] %s (ls -l "
+		 "/dev/serial/by-id/)", s->name, tx ? "tx_device" : "device");
+	device_access(cs, name, serial_dev(s, tx), fix, r);
+}
+
+void checksys_serial_device(const struct checksys *cs, const struct conf_serial *s,
+			    struct checksys_result *r)
+{
+	serial_device_at(cs, s, false, r);
 }
 
 /* The resolved device of a port, below the root; false when it does not exist. */
@@ -1158,16 +1174,16 @@ static bool resolved_device(const struct checksys *cs, const char *dev, char *re
 	return stat(full, st) == 0;
 }
 
-bool checksys_serial_low_latency(const struct checksys *cs, const struct conf_serial *s,
-				 struct checksys_result *r)
+static bool serial_low_latency_at(const struct checksys *cs, const struct conf_serial *s,
+				  bool tx, struct checksys_result *r)
 {
 	char name[CHECKSYS_NAME_MAX], rel[PATH_MAX], flags[64], dir[PATH_MAX];
 	const char *base;
 	struct stat st;
 
-	if (!resolved_device(cs, s->device, rel, sizeof(rel), &st))
+	if (!resolved_device(cs, serial_dev(s, tx), rel, sizeof(rel), &st))
 		return false;   /* port:NAME says it is missing */
-	port_name(name, sizeof(name), s->name, ":low-latency");
+	port_name(name, sizeof(name), s->name, tx ? ":tx:low-latency" : ":low-latency");
 	base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
 	/* sysfs "flags" is what TIOCGSERIAL returns, without opening the port */
 	if (strncmp(rel, "/dev/pts/", 9) == 0 || read_at(cs, flags, sizeof(flags),
@@ -1186,20 +1202,26 @@ bool checksys_serial_low_latency(const struct checksys *cs, const struct conf_se
 	return true;
 }
 
-bool checksys_serial_ftdi(const struct checksys *cs, const struct conf_serial *s,
-			  struct checksys_result *r)
+bool checksys_serial_low_latency(const struct checksys *cs, const struct conf_serial *s,
+				 struct checksys_result *r)
+{
+	return serial_low_latency_at(cs, s, false, r);
+}
+
+static bool serial_ftdi_at(const struct checksys *cs, const struct conf_serial *s, bool tx,
+			   struct checksys_result *r)
 {
 	char name[CHECKSYS_NAME_MAX], rel[PATH_MAX], path[PATH_MAX], val[32];
 	const char *base;
 	struct stat st;
 
-	if (!resolved_device(cs, s->device, rel, sizeof(rel), &st))
+	if (!resolved_device(cs, serial_dev(s, tx), rel, sizeof(rel), &st))
 		return false;
 	base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
 	if (read_at(cs, val, sizeof(val), "/sys/bus/usb-serial/devices/%s/latency_timer",
 		    base) < 0)
 		return false;   /* not an FTDI adapter */
-	port_name(name, sizeof(name), s->name, ":ftdi-latency");
+	port_name(name, sizeof(name), s->name, tx ? ":tx:ftdi-latency" : ":ftdi-latency");
 	path_at(cs, path, sizeof(path), "/sys/bus/usb-serial/devices/%s/latency_timer", base);
 	if (strcmp(val, "1") == 0)
 		set(r, CHECKSYS_OK, name, "%s: FTDI latency_timer = 1 ms", base);
@@ -1213,6 +1235,68 @@ bool checksys_serial_ftdi(const struct checksys *cs, const struct conf_serial *s
 		    "SUBSYSTEM==\"usb-serial\", DRIVERS==\"ftdi_sio\", ATTR{latency_timer}=\"1\" "
 		    "(or echo 1 > /sys/bus/usb-serial/devices/%s/latency_timer as root, until the "
 		    "next plug-in)", base, val, (unsigned)getuid(), base);
+	return true;
+}
+
+bool checksys_serial_ftdi(const struct checksys *cs, const struct conf_serial *s,
+			  struct checksys_result *r)
+{
+	return serial_ftdi_at(cs, s, false, r);
+}
+
+/* A directory where files can be made at all: not read-only, not /proc or /sys
+ * (access(2) says yes to root there); errno 0 when it says no. */
+static bool files_can_be_made(const char *dir)
+{
+	struct statfs fs;
+
+	if (statfs(dir, &fs) < 0)
+		return true;    /* access(2) has already said what it could */
+	errno = 0;
+	return !(fs.f_flags & ST_RDONLY) && fs.f_type != PROC_SUPER_MAGIC
+	       && fs.f_type != SYSFS_MAGIC;
+}
+
+bool checksys_serial_pass(const struct checksys *cs, const struct conf_serial *s,
+			  struct checksys_result *r)
+{
+	char name[CHECKSYS_NAME_MAX], full[PATH_MAX], dir[PATH_MAX], *slash;
+	struct stat st;
+
+	if (s->pass[0] == '\0')
+		return false;
+	port_name(name, sizeof(name), s->name, ":pass");
+	path_at(cs, full, sizeof(full), "/dev/ptmx");
+	if (access(full, R_OK | W_OK) < 0) {
+		set(r, CHECKSYS_FAIL, name, "/dev/ptmx: %s: uid %u cannot make a pty; fix: "
+		    "DeviceAllow=/dev/ptmx rw in the unit (the shipped one has it), and a /dev "
+		    "with ptys", strerrorname_np(errno), (unsigned)getuid());
+		return true;
+	}
+	path_at(cs, full, sizeof(full), "%s", s->pass_path);
+	if (lstat(full, &st) == 0 && !S_ISLNK(st.st_mode)) {
+		set(r, CHECKSYS_FAIL, name, "%s exists and is not a symbolic link; fix: remove it, "
+		    "or set [serial %s] pass to another path", s->pass_path, s->name);
+		return true;
+	}
+	/* the link's directory, or the nearest one above it that exists */
+	snprintf(dir, sizeof(dir), "%s", s->pass_path);
+	do {
+		slash = strrchr(dir, '/');
+		if (slash == NULL)
+			break;
+		*(slash == dir ? slash + 1 : slash) = '\0';
+		path_at(cs, full, sizeof(full), "%s", dir);
+	} while (stat(full, &st) < 0 && slash != dir);
+	if (access(full, W_OK | X_OK) < 0 || !files_can_be_made(full))
+		set(r, CHECKSYS_FAIL, name, "%s: cannot make the link %s: %s is not writable by uid "
+		    "%u (%s); fix: let the service user write there (the unit's RuntimeDirectory "
+		    "is %s), or choose another path", s->pass_path, s->pass_path, dir,
+		    (unsigned)getuid(), errno != 0 ? strerrorname_np(errno) : "a read-only or "
+		    "kernel file system", CONF_PASS_DIR);
+	else
+		set(r, CHECKSYS_OK, name, "%s: the link to a new pty can be made (%s writable); "
+		    "/dev/ptmx usable", s->pass_path, dir);
 	return true;
 }
 
@@ -1233,6 +1317,7 @@ static const char *irq_none_text(const char *why)
  * threads portlogd sets to want (0: leaves them). */
 struct irq_row {
 	const char *port, *consumer;    /* "gps", "reader" */
+	const char *row;                /* ":irq", or ":tx:irq" for a tap's second port */
 	int irq, prio, cpu, want;
 	bool parallel;
 };
@@ -1374,7 +1459,7 @@ static void irq_check(const struct checksys *cs, const struct irq_row *w, const 
 	struct irq_thread t[IRQ_THREADS_MAX];
 	int n, bad;
 
-	port_name(name, sizeof(name), w->port, ":irq");
+	port_name(name, sizeof(name), w->port, w->row);
 	if (w->irq < 0) {
 		set(r, CHECKSYS_OK, name, "n/a: %s", irq_none_text(why));
 		return;
@@ -1390,28 +1475,51 @@ static void irq_check(const struct checksys *cs, const struct irq_row *w, const 
 		    bad == 3 ? "; and " : "", fix2);
 }
 
-bool checksys_serial_irq(const struct checksys *cs, const struct conf_serial *s,
-			 struct checksys_result *r)
+/* The interrupt of the port's device, or (tx) of its tap's second port, whose
+ * reader runs at the port's priority and CPU and gets the same irq_priority. */
+static bool serial_irq_at(const struct checksys *cs, const struct conf_serial *s, bool tx,
+			  struct checksys_result *r)
 {
 	char rel[PATH_MAX];
 	const char *why = IRQ_WHY_NONE;
 	struct stat st;
-	struct irq_row w = { .port = s->name, .consumer = "reader", .prio = s->priority,
-			     .cpu = s->cpu, .want = irq_wanted_serial(s) };
+	struct irq_row w = { .port = s->name, .consumer = "reader", .row = tx ? ":tx:irq" : ":irq",
+			     .prio = s->priority, .cpu = s->cpu, .want = irq_wanted_serial(s) };
 
-	if (!resolved_device(cs, s->device, rel, sizeof(rel), &st))
-		return false;   /* port:NAME says it is missing */
+	if (!resolved_device(cs, serial_dev(s, tx), rel, sizeof(rel), &st))
+		return false;   /* port:NAME (port:NAME:tx) says it is missing */
 	w.irq = irq_of_tty(cs->root, rel, &why);
 	irq_check(cs, &w, why, r);
 	return true;
+}
+
+bool checksys_serial_irq(const struct checksys *cs, const struct conf_serial *s,
+			 struct checksys_result *r)
+{
+	return serial_irq_at(cs, s, false, r);
+}
+
+unsigned checksys_serial_tx(const struct checksys *cs, const struct conf_serial *s,
+			    struct checksys_result *r)
+{
+	unsigned n = 0;
+
+	if (s->tx_device[0] == '\0')
+		return 0;
+	serial_device_at(cs, s, true, &r[n++]);
+	n += serial_low_latency_at(cs, s, true, &r[n]);
+	n += serial_ftdi_at(cs, s, true, &r[n]);
+	n += serial_irq_at(cs, s, true, &r[n]);
+	return n;
 }
 
 bool checksys_parallel_irq(const struct checksys *cs, const struct conf_parallel *p,
 			   struct checksys_result *r)
 {
 	const char *why = IRQ_WHY_NONE;
-	struct irq_row w = { .port = p->name, .consumer = "sampler", .prio = p->priority,
-			     .cpu = p->cpu, .want = irq_wanted_parallel(p), .parallel = true };
+	struct irq_row w = { .port = p->name, .consumer = "sampler", .row = ":irq",
+			     .prio = p->priority, .cpu = p->cpu, .want = irq_wanted_parallel(p),
+			     .parallel = true };
 
 	w.irq = irq_of_parallel(cs->root, p, &why);
 	irq_check(cs, &w, why, r);
@@ -1467,8 +1575,11 @@ int checksys_run(const struct checksys *cs, FILE *out)
 	const struct conf *c = cs->conf;
 	unsigned count[3] = { 0 }, nser = cs->have_conf ? c->nserial : 0;
 	unsigned npar = cs->have_conf ? c->nparallel : 0;
-	/* all results first, so that the name column fits the longest port name */
-	struct checksys_result *r = calloc(nsys + 4 * nser + 2 * npar, sizeof(*r));
+	/* all results first, so that the name column fits the longest port name; per
+	 * serial port: 4 of its device, and CHECKSYS_TX_MAX of its tap's second port
+	 * or 1 of pass */
+	struct checksys_result *r = calloc(nsys + (4 + CHECKSYS_TX_MAX) * nser + 2 * npar,
+					   sizeof(*r));
 	size_t n = 0;
 	int width = 14;
 
@@ -1483,6 +1594,8 @@ int checksys_run(const struct checksys *cs, FILE *out)
 		n += checksys_serial_low_latency(cs, &c->serial[i], &r[n]);
 		n += checksys_serial_ftdi(cs, &c->serial[i], &r[n]);
 		n += checksys_serial_irq(cs, &c->serial[i], &r[n]);
+		n += checksys_serial_tx(cs, &c->serial[i], &r[n]);
+		n += checksys_serial_pass(cs, &c->serial[i], &r[n]);
 	}
 	for (unsigned i = 0; i < npar; i++) {
 		checksys_parallel_device(cs, &c->parallel[i], &r[n++]);

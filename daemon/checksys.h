@@ -75,6 +75,16 @@ bool checksys_serial_irq(const struct checksys *cs, const struct conf_serial *s,
 			 struct checksys_result *r);
 bool checksys_parallel_irq(const struct checksys *cs, const struct conf_parallel *p,
 			   struct checksys_result *r);
+/* tx_device: the serial checks for the tap's second port, named port:NAME:tx,
+ * port:NAME:tx:low-latency, port:NAME:tx:ftdi-latency, port:NAME:tx:irq; writes
+ * at most CHECKSYS_TX_MAX results and returns how many (0 without tx_device). */
+#define CHECKSYS_TX_MAX 4
+unsigned checksys_serial_tx(const struct checksys *cs, const struct conf_serial *s,
+			    struct checksys_result *r);
+/* pass: port:NAME:pass: /dev/ptmx usable, the link's directory writable or
+ * makeable, no other file at the path; false without pass. */
+bool checksys_serial_pass(const struct checksys *cs, const struct conf_serial *s,
+			  struct checksys_result *r);
 
 /* "OK   kernel-rt      text": the level, the name padded to width, the text. */
 void checksys_print(FILE *out, const struct checksys_result *r, int width);

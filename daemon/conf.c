@@ -17,7 +17,10 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -138,7 +141,8 @@ struct key {
 };
 
 static const struct type t_path, t_abspath, t_uint, t_hex, t_pow2, t_word, t_numword, t_gap,
-			 t_format, t_byte, t_driver, t_idle, t_dma, t_strobe;
+			 t_format, t_byte, t_driver, t_idle, t_dma, t_strobe, t_ident, t_octal,
+			 t_pass;
 
 static const struct word w_timestamp[] = { { "iso", CONF_TS_ISO }, { "epoch", CONF_TS_EPOCH },
 					   { NULL, 0 } };
@@ -212,6 +216,11 @@ static const struct key keys[] = {
 	  "a latency; expected microseconds from 0 to 1000000", .new_name = "idle_latency" },
 
 	{ SECT_SERIAL, "device", &t_abspath, AT(serial, device), .required = true },
+	{ SECT_SERIAL, "tx_device", &t_abspath, AT(serial, tx_device), .def = NULL },
+	{ SECT_SERIAL, "pass", &t_pass, AT(serial, pass), .def = NULL },
+	{ SECT_SERIAL, "pass_owner", &t_ident, AT(serial, pass_owner), .def = NULL },
+	{ SECT_SERIAL, "pass_group", &t_ident, AT(serial, pass_group), .def = "dialout" },
+	{ SECT_SERIAL, "pass_mode", &t_octal, AT(serial, pass_mode), 0, 0777, .def = "0660" },
 	{ SECT_SERIAL, "baud", &t_uint, AT(serial, baud), 50, 4000000, .def = "115200" },
 	{ SECT_SERIAL, "format", &t_format, AT(serial, data_bits), .def = "8N1" },
 	{ SECT_SERIAL, "flow", &t_word, AT(serial, flow), .words = w_flow, .def = "none" },
@@ -620,6 +629,44 @@ static int byte_parse(const struct ctx *x, void *sect)
 	return -1;
 }
 
+/* A user or group: a name as useradd takes it, or a number. Looked up in validate(). */
+static int ident_parse(const struct ctx *x, void *sect)
+{
+	const char *v = x->value;
+	size_t n = strlen(v);
+	bool ok = n > 0 && n < x->k->size && (isalpha((unsigned char)v[0]) || v[0] == '_'
+					    || isdigit((unsigned char)v[0]));
+
+	for (size_t i = 0; ok && i < n; i++)
+		ok = isalnum((unsigned char)v[i]) || strchr("_-.", v[i]) != NULL;
+	if (!ok) {
+		CTX_FAIL(x, "'%s' is not a user or group; expected a name such as dialout, or a "
+			 "number", v);
+		return -1;
+	}
+	memcpy(field(x->k, sect), v, n + 1);
+	return 0;
+}
+
+/* Permission bits in octal, as chmod takes them: 0660, 660. */
+static int octal_parse(const struct ctx *x, void *sect)
+{
+	const char *v = x->value;
+	char *end;
+	unsigned long m;
+
+	errno = 0;
+	m = strtoul(v, &end, 8);
+	if (!isdigit((unsigned char)v[0]) || *end != '\0' || errno != 0
+	    || m > (unsigned long)x->k->max) {
+		CTX_FAIL(x, "'%s' is not a mode; expected octal permission bits from 0 to %llo, "
+			 "such as 0660", v, x->k->max);
+		return -1;
+	}
+	store_int(x->k, sect, (long long)m);
+	return 0;
+}
+
 /* The names of drivers, from the registry; compiled_only: those compiled in. */
 static const char *driver_list(char *buf, size_t len, bool compiled_only)
 {
@@ -741,6 +788,21 @@ const char *conf_idle_name(enum conf_idle s)
 	return word_of(w_idle, (int)s);
 }
 
+/* a relative pass = NAME says where it goes */
+static void pass_print(FILE *out, const struct key *k, const void *sect)
+{
+	const struct conf_serial *s = sect;
+
+	path_print(out, k, sect);
+	if (s->pass[0] != '/')
+		fprintf(out, "  ; %s", s->pass_path);
+}
+
+static void octal_print(FILE *out, const struct key *k, const void *sect)
+{
+	fprintf(out, "0%03o", (unsigned)load_int(k, sect));
+}
+
 static void driver_print(FILE *out, const struct key *k, const void *sect)
 {
 	const struct drv_input_ops *ops;
@@ -763,6 +825,9 @@ static const struct type t_driver = { driver_parse, driver_print, false, false }
 static const struct type t_idle = { idle_parse, idle_print, true, false };
 static const struct type t_dma = { dma_parse, idle_print, true, false };
 static const struct type t_strobe = { strobe_parse, strobe_print, false, false };
+static const struct type t_ident = { ident_parse, path_print, false, false };
+static const struct type t_octal = { octal_parse, octal_print, false, false };
+static const struct type t_pass = { path_parse, pass_print, false, false };
 
 /* ---- defaults ---- */
 
@@ -1043,6 +1108,12 @@ void conf_resolve_serial(struct conf_serial *s)
 	s->char_ns = reasm_char_ns(s->baud, s->frame_bits);
 	s->gap_ns = s->gap_us != 0 ? (int64_t)s->gap_us * 1000
 		    : reasm_auto_gap_ns(s->baud, s->frame_bits);
+	if (s->pass[0] == '\0')
+		s->pass_path[0] = '\0';
+	else if (s->pass[0] == '/')
+		snprintf(s->pass_path, sizeof(s->pass_path), "%s", s->pass);
+	else
+		snprintf(s->pass_path, sizeof(s->pass_path), CONF_PASS_DIR "/%s", s->pass);
 }
 
 void conf_resolve_parallel(struct conf_parallel *pp)
@@ -1050,8 +1121,9 @@ void conf_resolve_parallel(struct conf_parallel *pp)
 	pp->bits = pp->driver->value_bits(pp);
 }
 
-/* The line where a port's key was set, or its header's when it was not. */
-static int key_line(const struct parse *p, enum sect_kind kind, unsigned index, const char *name)
+/* The line where a port's key was set, or 0 when it was not (header: its header's). */
+static int set_line(const struct parse *p, enum sect_kind kind, unsigned index, const char *name,
+		    bool header)
 {
 	for (unsigned i = 0; i < p->nsects; i++) {
 		const struct sect *s = &p->sects[i];
@@ -1062,9 +1134,147 @@ static int key_line(const struct parse *p, enum sect_kind kind, unsigned index, 
 			if (keys[k].sect == kind && strcmp(keys[k].name, name) == 0
 			    && s->key_line[k] != 0)
 				return s->key_line[k];
-		return s->line;
+		return header ? s->line : 0;
 	}
 	return 0;
+}
+
+/* The line where a port's key was set, or its header's when it was not. */
+static int key_line(const struct parse *p, enum sect_kind kind, unsigned index, const char *name)
+{
+	return set_line(p, kind, index, name, true);
+}
+
+/* Two device paths name the same device: links resolved where they can be (a
+ * device that is not there now is compared as written). */
+static bool same_device(const char *a, const char *b)
+{
+	char ra[PATH_MAX], rb[PATH_MAX];
+
+	if (realpath(a, ra) == NULL)
+		snprintf(ra, sizeof(ra), "%s", a);
+	if (realpath(b, rb) == NULL)
+		snprintf(rb, sizeof(rb), "%s", b);
+	return strcmp(ra, rb) == 0;
+}
+
+/* The first existing directory above path, or where path cannot have one: false
+ * with the component that exists and is no directory in bad. */
+static bool dir_creatable(const char *path, char *bad, size_t len)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	while ((slash = strrchr(dir, '/')) != NULL) {
+		*(slash == dir ? slash + 1 : slash) = '\0';
+		if (stat(dir, &st) == 0) {
+			snprintf(bad, len, "%s", dir);
+			return S_ISDIR(st.st_mode);
+		}
+		if (errno != ENOENT) {
+			snprintf(bad, len, "%s", dir);
+			return errno != ENOTDIR;
+		}
+		if (slash == dir)
+			break;
+	}
+	return true;
+}
+
+/* A user's or group's number: the name looked up, or the number as written; -1
+ * (after fail) when there is none. */
+static int id_of(struct parse *p, unsigned i, const char *key, const char *value, bool user)
+{
+	const char *what = user ? "user" : "group";
+	char *end;
+	long v = strtol(value, &end, 10);
+	const struct passwd *pw;
+	const struct group *gr;
+
+	if (*end == '\0' && v >= 0 && v < INT_MAX)
+		return (int)v;
+	pw = user ? getpwnam(value) : NULL;
+	gr = user ? NULL : getgrnam(value);
+	if (pw != NULL || gr != NULL)
+		return pw != NULL ? (int)pw->pw_uid : (int)gr->gr_gid;
+	fail(p, key_line(p, SECT_SERIAL, i, key), "[serial %s] %s: no %s '%s' on this system; "
+	     "give a %s name or number%s", p->c->serial[i].name, key, what, value, what,
+	     user ? "" : " (the application's user must be in it)");
+	return -1;
+}
+
+/* pass_owner and pass_group to numbers. */
+static void resolve_ids(struct parse *p, unsigned i, struct conf_serial *s)
+{
+	s->pass_uid = s->pass_owner[0] != '\0' ? id_of(p, i, "pass_owner", s->pass_owner, true) : -1;
+	s->pass_gid = s->pass_group[0] != '\0' ? id_of(p, i, "pass_group", s->pass_group, false) : -1;
+}
+
+/* tx_device and pass: one of them, on a device of their own, with a pty path
+ * that can be made. pass_owner, pass_group and pass_mode without pass are
+ * unused (as [timer] keys without a [parallel] port). */
+static void validate_tx(struct parse *p, unsigned i)
+{
+	struct conf *c = p->c;
+	struct conf_serial *s = &c->serial[i];
+	int tx = set_line(p, SECT_SERIAL, i, "tx_device", false);
+	int pass = set_line(p, SECT_SERIAL, i, "pass", false);
+	char bad[PATH_MAX];
+	struct stat st;
+
+	if (tx != 0 && pass != 0) {
+		fail(p, tx > pass ? tx : pass, "[serial %s] %s: tx_device (line %d) and pass (line "
+		     "%d) both give the port its second direction; keep one: tx_device for a tap's "
+		     "second port, pass for an application on this PC", s->name,
+		     tx > pass ? "tx_device" : "pass", tx, pass);
+		return;
+	}
+	if (tx != 0) {
+		if (same_device(s->tx_device, s->device)) {
+			fail(p, tx, "[serial %s] tx_device: '%s' is the port's device; tx_device is "
+			     "the tap's other port, the one that hears what goes to the device",
+			     s->name, s->tx_device);
+			return;
+		}
+		for (unsigned j = 0; j < c->nserial; j++)
+			if (j != i && (same_device(s->tx_device, c->serial[j].device)
+				       || (c->serial[j].tx_device[0] != '\0'
+					   && same_device(s->tx_device, c->serial[j].tx_device)))) {
+				fail(p, tx, "[serial %s] tx_device: '%s' is read by [serial %s] too; a "
+				     "port is read by one reader", s->name, s->tx_device,
+				     c->serial[j].name);
+				return;
+			}
+	}
+	if (pass == 0)
+		return;
+	s->pass_line = pass;
+	if (strlen(s->pass_path) >= CONF_PATH_MAX) {
+		fail(p, pass, "[serial %s] pass: %s is %zu bytes long; at most %d are supported",
+		     s->name, s->pass_path, strlen(s->pass_path), CONF_PATH_MAX - 1);
+		return;
+	}
+	for (unsigned j = 0; j < i; j++)
+		if (strcmp(c->serial[j].pass_path, s->pass_path) == 0) {
+			fail(p, pass, "[serial %s] pass: %s is [serial %s]'s pass too; give each port "
+			     "its own", s->name, s->pass_path, c->serial[j].name);
+			return;
+		}
+	if (!dir_creatable(s->pass_path, bad, sizeof(bad))) {
+		fail(p, pass, "[serial %s] pass: the directory of %s cannot be created: %s is not a "
+		     "directory; choose a path in a directory (a name alone goes to %s/)", s->name,
+		     s->pass_path, bad, CONF_PASS_DIR);
+		return;
+	}
+	if (lstat(s->pass_path, &st) == 0 && !S_ISLNK(st.st_mode)) {
+		fail(p, pass, "[serial %s] pass: %s exists and is not a symbolic link; portlogd "
+		     "makes it a link to its pty and replaces only a link: remove it or choose "
+		     "another path", s->name, s->pass_path);
+		return;
+	}
+	resolve_ids(p, i, s);
 }
 
 /* A key and its old name (cpu_dma_latency for idle_latency) set the same field: one only. */
@@ -1136,6 +1346,8 @@ static void validate(struct parse *p)
 		else if (s->gap_us == 0 && s->gap_ns < 1000)
 			fail(p, s->line, "[serial %s] gap_us: auto gap below 1 us at this baud; "
 			     "set gap_us", s->name);
+		else
+			validate_tx(p, i);
 		if (s->irq_priority == CONF_IRQ_AS_LOGGER)
 			s->irq_priority = c->logger.irq_priority;
 	}
@@ -1278,6 +1490,12 @@ void conf_print(const struct conf *c, FILE *out)
 			for (size_t k = 0; k < NKEYS; k++) {
 				if (keys[k].sect != kind || keys[k].new_name != NULL)
 					continue;
+				/* an optional path or name that is not set: no value to print */
+				if ((keys[k].type->print == path_print || keys[k].type->print == pass_print)
+				    && base[keys[k].off] == '\0') {
+					fprintf(out, "# %s = (not set)\n", keys[k].name);
+					continue;
+				}
 				fprintf(out, "%s = ", keys[k].name);
 				keys[k].type->print(out, &keys[k], base);
 				fputc('\n', out);

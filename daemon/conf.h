@@ -17,6 +17,7 @@
 #define CONF_IRQ_AS_LOGGER 0        /* a port's irq_priority not set: [logger]'s applies */
 #define CONF_IRQ_AUTO (-1)          /* irq_priority = auto: the rule of irq.h */
 #define CONF_IRQ_OFF (-2)           /* irq_priority = off: leave the IRQ threads alone */
+#define CONF_PASS_DIR "/run/portlogd"   /* where a relative pass = PATH goes (the unit's RuntimeDirectory) */
 
 enum conf_ts { CONF_TS_ISO, CONF_TS_EPOCH };
 enum conf_payload { CONF_PAYLOAD_HEX = 1, CONF_PAYLOAD_TEXT = 2, CONF_PAYLOAD_BOTH = 3 };
@@ -68,6 +69,13 @@ struct conf_timer {
 struct conf_serial {
 	char name[CONF_NAME_MAX];
 	char device[CONF_PATH_MAX];
+	/* the other direction of the link, one of the two (or neither): */
+	char tx_device[CONF_PATH_MAX];  /* a tap's second port: its bytes are TX; "" = none */
+	char pass[CONF_PATH_MAX];       /* a pty for an application, relayed to the device;
+					 * relative: under CONF_PASS_DIR; "" = none */
+	char pass_owner[CONF_NAME_MAX]; /* user of the pty: a name or number; "" = the daemon's */
+	char pass_group[CONF_NAME_MAX]; /* its group */
+	unsigned pass_mode;             /* its permission bits */
 	unsigned baud;
 	unsigned data_bits;             /* 5..8 */
 	char parity;                    /* N E O M S */
@@ -84,7 +92,16 @@ struct conf_serial {
 	unsigned frame_bits;            /* derived: start + data + parity + stop bits */
 	int64_t char_ns;                /* derived: one character time at baud */
 	int64_t gap_ns;                 /* derived: gap_us, or 3.5 character times when auto */
+	char pass_path[CONF_PATH_MAX + sizeof(CONF_PASS_DIR)];  /* derived: pass, absolute */
+	int pass_uid, pass_gid;         /* derived: pass_owner, pass_group; -1 = leave as is */
+	int pass_line;                  /* derived: the line of pass =, for errors at start */
 };
+
+/* Has the port a second direction (TX lines): a tap's second port, or pass? */
+static inline bool conf_serial_has_tx(const struct conf_serial *s)
+{
+	return s->tx_device[0] != '\0' || s->pass[0] != '\0';
+}
 
 struct conf_parallel {
 	char name[CONF_NAME_MAX];

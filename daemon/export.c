@@ -172,16 +172,16 @@ static void track(struct export *x, struct export_src *s, const struct logline *
 {
 	if (before) {
 		if (s->type == EXPORT_SRC_UNKNOWN) {
-			if (l->kind == LOGLINE_RX || l->kind == LOGLINE_TX || l->kind == LOGLINE_LINES)
+			if (l->kind == REC_RX || l->kind == REC_TX || l->kind == REC_LINES)
 				s->type = EXPORT_SRC_SERIAL;
-			else if (l->kind == LOGLINE_IN)
+			else if (l->kind == REC_IN)
 				s->type = EXPORT_SRC_PARALLEL;
 		}
-		if (l->kind == LOGLINE_EV && l->name_len == 4 && memcmp(l->name, "open", 4) == 0)
+		if (l->kind == REC_EV && l->name_len == 4 && memcmp(l->name, "open", 4) == 0)
 			learn_open(x, s, l);
 		return;
 	}
-	if (l->kind == LOGLINE_LINES)
+	if (l->kind == REC_LINES)
 		s->lines = (int)l->value;
 }
 

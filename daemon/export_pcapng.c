@@ -16,7 +16,8 @@
  *
  *	RX            DATA_RX_START (2) + payload, epb_flags inbound
  *	TX            DATA_TX_START (1) + payload, epb_flags outbound
- *	DROP          CAPTURE_DATA_LOST (5), the counts in a comment
+ *	DROP          CAPTURE_DATA_LOST (5), the counts in a comment; dir=tx (the TX
+ *	              ring's) outbound
  *	LINES         STATUS_CHANGE (0) with the new lines
  *	EV uart-errors  FRAMING_ERROR (7), PARITY_ERROR (8), SERIAL_BREAK_EVENT (9),
  *	              SERIAL_OVERFLOW_EVENT (10): one per kind counted, the line as comment
@@ -256,32 +257,33 @@ static void pcapng_line(struct export *x, struct export_src *s, const struct log
 		return;
 	}
 	switch (l->kind) {
-	case LOGLINE_RX:
+	case REC_RX:
 		packet(x, p, s, l->t, RTAC_RX_START, s->lines, l->data, l->len, NULL, 1);
 		break;
-	case LOGLINE_TX:
+	case REC_TX:
 		packet(x, p, s, l->t, RTAC_TX_START, s->lines, l->data, l->len, NULL, 2);
 		break;
-	case LOGLINE_DROP:
-		snprintf(p->comment, sizeof(p->comment), "DROP %llu %llu: %llu records (packets) "
-			 "with %llu bytes lost", (unsigned long long)l->records,
-			 (unsigned long long)l->bytes, (unsigned long long)l->records,
-			 (unsigned long long)l->bytes);
-		packet(x, p, s, l->t, RTAC_DATA_LOST, s->lines, NULL, 0, p->comment, 0);
+	case REC_DROP:
+		/* a drop of the TX ring (dir=tx) lost packets going to the device */
+		snprintf(p->comment, sizeof(p->comment), "DROP %llu %llu%s: %llu records (packets) "
+			 "with %llu bytes lost%s", (unsigned long long)l->records,
+			 (unsigned long long)l->bytes, l->dir == REC_DIR_TX ? " dir=tx" : "",
+			 (unsigned long long)l->records, (unsigned long long)l->bytes,
+			 l->dir == REC_DIR_TX ? " (TX: going to the device)" : "");
+		packet(x, p, s, l->t, RTAC_DATA_LOST, s->lines, NULL, 0, p->comment,
+		       l->dir == REC_DIR_TX ? 2 : 0);
 		break;
-	case LOGLINE_LINES:
+	case REC_LINES:
 		packet(x, p, s, l->t, RTAC_STATUS_CHANGE, (int)l->value, NULL, 0, NULL, 0);
 		break;
-	case LOGLINE_EV:
+	case REC_EV:
 		if (l->name_len == 11 && memcmp(l->name, "uart-errors", 11) == 0)
 			uart_errors(x, p, s, l);
 		else
 			packet(x, p, s, l->t, RTAC_STATUS_CHANGE, s->lines, NULL, 0,
 			       line_comment(p, l), 0);
 		break;
-	case LOGLINE_IN:
-	case LOGLINE_OVERRUN:
-	case LOGLINE_STAT:
+	default:        /* IN, OVERRUN, STAT: not serial traffic */
 		break;
 	}
 }

@@ -172,10 +172,10 @@ static const char *pin_name(const struct export_src *s, unsigned bit, char *buf,
 static void pins(struct export *x, struct vcd *v, struct export_src *s, struct vsrc *vs,
 		 const struct logline *l, bool in_window)
 {
-	unsigned width = l->kind == LOGLINE_LINES ? 4 : 4 * l->digits;
-	unsigned bits = s->have_open && l->kind == LOGLINE_IN ? s->mask : (1u << width) - 1;
+	unsigned width = l->kind == REC_LINES ? 4 : 4 * l->digits;
+	unsigned bits = s->have_open && l->kind == REC_IN ? s->mask : (1u << width) - 1;
 
-	if (l->kind == LOGLINE_IN && !s->have_open && !vs->warned_names) {
+	if (l->kind == REC_IN && !s->have_open && !vs->warned_names) {
 		export_warn(x, "%s: no EV open with read= and mask= before its first IN line (a log "
 			    "of an older portlogd, or the file with the start is not given): its "
 			    "wires are named b0..b%u", s->name, width - 1);
@@ -187,7 +187,7 @@ static void pins(struct export *x, struct vcd *v, struct export_src *s, struct v
 		if (!(bits >> b & 1))
 			continue;
 		if (vs->bit[b] < 0) {
-			vs->bit[b] = new_wire(v, s->name, l->kind == LOGLINE_LINES
+			vs->bit[b] = new_wire(v, s->name, l->kind == REC_LINES
 						 ? modem_names[b] : pin_name(s, b, name, sizeof(name)));
 			if (vs->bit[b] < 0) {
 				export_warn(x, "out of memory for another wire");
@@ -202,11 +202,11 @@ static void pins(struct export *x, struct vcd *v, struct export_src *s, struct v
 static void activity(struct export *x, struct vcd *v, struct export_src *s, struct vsrc *vs,
 		     const struct logline *l, bool in_window)
 {
-	int *wp = l->kind == LOGLINE_RX ? &vs->rx : &vs->tx;
+	int *wp = l->kind == REC_RX ? &vs->rx : &vs->tx;
 	struct wire *w;
 	int64_t end;
 
-	if (*wp < 0 && (*wp = new_wire(v, s->name, l->kind == LOGLINE_RX ? "RX" : "TX")) < 0) {
+	if (*wp < 0 && (*wp = new_wire(v, s->name, fmt_kind(l->kind))) < 0) {
 		export_warn(x, "out of memory for another wire");
 		return;
 	}
@@ -217,7 +217,7 @@ static void activity(struct export *x, struct vcd *v, struct export_src *s, stru
 		if (!vs->warned_baud)
 			export_warn(x, "%s: no EV open with baud= before its first packet (give the "
 				    "log file with the port's open too): its %s wire is x until one",
-				    s->name, l->kind == LOGLINE_RX ? "RX" : "TX");
+				    s->name, fmt_kind(l->kind));
 		vs->warned_baud = true;
 		set(x, v, *wp, l->t, 'x', in_window);
 		return;
@@ -274,15 +274,15 @@ static void vcd_line(struct export *x, struct export_src *s, const struct loglin
 			v->t_last = l->t;
 		v->have_t0 = true;
 	}
-	if (l->kind != LOGLINE_IN && l->kind != LOGLINE_LINES && l->kind != LOGLINE_RX
-	    && l->kind != LOGLINE_TX)
+	if (l->kind != REC_IN && l->kind != REC_LINES && l->kind != REC_RX
+	    && l->kind != REC_TX)
 		return;
 	vs = vsrc_of(v, s);
 	if (vs == NULL) {
 		export_warn(x, "out of memory");
 		return;
 	}
-	if (l->kind == LOGLINE_RX || l->kind == LOGLINE_TX)
+	if (l->kind == REC_RX || l->kind == REC_TX)
 		activity(x, v, s, vs, l, in_window);
 	else
 		pins(x, v, s, vs, l, in_window);

@@ -263,7 +263,7 @@ static void drop_line(struct flusher *f, struct source *s, int64_t t_real,
 {
 	struct rec r = {
 		.kind = REC_DROP, .t_real = t_real, .a = (int64_t)(total - s->drop_reported),
-		.b = (int64_t)(total_bytes - s->drop_bytes_reported),
+		.b = (int64_t)(total_bytes - s->drop_bytes_reported), .c = s->dir,
 	};
 	const char *line = logfile_end(&f->log);
 	size_t len;
@@ -285,7 +285,7 @@ static void drop_line(struct flusher *f, struct source *s, int64_t t_real,
  */
 static void bad_record(struct flusher *f, struct source *s, const struct rec *r)
 {
-	struct rec ev = { .kind = REC_EV, .t_real = r->t_real, .a = EV_BAD_RECORD };
+	struct rec ev = { .kind = REC_EV, .t_real = r->t_real, .a = EV_BAD_RECORD, .c = s->dir };
 	char text[96];
 	struct fmt_kv kv;
 	uint64_t n = ++f->bad_records;
@@ -336,6 +336,22 @@ static void emit(struct flusher *f, struct source *s, const struct rec *r)
 		echo(f, s->name, ev_priority(r, data, len), line, n);
 }
 
+/*
+ * The two rings of one port (RX and TX: tx_device, pass) merge in time order
+ * of their records: a record waits while the other ring is empty and its
+ * producer may still push an older one (its horizon is below). The horizon is
+ * read first (acquire): what was pushed before it was published is then in
+ * the ring, so an empty ring means nothing older is coming. At stop (`all`)
+ * every producer has ended and nothing waits.
+ */
+static bool held(struct source *s, int64_t t_mono)
+{
+	struct source *o = s->pair;
+
+	return o != NULL && t_mono > atomic_load_explicit(&o->horizon, memory_order_acquire)
+	       && ring_ready(&o->ring) == 0;
+}
+
 uint32_t flush_drain(struct flusher *f, bool all)
 {
 	uint32_t budget = 0, done = 0;
@@ -358,6 +374,8 @@ uint32_t flush_drain(struct flusher *f, bool all)
 			if (ring_ready(&s->ring) == 0)
 				continue;
 			h = &ring_rslot(&s->ring, 0)->rec;
+			if (!all && held(s, h->t_mono))
+				continue;
 			if (best == NULL || h->t_mono < r->t_mono) {
 				best = s;
 				r = h;

@@ -31,6 +31,8 @@ static const struct {
 	[EV_CLOCK] = { "clock", LOG_INFO },
 	[EV_SEQ_GAP] = { "seq-gap", LOG_NOTICE },
 	[EV_BAD_RECORD] = { "bad-record", LOG_NOTICE },
+	[EV_RELAY_LOST] = { "relay-lost", LOG_WARNING },
+	[EV_APP_SETTINGS] = { "app-settings", LOG_NOTICE },
 };
 _Static_assert(sizeof(events) / sizeof(events[0]) == EV_NCODES,
 	       "every enum ev_code needs its row in events[]");
@@ -261,6 +263,15 @@ static size_t rx_fields(char *out, const struct line *l)
 	return n;
 }
 
+/* " dir=tx" for an EV or DROP record of a port's TX ring, else nothing. */
+static size_t put_dir(char *out, const struct rec *r)
+{
+	if (r->c != REC_DIR_TX)
+		return 0;
+	memcpy(out, " dir=tx", 7);
+	return 7;
+}
+
 /* STAT, and EV after its NAME: the preformatted fields, if any. */
 static size_t text_fields(char *out, const struct line *l)
 {
@@ -290,7 +301,7 @@ static size_t ev_fields(char *out, const struct line *l)
 		n += 7;
 		n += put_errno(out + n, l->r->b);
 	}
-	return n;
+	return n + put_dir(out + n, l->r);
 }
 
 /* Two numbers, or one (b NULL): DROP's records and bytes, OVERRUN's count. */
@@ -310,8 +321,9 @@ static size_t put_counts(char *out, uint64_t a, const uint64_t *b)
 static size_t drop_fields(char *out, const struct line *l)
 {
 	uint64_t bytes = (uint64_t)l->r->b;
+	size_t n = put_counts(out, (uint64_t)l->r->a, &bytes);
 
-	return put_counts(out, (uint64_t)l->r->a, &bytes);
+	return n + put_dir(out + n, l->r);
 }
 
 static size_t overrun_fields(char *out, const struct line *l)
@@ -345,18 +357,27 @@ static size_t lines_fields(char *out, const struct line *l)
 	return put_pins(out, l->r, 1);
 }
 
-/* Every KIND: its word and its fields. */
+/* The writer of each shape of fields (fmt.h), which the parser reads back. */
+static fields_fn *const shape_fields[FMT_NSHAPES] = {
+	[FMT_SHAPE_PAYLOAD] = rx_fields, [FMT_SHAPE_EV] = ev_fields,
+	[FMT_SHAPE_STAT] = text_fields, [FMT_SHAPE_DROP] = drop_fields,
+	[FMT_SHAPE_COUNT] = overrun_fields, [FMT_SHAPE_PINS_TICK] = in_fields,
+	[FMT_SHAPE_PINS] = lines_fields,
+};
+
+/* Every KIND: its word and the shape of its fields. */
 static const struct {
 	const char *word;
-	fields_fn *fields;
+	enum fmt_shape shape;
 } kinds[] = {
-	[REC_RX] = { "RX", rx_fields },
-	[REC_EV] = { "EV", ev_fields },
-	[REC_DROP] = { "DROP", drop_fields },
-	[REC_IN] = { "IN", in_fields },
-	[REC_OVERRUN] = { "OVERRUN", overrun_fields },
-	[REC_LINES] = { "LINES", lines_fields },
-	[REC_STAT] = { "STAT", text_fields },
+	[REC_RX] = { "RX", FMT_SHAPE_PAYLOAD },
+	[REC_EV] = { "EV", FMT_SHAPE_EV },
+	[REC_DROP] = { "DROP", FMT_SHAPE_DROP },
+	[REC_IN] = { "IN", FMT_SHAPE_PINS_TICK },
+	[REC_OVERRUN] = { "OVERRUN", FMT_SHAPE_COUNT },
+	[REC_LINES] = { "LINES", FMT_SHAPE_PINS },
+	[REC_STAT] = { "STAT", FMT_SHAPE_STAT },
+	[REC_TX] = { "TX", FMT_SHAPE_PAYLOAD },
 };
 _Static_assert(sizeof(kinds) / sizeof(kinds[0]) == REC_NKINDS,
 	       "every enum rec_kind needs its row in kinds[]");
@@ -364,6 +385,20 @@ _Static_assert(sizeof(kinds) / sizeof(kinds[0]) == REC_NKINDS,
 const char *fmt_kind(unsigned kind)
 {
 	return kind < REC_NKINDS ? kinds[kind].word : NULL;
+}
+
+enum fmt_shape fmt_kind_shape(unsigned kind)
+{
+	return kind < REC_NKINDS && kinds[kind].word != NULL ? kinds[kind].shape : FMT_NSHAPES;
+}
+
+unsigned fmt_kind_find(const char *word, size_t len)
+{
+	for (unsigned k = 0; k < REC_NKINDS; k++)
+		if (kinds[k].word != NULL && strlen(kinds[k].word) == len
+		    && memcmp(kinds[k].word, word, len) == 0)
+			return k;
+	return 0;
 }
 
 const char *fmt_ev_name(unsigned code)
@@ -378,8 +413,8 @@ int fmt_ev_priority(unsigned code)
 
 size_t fmt_line_max(size_t len)
 {
-	/* time, name, kind, EV name, errno, spaces, newline */
-	return FMT_TIME_MAX + CONF_NAME_MAX + 16 + FMT_EV_NAME_MAX + 32 + len + 2;
+	/* time, name, kind, EV name, errno, dir=tx, spaces, newline */
+	return FMT_TIME_MAX + CONF_NAME_MAX + 16 + FMT_EV_NAME_MAX + 40 + len + 2;
 }
 
 size_t fmt_record(struct fmt *f, char *out, const char *src, const struct rec *r,
@@ -388,10 +423,10 @@ size_t fmt_record(struct fmt *f, char *out, const char *src, const struct rec *r
 	struct line l = { .f = f, .r = r, .data = data, .len = len, .bits = bits };
 	size_t n;
 
-	if (fmt_kind(r->kind) == NULL || kinds[r->kind].fields == NULL)
+	if (fmt_kind(r->kind) == NULL)
 		return 0;
 	n = head(f, out, r->t_real, src, kinds[r->kind].word);
-	n += kinds[r->kind].fields(out + n, &l);
+	n += shape_fields[kinds[r->kind].shape](out + n, &l);
 	out[n++] = '\n';
 	return n;
 }

@@ -4,7 +4,7 @@
  *   TIME SOURCE KIND FIELDS...\n
  *
  * Every line the daemon writes is made here: fmt_record() turns a record (RX,
- * EV, DROP, IN, OVERRUN, LINES, STAT) into its line, and the fields of EV and
+ * TX, EV, DROP, IN, OVERRUN, LINES, STAT) into its line, and the fields of EV and
  * STAT lines ("key=value ...") are built with struct fmt_kv, by the producers
  * and by the flusher alike. Pure: no I/O, no allocation, no stdio, so a
  * real-time thread may build an event's fields.
@@ -23,7 +23,7 @@
 #include "rec.h"
 
 #define FMT_TIME_MAX 40
-#define FMT_FIELDS_MAX 640      /* the fields of an EV or STAT line are cut here */
+#define FMT_FIELDS_MAX 1024     /* the fields of an EV or STAT line are cut here */
 #define FMT_EV_NAME_MAX 24      /* the longest EV NAME, with room to spare */
 
 struct fmt {
@@ -37,14 +37,34 @@ struct fmt {
 
 void fmt_init(struct fmt *f, enum conf_ts ts, enum conf_payload payload);
 
+/*
+ * What a KIND's fields are made of: the contract the parser (logline.c) reads
+ * back. Kinds of one shape have the same fields (TX has RX's), so a new kind
+ * of an existing shape is one enum value and one row of the KIND table.
+ */
+enum fmt_shape {
+	FMT_SHAPE_PAYLOAD,      /* RX, TX: LEN HEX TEXT (payload = hex|text: one of the two) */
+	FMT_SHAPE_EV,           /* EV: NAME key=value... [errno=E] [dir=tx] */
+	FMT_SHAPE_STAT,         /* STAT: NAME key=value... */
+	FMT_SHAPE_DROP,         /* DROP: RECORDS BYTES [dir=tx] */
+	FMT_SHAPE_COUNT,        /* OVERRUN: COUNT */
+	FMT_SHAPE_PINS_TICK,    /* IN: VALUE CHANGED TICK */
+	FMT_SHAPE_PINS,         /* LINES: VALUE CHANGED (one hex digit each) */
+	FMT_NSHAPES,
+};
+
 /* The KIND word of a record kind ("RX"), or NULL for a kind the table lacks. */
 const char *fmt_kind(unsigned kind);
+/* The shape of a kind's fields; FMT_NSHAPES for a kind the table lacks. */
+enum fmt_shape fmt_kind_shape(unsigned kind);
+/* The kind whose word is word[0..len) ("TX"), or 0 when none is. */
+unsigned fmt_kind_find(const char *word, size_t len);
 /* The NAME of an event ("late-delivery"), or NULL for a code the table lacks. */
 const char *fmt_ev_name(unsigned code);
 /* How loud an event is in the journal (syslog priority); LOG_NOTICE by default. */
 int fmt_ev_priority(unsigned code);
 
-/* Upper bound of the length of an RX line with len payload bytes and any name. */
+/* Upper bound of the length of an RX or TX line with len payload bytes and any name. */
 size_t fmt_rx_max(size_t len);
 /* Upper bound of the length of any other line with len bytes of fields. */
 size_t fmt_line_max(size_t len);
@@ -54,7 +74,8 @@ size_t fmt_line_max(size_t len);
  * fmt_rx_max or fmt_line_max) and returns its length. data and len: the
  * payload (RX: the packet, rejoined; EV and STAT: the fields, cut at
  * FMT_FIELDS_MAX, no newline). bits: the width of IN values (4, 8 or 16).
- * EV: "NAME fields", then "errno=E" when r->b is not 0. Returns 0, writing
+ * EV: "NAME fields", then "errno=E" when r->b is not 0, then "dir=tx" when r->c
+ * is REC_DIR_TX (DROP too). Returns 0, writing
  * nothing, for a kind the table does not name: the caller says so.
  */
 size_t fmt_record(struct fmt *f, char *out, const char *src, const struct rec *r,

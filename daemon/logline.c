@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "logline.h"
 
 #define NS 1000000000LL
@@ -383,6 +384,21 @@ static int parse_kv(struct logline_parser *p, const char *s, size_t n, size_t po
 	return 0;
 }
 
+/* EV: "dir=tx", if there, is its last field, as fmt writes it. */
+static int ev_dir(struct logline_parser *p, struct logline *l)
+{
+	for (unsigned i = 0; i < l->nkv; i++) {
+		const struct logline_kv *kv = &l->kv[i];
+
+		if (kv->key_len != 3 || memcmp(kv->key, "dir", 3) != 0)
+			continue;
+		if (i + 1 != l->nkv || kv->val_len != 2 || memcmp(kv->val, "tx", 2) != 0)
+			return fail(p, "'dir=%s' is not the last field dir=tx", kv->val, kv->val_len);
+		l->dir = REC_DIR_TX;
+	}
+	return 0;
+}
+
 /* The next field as a decimal number (no leading zero); what names it in the reason. */
 static int field_u64(struct logline_parser *p, const char *s, size_t n, size_t *pos,
 		     const char *what, uint64_t *v)
@@ -413,11 +429,6 @@ bad:
 
 int logline_parse(struct logline_parser *p, const char *s, size_t n, struct logline *l)
 {
-	static const struct { const char *name; size_t len; enum logline_kind kind; } kinds[] = {
-		{ "RX", 2, LOGLINE_RX }, { "TX", 2, LOGLINE_TX }, { "IN", 2, LOGLINE_IN },
-		{ "LINES", 5, LOGLINE_LINES }, { "EV", 2, LOGLINE_EV }, { "DROP", 4, LOGLINE_DROP },
-		{ "OVERRUN", 7, LOGLINE_OVERRUN }, { "STAT", 4, LOGLINE_STAT },
-	};
 	const char *f, *f2;
 	size_t fl, fl2, pos = 0;
 	unsigned k;
@@ -429,6 +440,7 @@ int logline_parse(struct logline_parser *p, const char *s, size_t n, struct logl
 	l->nkv = 0;
 	l->name = NULL;
 	l->name_len = 0;
+	l->dir = REC_DIR_MAIN;
 	if (n > 0 && s[n - 1] == ' ')
 		return why(p, "a space at the end of the line");
 	if (memchr(s, '\n', n) != NULL || memchr(s, '\0', n) != NULL)
@@ -459,22 +471,22 @@ int logline_parse(struct logline_parser *p, const char *s, size_t n, struct logl
 
 	if (!next_field(s, n, &pos, &f, &fl))
 		return why(p, "no KIND after SOURCE");
-	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
-		if (fl == kinds[k].len && memcmp(f, kinds[k].name, fl) == 0)
-			break;
-	if (k == sizeof(kinds) / sizeof(kinds[0]))
+	k = fmt_kind_find(f, fl);
+	if (k == 0)
 		return fail(p, "unknown KIND '%s'", f, fl);
-	l->kind = kinds[k].kind;
+	l->kind = (enum rec_kind)k;
 
-	switch (l->kind) {
-	case LOGLINE_RX:
-	case LOGLINE_TX:
+	switch (fmt_kind_shape(k)) {
+	case FMT_SHAPE_PAYLOAD:
 		return parse_payload(p, s, n, pos, l);
-	case LOGLINE_EV:
-	case LOGLINE_STAT:
+	case FMT_SHAPE_EV:
+		if (parse_kv(p, s, n, pos, l) < 0)
+			return -1;
+		return ev_dir(p, l);
+	case FMT_SHAPE_STAT:
 		return parse_kv(p, s, n, pos, l);
-	case LOGLINE_IN:
-	case LOGLINE_LINES:
+	case FMT_SHAPE_PINS_TICK:
+	case FMT_SHAPE_PINS:
 		if (!next_field(s, n, &pos, &f, &fl) || !next_field(s, n, &pos, &f2, &fl2))
 			return why(p, "VALUE or CHANGED is missing");
 		d1 = parse_hexval(f, fl, &l->value);
@@ -484,7 +496,7 @@ int logline_parse(struct logline_parser *p, const char *s, size_t n, struct logl
 				    "digits alike at '%s'", d1 < 0 ? f : f2, d1 < 0 ? fl : fl2);
 		l->digits = (unsigned)d1;
 		l->tick = 0;
-		if (l->kind == LOGLINE_LINES) {
+		if (fmt_kind_shape(k) == FMT_SHAPE_PINS) {
 			if (d1 != 1)
 				return fail(p, "LINES VALUE '%s' is not one hex digit", f, fl);
 			break;
@@ -492,15 +504,21 @@ int logline_parse(struct logline_parser *p, const char *s, size_t n, struct logl
 		if (field_u64(p, s, n, &pos, "TICK", &l->tick) < 0)
 			return -1;
 		break;
-	case LOGLINE_DROP:
+	case FMT_SHAPE_DROP:
 		if (field_u64(p, s, n, &pos, "RECORDS", &l->records) < 0
 		    || field_u64(p, s, n, &pos, "BYTES", &l->bytes) < 0)
 			return -1;
+		if (pos < n && n - pos == 6 && memcmp(s + pos, "dir=tx", 6) == 0) {
+			l->dir = REC_DIR_TX;
+			pos = n + 1;
+		}
 		break;
-	case LOGLINE_OVERRUN:
+	case FMT_SHAPE_COUNT:
 		if (field_u64(p, s, n, &pos, "COUNT", &l->records) < 0)
 			return -1;
 		break;
+	case FMT_NSHAPES:
+		return fail(p, "unknown KIND '%s'", f, fl);    /* a table row without a shape */
 	}
 	if (pos <= n)
 		return fail(p, "unexpected field '%s' at the end", s + pos, n - pos);
@@ -565,13 +583,9 @@ bool logline_kv_u64(const struct logline *l, const char *key, uint64_t *v)
 	return true;
 }
 
-const char *logline_kind_name(enum logline_kind k)
+const char *logline_kind_name(enum rec_kind k)
 {
-	static const char *const names[] = {
-		[LOGLINE_RX] = "RX", [LOGLINE_TX] = "TX", [LOGLINE_IN] = "IN",
-		[LOGLINE_LINES] = "LINES", [LOGLINE_EV] = "EV", [LOGLINE_DROP] = "DROP",
-		[LOGLINE_OVERRUN] = "OVERRUN", [LOGLINE_STAT] = "STAT",
-	};
+	const char *w = fmt_kind((unsigned)k);
 
-	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
+	return w != NULL ? w : "?";
 }

@@ -8,6 +8,8 @@
  * makes them, both payload fields equal when both are there); anything else
  * fails with a reason. Written apart from fmt.c on purpose: the tests decode
  * what fmt encodes with this module, so a slip in one does not hide in the other.
+ * Only the KIND table is shared (fmt_kind_find, fmt_kind_shape): the words
+ * and which fields each kind has, so that a new kind is one row there.
  */
 #ifndef PORTLOGD_LOGLINE_H
 #define PORTLOGD_LOGLINE_H
@@ -16,14 +18,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rec.h"
+
 #define LOGLINE_DATA_MAX 65535  /* an RX/TX line's LEN at most (max_packet's limit) */
 #define LOGLINE_KV_MAX 32       /* key=value fields of an EV or STAT line */
 #define LOGLINE_WHY_MAX 128
-
-enum logline_kind {
-	LOGLINE_RX, LOGLINE_TX, LOGLINE_IN, LOGLINE_LINES, LOGLINE_EV, LOGLINE_DROP,
-	LOGLINE_OVERRUN, LOGLINE_STAT,
-};
 
 /* One key=value field; the value as written (escaped like TEXT, without quotes). */
 struct logline_kv {
@@ -36,7 +35,11 @@ struct logline {
 	int64_t t;                  /* ns since the epoch, UTC */
 	const char *src;
 	size_t src_len;
-	enum logline_kind kind;
+	/* its KIND, one of fmt.c's table (the words are looked up there, and the
+	 * fields read by the table's shape for the kind: TX has RX's fields) */
+	enum rec_kind kind;
+	/* EV, DROP: which ring of the port ("dir=tx": what went to the device) */
+	enum rec_dir dir;
 
 	/* RX, TX: the payload, from HEX or TEXT (both checked when both are there) */
 	const uint8_t *data;
@@ -97,7 +100,7 @@ bool logline_kv_str(const struct logline *l, const char *key, char *out, size_t 
 /* ... as a whole number (decimal, or 0x hex); false when missing or not a number. */
 bool logline_kv_u64(const struct logline *l, const char *key, uint64_t *v);
 
-/* The KIND's name as in the log ("RX"). */
-const char *logline_kind_name(enum logline_kind k);
+/* The KIND's name as in the log ("RX"), "?" for none. */
+const char *logline_kind_name(enum rec_kind k);
 
 #endif

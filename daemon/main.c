@@ -25,6 +25,7 @@
 #include "log.h"
 #include "notify.h"
 #include "parts.h"
+#include "pass.h"
 #include "rt.h"
 #include "sampler.h"
 #include "serial.h"
@@ -202,15 +203,24 @@ static bool setup_rt(struct daemon *d)
  */
 static void setup_irqs(struct daemon *d)
 {
-	struct irq_port *all[2 * CONF_MAX_PORTS];
+	struct irq_port *all[3 * CONF_MAX_PORTS];
 	unsigned n = 0;
 	const char *why;
 	int irq;
 
 	for (unsigned i = 0; i < d->conf.nserial; i++) {
-		irq = irq_of_device("", d->conf.serial[i].device, &why);
-		irq_port_init(&d->serial[i].irq, irq, why, irq_wanted_serial(&d->conf.serial[i]));
+		const struct conf_serial *s = &d->conf.serial[i];
+
+		irq = irq_of_device("", s->device, &why);
+		irq_port_init(&d->serial[i].irq, irq, why, irq_wanted_serial(s));
 		all[n++] = &d->serial[i].irq;
+		/* a tap's second port is a UART of its own (pass's pty has none: its
+		 * irq_port stays zeroed, wanting nothing) */
+		if (s->tx_device[0] != '\0') {
+			irq = irq_of_device("", s->tx_device, &why);
+			irq_port_init(&d->serial[i].tx->irq, irq, why, irq_wanted_serial(s));
+			all[n++] = &d->serial[i].tx->irq;
+		}
 	}
 	for (unsigned i = 0; i < d->conf.nparallel; i++) {
 		irq = irq_of_parallel("", &d->conf.parallel[i], &why);
@@ -227,13 +237,18 @@ static void restore_irqs(struct daemon *d)
 {
 	for (unsigned i = 0; i < d->conf.nserial + d->conf.nparallel; i++) {
 		bool ser = i < d->conf.nserial;
-		struct irq_port *ip = ser ? &d->serial[i].irq : &d->samplers[i - d->conf.nserial].irq;
+		struct serial_port *sp = ser ? &d->serial[i] : NULL;
+		struct irq_port *ip = ser ? &sp->irq : &d->samplers[i - d->conf.nserial].irq;
+		const char *name = ser ? d->conf.serial[i].name
+				   : d->conf.parallel[i - d->conf.nserial].name;
 		int n = irq_port_restore(ip, "");
 
 		if (n > 0)
 			log_info("[%s %s] irq %d: %d thread(s) back at the priority they had",
-				 ser ? "serial" : "parallel", ser ? d->conf.serial[i].name
-				 : d->conf.parallel[i - d->conf.nserial].name, ip->irq, n);
+				 ser ? "serial" : "parallel", name, ip->irq, n);
+		if (sp != NULL && sp->tx != NULL && (n = irq_port_restore(&sp->tx->irq, "")) > 0)
+			log_info("[serial %s] tx_device's irq %d: %d thread(s) back at the priority "
+				 "they had", name, sp->tx->irq.irq, n);
 	}
 }
 
@@ -304,9 +319,10 @@ static int serve(struct daemon *d)
 /*
  * Allocates and touches every part before any thread runs, and registers each
  * once: the flusher drains the registered rings, the watchdog watches their
- * threads, STATUS= and the STAT lines read their counters. False once logged.
+ * threads, STATUS= and the STAT lines read their counters. 0, or the exit
+ * status once logged (EXIT_CONFIG: a pass pty the config asks for cannot be made).
  */
-static bool setup_parts(struct daemon *d)
+static int setup_parts(struct daemon *d)
 {
 	const struct conf *c = &d->conf;
 	char err[512];
@@ -321,7 +337,7 @@ static bool setup_parts(struct daemon *d)
 	    || (c->nserial > 0 && d->serial == NULL) || d->samplers == NULL
 	    || d->sampler_ptrs == NULL) {
 		log_err("out of memory");
-		return false;
+		return 1;
 	}
 	ok = parts_add(&d->parts, &(struct part){ .kind = PART_MAIN, .src = &d->self }, NULL);
 	timer_init(&d->timer, &c->timer, d->sampler_ptrs, c->nparallel);
@@ -335,7 +351,7 @@ static bool setup_parts(struct daemon *d)
 		if (rc < 0) {
 			log_err("%s:%d: [parallel %s] device %s: %s", c->path, pc->line, pc->name,
 				pc->device, err[0] ? err : strerror(-rc));
-			return false;
+			return 1;
 		}
 		d->sampler_ptrs[i] = &d->samplers[i];
 		ok = ok && sampler_parts(&d->samplers[i], &d->parts);
@@ -345,23 +361,29 @@ static bool setup_parts(struct daemon *d)
 		if (rc < 0) {
 			log_err("[serial %s]: cannot allocate its ring of %u records: %s",
 				c->serial[i].name, c->logger.ring_records, strerror(-rc));
-			return false;
+			return 1;
+		}
+		rc = serial_pass_open(&d->serial[i], err, sizeof(err));
+		if (rc < 0) {
+			log_err("%s:%d: [serial %s] %s", c->path, c->serial[i].pass_line,
+				c->serial[i].name, err);
+			return EXIT_CONFIG;
 		}
 		ok = ok && serial_parts(&d->serial[i], &d->parts);
 	}
 	rc = flush_init(&d->flusher, c, &d->parts, err, sizeof(err));
 	if (rc < 0) {
 		log_err("%s", err);
-		return false;
+		return 1;
 	}
 	if (!ok || !flush_parts(&d->flusher, &d->parts)) {
 		log_err("more parts than the registry holds (%d): a bug", PARTS_MAX);
-		return false;
+		return 1;
 	}
 	d->flusher.echo = true;     /* to stderr with -f, else to the journal */
 	d->flusher.hook = stat_hook;
 	d->flusher.hook_ctx = &d->parts;
-	return true;
+	return 0;
 }
 
 /*
@@ -391,8 +413,11 @@ static bool start_producers(struct daemon *d, int *degraded)
 			return false;
 		}
 	}
-	for (unsigned i = 0; i < c->nserial; i++)
+	for (unsigned i = 0; i < c->nserial; i++) {
 		(void)serial_open(&d->serial[i]);  /* a missing port is retried by its reader */
+		if (d->serial[i].tx != NULL)
+			(void)serial_open(d->serial[i].tx);     /* tx_device, or pass's pty */
+	}
 	for (; d->serial_up < c->nserial; d->serial_up++) {
 		rc = serial_start(&d->serial[d->serial_up], degraded);
 		if (rc < 0) {
@@ -444,8 +469,9 @@ static int run(struct daemon *d)
 		log_err("cannot set up signals: %s", strerror(errno));
 		return 1;
 	}
-	if (!setup_parts(d))
-		return 1;
+	rc = setup_parts(d);
+	if (rc != 0)
+		return rc;
 	notify_init(&d->notify, &d->parts);
 	d->notify.rt = &d->rt;     /* STATUS= says whether real time is fully in place */
 	event_start(d);
@@ -473,6 +499,28 @@ static int run(struct daemon *d)
 	}
 	stop(d, stop_sig);
 	return started ? 0 : 1;
+}
+
+/* The directories of the pass = PATH links: a config error when one cannot be made. */
+static int prepare_pass(const struct conf *c, char *err, size_t len)
+{
+	for (unsigned i = 0; i < c->nserial; i++) {
+		const struct conf_serial *s = &c->serial[i];
+		char dir[CONF_PATH_MAX + sizeof(CONF_PASS_DIR)];
+		int rc;
+
+		if (s->pass[0] == '\0')
+			continue;
+		rc = pass_prepare(s, dir, sizeof(dir));
+		if (rc < 0) {
+			snprintf(err, len, "%.200s:%d: [serial %s] pass: cannot make the directory "
+				 "%.100s: %s; fix: make it, or choose a path in a directory the "
+				 "service user may write", c->path, s->pass_line, s->name, dir,
+				 strerror(-rc));
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* --check-system; without a config (the default one does not exist) the system
@@ -547,8 +595,11 @@ int main(int argc, char **argv)
 		config = path;
 	rc = conf_load(&d.conf, config, err, sizeof(err));
 	/* a cpu = this machine does not offer is a config error too (check-system
-	 * reports it as one of its checks instead) */
+	 * reports it as one of its checks instead); so is a pass directory that
+	 * cannot be made (made here, before the daemon detaches, not for a check) */
 	if (rc == 0 && !check_system && rt_check_cpus(&d.conf, err, sizeof(err)) < 0)
+		rc = -1;
+	if (rc == 0 && !check_system && !check && prepare_pass(&d.conf, err, sizeof(err)) < 0)
 		rc = -1;
 	if (rc < 0) {
 		fprintf(stderr, "portlogd: %s\n", err);

@@ -7,7 +7,8 @@
 
 const char *const part_kind_name[PART_NKINDS] = {
 	[PART_MAIN] = "main", [PART_TIMER] = "timer", [PART_PARALLEL] = "parallel",
-	[PART_SERIAL] = "serial", [PART_LINES] = "lines", [PART_FLUSHER] = "flusher",
+	[PART_SERIAL] = "serial", [PART_LINES] = "lines", [PART_TX] = "tx",
+	[PART_FLUSHER] = "flusher",
 };
 
 unsigned parts_plan(const struct conf *c, struct part_plan out[PARTS_MAX_THREADS])
@@ -33,6 +34,10 @@ unsigned parts_plan(const struct conf *c, struct part_plan out[PARTS_MAX_THREADS
 		out[n++] = t;
 		if (s->lines) {
 			t.kind = PART_LINES;    /* the reader's priority and CPU, a ring of its own */
+			out[n++] = t;
+		}
+		if (conf_serial_has_tx(s)) {
+			t.kind = PART_TX;       /* the same, for what goes to the device */
 			out[n++] = t;
 		}
 	}

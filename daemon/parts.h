@@ -35,11 +35,12 @@ enum part_kind {
 	PART_PARALLEL,  /* a [parallel] port's sampler */
 	PART_SERIAL,    /* a [serial] port's reader */
 	PART_LINES,     /* a [serial] port's lines thread (lines = on) */
+	PART_TX,        /* a [serial] port's TX reader (tx_device, pass) */
 	PART_FLUSHER,
 	PART_NKINDS,
 };
 
-/* "main", "timer", "parallel", "serial", "lines", "flusher": the watchdog's names. */
+/* "main", "timer", "parallel", "serial", "lines", "tx", "flusher": the watchdog's names. */
 extern const char *const part_kind_name[PART_NKINDS];
 
 /* The timer runs exactly when there is a [parallel] port. */
@@ -59,13 +60,14 @@ struct part_plan {
 };
 
 /* Every thread: the flusher, the timer, per [serial] port a reader and maybe a
- * lines thread, per [parallel] port a sampler; and main's own ring. */
-#define PARTS_MAX_THREADS (2 + 2 * CONF_MAX_PORTS + CONF_MAX_PORTS)
+ * lines thread and a TX reader, per [parallel] port a sampler; and main's own ring. */
+#define PARTS_MAX_THREADS (2 + 3 * CONF_MAX_PORTS + CONF_MAX_PORTS)
 #define PARTS_MAX (1 + PARTS_MAX_THREADS)
 #define PARTS_MAIN_RING 256     /* records in main's own ring */
 
 /* Lists the threads c asks for (flusher, timer, serial readers with their lines
- * threads, samplers: the order of the config's keys) into out; returns how many. */
+ * threads and TX readers, samplers: the order of the config's keys) into out;
+ * returns how many. */
 unsigned parts_plan(const struct conf *c, struct part_plan out[PARTS_MAX_THREADS]);
 
 /* Where a thread's CPU is set: "[serial gps] cpu", "[logger] flusher_cpu". */

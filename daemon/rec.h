@@ -16,6 +16,8 @@ enum rec_kind {
 	REC_OVERRUN,    /* a = triggers missed since the last OVERRUN record */
 	REC_LINES,      /* serial modem lines changed: a = value, b = changed bits */
 	REC_STAT,       /* self-monitoring; data = fields (the flusher writes these itself) */
+	REC_TX,         /* serial packet going to the device (a tap's second port, or relayed
+			 * from a pass-through application): RX's fields */
 	REC_NKINDS,     /* one past the last kind */
 };
 
@@ -39,7 +41,21 @@ enum ev_code {
 	EV_CLOCK,       /* the clock's quality (clockq.h): "synced=yes maxerror_us=N ..." */
 	EV_SEQ_GAP,     /* a record missing from a ring without a drop (a bug) */
 	EV_BAD_RECORD,  /* a record of a kind no table names (a bug): "kind=N seq=N count=N" */
+	/* pass = PATH: the relay between the application's pty and the device */
+	EV_RELAY_LOST,  /* bytes not relayed: "to=app|device bytes=N reason=full|closed" */
+	EV_APP_SETTINGS, /* the application set its pty (baud ...); the device keeps the config's */
 	EV_NCODES,      /* one past the last code */
+};
+
+/*
+ * Which ring of a port a record comes from. A [serial] port with tx_device or
+ * pass has a second ring for what goes to the device; its EV and DROP records
+ * say so in c (set by source_push, and by the flusher for the DROP and EV lines
+ * it makes for a ring), and their lines end in "dir=tx".
+ */
+enum rec_dir {
+	REC_DIR_MAIN = 0,   /* the port's own ring (RX, and its events) */
+	REC_DIR_TX = 1,     /* the ring of what goes to the device (TX) */
 };
 
 /*
@@ -55,7 +71,7 @@ struct rec {
 	uint16_t len;       /* payload bytes in total (RX) or in data[] (others) */
 	int64_t a;
 	int64_t b;
-	int64_t c;
+	int64_t c;          /* IN: the tick; EV, DROP: enum rec_dir */
 	uint8_t data[REC_SIZE - 48];
 };
 

@@ -71,14 +71,34 @@ static void check_errors(struct serial_port *p, int64_t t_mono, int64_t t_real)
 	(void)source_push(&p->src, &ev, text, (uint32_t)kv.len);
 }
 
+/*
+ * pass: the application changed its pty's settings; the device keeps the
+ * config's, and the log says so once (pass.c says when). Dated at the packet
+ * the application sent after the change (NULL: idle, now), so that the ring
+ * stays in time order: a packet may be in progress after this one.
+ */
+static void check_app_settings(struct serial_port *p, const struct reasm_packet *pkt)
+{
+	char text[160];
+	struct rec ev = { .kind = REC_EV, .a = EV_APP_SETTINGS };
+
+	if (p->pty == NULL || p->kind != REC_TX
+	    || !pass_settings_changed(p->pty, text, sizeof(text)))
+		return;
+	ev.t_mono = pkt != NULL ? pkt->t_mono : mono_ns();
+	ev.t_real = pkt != NULL ? pkt->t_real : real_ns();
+	(void)source_push(&p->src, &ev, text, (uint32_t)strlen(text));
+}
+
 static void on_packet(void *ctx, const struct reasm_packet *pkt)
 {
 	struct serial_port *p = ctx;
-	struct rec head = { .kind = REC_RX, .t_real = pkt->t_real, .t_mono = pkt->t_mono,
+	struct rec head = { .kind = p->kind, .t_real = pkt->t_real, .t_mono = pkt->t_mono,
 			    .a = pkt->end };
 
 	(void)source_push(&p->src, &head, pkt->data, (uint32_t)pkt->len);  /* drops are counted */
 	check_errors(p, pkt->t_mono, pkt->t_real);
+	check_app_settings(p, pkt);
 }
 
 /*
@@ -132,13 +152,15 @@ static void report_port_rt(struct serial_port *p)
 	}
 }
 
-int serial_init(struct serial_port *p, const struct conf_serial *cfg, uint32_t ring_records,
-		int stop_fd)
+/* One reader, of either direction, and (with lines = on) its lines thread's ring. */
+static int reader_init(struct serial_port *p, const struct conf_serial *cfg, enum rec_kind kind,
+		       uint32_t ring_records, int stop_fd)
 {
 	int rc;
 
 	memset(p, 0, sizeof(*p));
 	p->cfg = cfg;
+	p->kind = kind;
 	p->stop_fd = stop_fd;
 	p->drv.fd = -1;
 	p->gap_ns = cfg->gap_ns;
@@ -168,7 +190,7 @@ int serial_init(struct serial_port *p, const struct conf_serial *cfg, uint32_t r
 	return rc;
 }
 
-void serial_fini(struct serial_port *p)
+static void reader_fini(struct serial_port *p)
 {
 	int fd = atomic_exchange(&p->lines_fd, -1);
 
@@ -177,11 +199,98 @@ void serial_fini(struct serial_port *p)
 	if (p->lines_wake >= 0)
 		close(p->lines_wake);
 	drv_serial_close(&p->drv);
+	if (p->relaying)
+		relay_fini(&p->relay);
 	source_fini(&p->src);
 	if (p->cfg->lines)
 		source_fini(&p->lines_src);
 	free(p->pkt);
 	p->pkt = NULL;
+}
+
+/*
+ * The second direction: a TX reader with the port's config but its own device
+ * (the tap's second port; with pass, the pty, attached at open), its ring
+ * paired with the port's. With pass, both relay: the port's reader to the pty's
+ * master (set when the pty is made), the TX reader to the device (handed over
+ * by the port's reader at each open).
+ */
+static int tx_init(struct serial_port *p, uint32_t ring_records, int stop_fd)
+{
+	const struct conf_serial *c = p->cfg;
+	struct serial_port *t = malloc(sizeof(*t));
+	struct conf_serial tc = *c;
+	int rc;
+
+	if (t == NULL)
+		return -ENOMEM;
+	tc.lines = false;
+	/* conf.c keeps pass_path within CONF_PATH_MAX */
+	snprintf(tc.device, sizeof(tc.device), "%.*s", (int)sizeof(tc.device) - 1,
+		 c->tx_device[0] != '\0' ? c->tx_device : c->pass_path);
+	rc = reader_init(t, &tc, REC_TX, ring_records, stop_fd);
+	t->tx_cfg = tc;         /* its own copy, now that reader_init has cleared t */
+	t->cfg = &t->tx_cfg;
+	p->tx = t;
+	if (rc < 0)
+		return rc;
+	t->src.dir = REC_DIR_TX;
+	t->src.pair = &p->src;
+	p->src.pair = &t->src;
+	t->peer = p;
+	p->peer = t;
+	if (c->pass[0] == '\0')
+		return 0;
+	p->pty = calloc(1, sizeof(*p->pty));
+	if (p->pty == NULL)
+		return -ENOMEM;
+	p->pty->master = p->pty->slave = -1;
+	t->pty = p->pty;
+	rc = relay_init(&p->relay, "app", -1, false);
+	p->relaying = rc == 0;
+	if (rc == 0) {
+		rc = relay_init(&t->relay, "device", -1, true);
+		t->relaying = rc == 0;
+	}
+	return rc;
+}
+
+int serial_init(struct serial_port *p, const struct conf_serial *cfg, uint32_t ring_records,
+		int stop_fd)
+{
+	int rc = reader_init(p, cfg, REC_RX, ring_records, stop_fd);
+
+	if (rc == 0 && conf_serial_has_tx(cfg))
+		rc = tx_init(p, ring_records, stop_fd);
+	return rc;
+}
+
+int serial_pass_open(struct serial_port *p, char *err, size_t errlen)
+{
+	int rc;
+
+	if (p->pty == NULL)
+		return 0;
+	rc = pass_open(p->pty, p->cfg, err, errlen);
+	if (rc == 0)
+		p->relay.fd = p->pty->master;   /* the RX reader writes what it reads there */
+	return rc;
+}
+
+void serial_fini(struct serial_port *p)
+{
+	if (p->tx != NULL) {
+		if (p->tx->pkt != NULL)
+			reader_fini(p->tx);
+		free(p->tx);
+		p->tx = NULL;
+	}
+	if (p->pkt != NULL)
+		reader_fini(p);
+	if (p->pty != NULL && p->pty->cfg != NULL)
+		pass_close(p->pty);
+	free(p->pty);
+	p->pty = NULL;
 }
 
 #define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
@@ -192,6 +301,27 @@ static void serial_count(const void *obj, struct part_counts *c)
 
 	c->port = true;
 	c->up = LD(p->up);
+}
+
+/* The TX reader's counters in its port's STAT line: the same, with tx_ before. */
+static void tx_stat(const struct serial_port *t, struct fmt_kv *kv)
+{
+	const struct { const char *key; uint64_t v; } f[] = {
+		{ "tx_records", LD(t->src.records) }, { "tx_bytes", LD(t->src.bytes) },
+		{ "tx_drops", LD(t->src.dropped) }, { "tx_drop_bytes", LD(t->src.dropped_bytes) },
+		{ "tx_wakeups", LD(t->wakeups) }, { "tx_accounted", t->src.accounted },
+	};
+	char key[24];
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		fmt_kv_u64(kv, f[i].key, f[i].v);
+	if (t->relaying)
+		fmt_kv_u64(kv, "tx_relay_lost", LD(t->relay.lost));
+	for (int e = 0; e < SERIAL_NERR; e++) {
+		snprintf(key, sizeof(key), "tx_%s", serial_err_name[e]);
+		fmt_kv_u64(kv, key, LD(t->errors[e]));
+	}
+	parts_put_faults(kv, "tx_", &t->thread);
 }
 
 /* The port's STAT fields: its ring's counts, the lines thread's, the UART's
@@ -211,11 +341,15 @@ static void serial_stat(const void *obj, struct fmt_kv *kv)
 		fmt_kv_u64(kv, "lines_drops", LD(p->lines_src.dropped));
 		fmt_kv_u64(kv, "lines_accounted", p->lines_src.accounted);
 	}
+	if (p->relaying)
+		fmt_kv_u64(kv, "relay_lost", LD(p->relay.lost));
 	for (int e = 0; e < SERIAL_NERR; e++)
 		fmt_kv_u64(kv, serial_err_name[e], LD(p->errors[e]));
 	parts_put_faults(kv, "", &p->thread);
 	if (p->cfg->lines)
 		parts_put_faults(kv, "lines_", &p->lines_thread);
+	if (p->tx != NULL)
+		tx_stat(p->tx, kv);
 }
 
 bool serial_parts(struct serial_port *p, struct parts *ps)
@@ -223,9 +357,12 @@ bool serial_parts(struct serial_port *p, struct parts *ps)
 	struct part reader = { .kind = PART_SERIAL, .port = p->cfg->name, .src = &p->src,
 			       .obj = p, .count = serial_count, .stat = serial_stat };
 	struct part lines = { .kind = PART_LINES, .port = p->cfg->name, .src = &p->lines_src };
+	struct part tx = { .kind = PART_TX, .port = p->cfg->name,
+			   .src = p->tx != NULL ? &p->tx->src : NULL };
 
 	return parts_add(ps, &reader, &p->beat)
-	       && (!p->cfg->lines || parts_add(ps, &lines, &p->lines_beat));
+	       && (!p->cfg->lines || parts_add(ps, &lines, &p->lines_beat))
+	       && (p->tx == NULL || parts_add(ps, &tx, &p->tx->beat));
 }
 
 /*
@@ -237,9 +374,11 @@ int serial_open(struct serial_port *p)
 {
 	const struct conf_serial *c = p->cfg;
 	char text[SOURCE_EV_MAX], format[4] = { 0 };
-	const char *note;
+	const char *note = "pty";
 	struct fmt_kv kv;
-	int rc = drv_serial_open(c, &p->drv, &note);
+	/* pass: the TX reader's port is the pty that pass_open made */
+	int rc = p->pty != NULL && p->kind == REC_TX ? (pass_attach(p->pty, &p->drv), 0)
+						      : drv_serial_open(c, &p->drv, &note);
 
 	fmt_kv_init(&kv, text, sizeof(text));
 	if (rc < 0) {
@@ -264,6 +403,9 @@ int serial_open(struct serial_port *p)
 			close(old);     /* never taken: the port was lost again meanwhile */
 		(void)write(p->lines_wake, &one, sizeof(one));     /* an eventfd add cannot fail */
 	}
+	if (p->peer != NULL && p->peer->relaying && p->kind == REC_RX)
+		/* pass: the TX reader writes to the device through a descriptor of its own */
+		relay_give(&p->peer->relay, fcntl(p->drv.fd, F_DUPFD_CLOEXEC, 0));
 	/* a pty has no wire: bytes that wait were not spread over character times */
 	reasm_init(&p->reasm, p->pkt, c->max_packet, p->gap_ns,
 		   note != NULL ? 0 : c->char_ns,
@@ -302,6 +444,8 @@ static void port_lost(struct serial_port *p, int err, const char *reason)
 
 	reasm_flush(&p->reasm);
 	drv_serial_close(&p->drv);
+	if (p->peer != NULL && p->peer->relaying && p->kind == REC_RX)
+		relay_give(&p->peer->relay, -1);       /* its dup would keep the device busy */
 	atomic_store_explicit(&p->up, false, memory_order_relaxed);
 	fmt_kv_init(&kv, text, sizeof(text));
 	fmt_kv_str(&kv, "reason", reason);
@@ -320,8 +464,13 @@ static ssize_t port_read(struct serial_port *p)
 {
 	ssize_t n = read(p->drv.fd, p->rbuf, sizeof(p->rbuf));
 
-	if (n > 0)
+	if (n > 0) {
+		/* pass: straight on to the other side, before anything else (a
+		 * non-blocking write: microseconds, inside the read's time) */
+		if (p->relaying)
+			relay_send(&p->relay, p->rbuf, (size_t)n);
 		return n;
+	}
 	if (n == 0) {
 		port_lost(p, 0, "hangup");
 		return -1;
@@ -362,14 +511,58 @@ static bool wait_stop(struct serial_port *p, const struct timespec *timeout)
 	return n > 0;
 }
 
+/* pass: losses of the relay not yet said (all: at stop), as EV relay-lost lines. */
+static void say_relay_lost(struct serial_port *p, bool all)
+{
+	char text[96];
+
+	while (p->relaying && relay_say(&p->relay, mono_ns(), all, text, sizeof(text)))
+		(void)source_event(&p->src, EV_RELAY_LOST, 0, text);
+}
+
+/*
+ * A port with two directions, before each wait: say what this reader may still
+ * push (source.h, horizon), so that the flusher can write the other
+ * direction's younger lines: the start of the packet in progress, else nothing
+ * older than now. Bytes found after a wait that began with no packet in
+ * progress arrived after it began, so they are dated no earlier (reasm_floor).
+ * An idle reader wakes every SERIAL_IDLE_MS to say so again; then (and only
+ * then: an event dated now must not precede an older packet in the ring) it
+ * also pushes a DROP record that waits for a next packet, says relay losses
+ * and looks at the application's pty settings.
+ */
+static void say_horizon(struct serial_port *p, struct timespec *ts, struct timespec **timeout)
+{
+	int64_t now = mono_ns();
+
+	if (p->drv.fd >= 0 && p->reasm.len > 0) {
+		source_set_horizon(&p->src, p->reasm.first_mono);
+		return;
+	}
+	/* no packet in progress: events dated now keep the ring in time order */
+	say_relay_lost(p, false);
+	check_app_settings(p, NULL);
+	(void)source_push_drops(&p->src);
+	if (p->drv.fd >= 0)
+		reasm_floor(&p->reasm, now);
+	source_set_horizon(&p->src, now);
+	if (*timeout == NULL) {
+		*ts = ns_to_ts(SERIAL_IDLE_MS * NS_PER_MS);
+		*timeout = ts;
+	}
+}
+
 static void *serial_thread(void *arg)
 {
 	struct serial_port *p = arg;
 
 	for (;;) {
-		struct pollfd pfd[2] = {
+		struct pollfd pfd[4] = {
 			{ .fd = p->drv.fd, .events = POLLIN },
 			{ .fd = p->stop_fd, .events = POLLIN },
+			/* pass: room for what waits to be relayed; a new device descriptor */
+			{ .fd = p->relaying ? relay_wants_room(&p->relay) : -1, .events = POLLOUT },
+			{ .fd = p->relaying ? p->relay.wake : -1, .events = POLLIN },
 		};
 		struct timespec ts, *timeout = NULL;
 		int64_t deadline, now_mono, now_real;
@@ -379,6 +572,8 @@ static void *serial_thread(void *arg)
 			break;
 		}
 		if (p->drv.fd < 0) {
+			if (p->peer != NULL)
+				say_horizon(p, &ts, &timeout);  /* nothing in progress while it is gone */
 			ts = ns_to_ts(SERIAL_RETRY_MS * NS_PER_MS);
 			if (wait_stop(p, &ts))
 				break;
@@ -391,14 +586,18 @@ static void *serial_thread(void *arg)
 			ts = ns_to_ts(left > 0 ? left : 0);
 			timeout = &ts;
 		}
+		if (p->peer != NULL)
+			say_horizon(p, &ts, &timeout);
 		health_park(&p->beat);
-		(void)ppoll(pfd, 2, timeout, NULL);     /* EINTR: just look again */
+		(void)ppoll(pfd, 4, timeout, NULL);     /* EINTR: just look again */
 		now_mono = mono_ns();
 		now_real = real_ns();
 		atomic_fetch_add_explicit(&p->wakeups, 1, memory_order_relaxed);
 		health_unpark(&p->beat);
 		if (pfd[1].revents != 0)
 			break;
+		if (p->relaying)
+			relay_poll(&p->relay, pfd[2].revents != 0);
 		if (pfd[0].revents != 0) {
 			ssize_t n = port_read(p);
 			/* the first byte had arrived by the wake-up, every byte by the
@@ -429,6 +628,10 @@ static void *serial_thread(void *arg)
 	}
 	if (p->drv.fd >= 0)
 		port_lost(p, 0, "stop");
+	if (p->relaying) {
+		relay_stop(&p->relay);
+		say_relay_lost(p, true);
+	}
 	return NULL;
 }
 
@@ -536,12 +739,19 @@ int serial_start(struct serial_port *p, int *degraded)
 		rc = thread_start(&p->lines_thread, name, p->cfg->priority, p->cfg->cpu,
 				  lines_thread, p, degraded);
 	}
+	if (rc == 0 && p->tx != NULL) {
+		snprintf(name, sizeof(name), "plogt-%.9s", p->cfg->name);
+		rc = thread_start(&p->tx->thread, name, p->cfg->priority, p->cfg->cpu,
+				  serial_thread, p->tx, degraded);
+	}
 	return rc;
 }
 
 void serial_join(struct serial_port *p)
 {
 	thread_join(&p->thread);
+	if (p->tx != NULL)
+		thread_join(&p->tx->thread);
 	if (!p->lines_thread.started)
 		return;
 	atomic_store(&p->lines_stop, true);

@@ -1,5 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* serial.h - one reader thread per [serial NAME]: wait, timestamp, reassemble, push. */
+/* serial.h - one reader thread per [serial NAME]: wait, timestamp, reassemble, push.
+ *
+ * A port with tx_device or pass has a second reader, of the same kind and run
+ * by the same loop, for what goes to the device: a tap's second port, or the
+ * pty an application writes to (pass.h). Its packets are TX records in a ring
+ * of its own, paired with the port's ring so that the flusher merges the two in
+ * time order (source.h, horizon); the port's STAT line has its counters too
+ * (tx_ fields). With pass, each reader also relays what it read: the RX reader
+ * to the application's pty, the TX reader to the device.
+ */
 #ifndef PORTLOGD_SERIAL_H
 #define PORTLOGD_SERIAL_H
 
@@ -13,11 +22,15 @@
 #include "health.h"
 #include "parts.h"
 #include "irq.h"
+#include "pass.h"
 #include "reasm.h"
 #include "source.h"
 
 #define SERIAL_READ_MAX 4096
 #define SERIAL_RETRY_MS 500     /* reopen attempts while a port is gone */
+/* A reader of a port with two directions wakes at least this often while idle,
+ * to say that it holds nothing older (the other direction's lines wait for it) */
+#define SERIAL_IDLE_MS 20
 
 /* The UART error counters, in the order of their names in serial_err_name. */
 enum { SERIAL_ERR_FRAME, SERIAL_ERR_PARITY, SERIAL_ERR_OVERRUN, SERIAL_ERR_BRK,
@@ -26,6 +39,7 @@ extern const char *const serial_err_name[SERIAL_NERR];
 
 struct serial_port {
 	const struct conf_serial *cfg;
+	enum rec_kind kind;         /* its packets: REC_RX, or REC_TX (the second direction) */
 	struct source src;
 	struct drv_serial drv;
 	struct reasm reasm;
@@ -54,19 +68,33 @@ struct serial_port {
 	int lines_wake;             /* eventfd: a new lines_fd is there */
 	_Atomic bool lines_stop;
 	struct thread lines_thread;
+
+	/* tx_device or pass: the port (the RX reader) owns the TX reader, a reader
+	 * like itself with the port's config but its own device (tx_cfg) */
+	struct serial_port *tx;
+	struct serial_port *peer;   /* the other direction's reader, or NULL */
+	struct conf_serial tx_cfg;  /* the TX reader's config: tx_device, or the pty */
+	struct pass *pty;           /* pass: the pty (the RX reader's, shared) */
+	struct relay relay;         /* pass: where what it reads goes (app or device) */
+	bool relaying;
 };
 
-/* Allocates and prefaults the port's ring and buffers. Returns 0 or -errno. */
+/* Allocates and prefaults the port's ring and buffers, and those of its TX
+ * reader (tx_device, pass). Returns 0 or -errno. */
 int serial_init(struct serial_port *p, const struct conf_serial *cfg, uint32_t ring_records,
 		int stop_fd);
+/* pass: makes the pty and PATH's link (pass.h), before the threads. 0 (also
+ * without pass), or -errno with what failed, and what to do, in err. */
+int serial_pass_open(struct serial_port *p, char *err, size_t errlen);
 void serial_fini(struct serial_port *p);
 /* Registers the reader (its ring, beat, figures and the port's STAT line) and,
- * with lines = on, the lines thread (its ring and beat; its counters are in
- * the port's STAT line). */
+ * with lines = on, the lines thread, and the TX reader (their rings and beats;
+ * their counters are in the port's STAT line). */
 bool serial_parts(struct serial_port *p, struct parts *ps);
 
 /* Opens the port (from main before the thread starts, or from the reader when
- * the port came back); pushes EV open or, once per distinct errno, EV error. */
+ * the port came back); pushes EV open or, once per distinct errno, EV error.
+ * main opens a port's TX reader (p->tx) too. */
 int serial_open(struct serial_port *p);
 
 int serial_start(struct serial_port *p, int *degraded);

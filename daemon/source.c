@@ -14,6 +14,7 @@ int source_init(struct source *s, const char *name, uint32_t ring_records)
 	atomic_init(&s->bytes, 0);
 	atomic_init(&s->dropped, 0);
 	atomic_init(&s->dropped_bytes, 0);
+	atomic_init(&s->horizon, INT64_MIN);
 	return ring_create(&s->ring, ring_records);
 }
 
@@ -27,6 +28,18 @@ static void add(_Atomic uint64_t *counter, uint64_t n)
 {
 	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
 			      memory_order_relaxed);
+}
+
+/* The DROP record with the cumulative counts, in the slot r; seq: the next record's. */
+static void put_drop(struct source *s, struct rec *r, uint32_t seq)
+{
+	*r = (struct rec){
+		.t_real = s->drop_t_real, .t_mono = s->drop_t_mono, .seq = seq,
+		.kind = REC_DROP, .c = s->dir,
+		.a = (int64_t)atomic_load_explicit(&s->dropped, memory_order_relaxed),
+		.b = (int64_t)atomic_load_explicit(&s->dropped_bytes, memory_order_relaxed),
+	};
+	s->drop_pending = false;
 }
 
 bool source_push(struct source *s, const struct rec *head, const void *data, uint32_t len)
@@ -46,19 +59,13 @@ bool source_push(struct source *s, const struct rec *head, const void *data, uin
 		add(&s->dropped_bytes, len);
 		return false;
 	}
-	if (s->drop_pending) {
-		r = &ring_wslot(&s->ring, i++)->rec;
-		*r = (struct rec){
-			.t_real = s->drop_t_real, .t_mono = s->drop_t_mono, .seq = seq,
-			.kind = REC_DROP,
-			.a = (int64_t)atomic_load_explicit(&s->dropped, memory_order_relaxed),
-			.b = (int64_t)atomic_load_explicit(&s->dropped_bytes, memory_order_relaxed),
-		};
-		s->drop_pending = false;
-	}
+	if (s->drop_pending)
+		put_drop(s, &ring_wslot(&s->ring, i++)->rec, seq);
 	r = &ring_wslot(&s->ring, i++)->rec;
 	memcpy(r, head, offsetof(struct rec, data));
 	r->seq = seq;
+	if (r->kind == REC_EV)
+		r->c = s->dir;          /* its line says which ring of the port */
 	r->len = (uint16_t)len;
 	first = len < REC_HEAD_DATA ? len : REC_HEAD_DATA;
 	if (first > 0)
@@ -85,4 +92,21 @@ bool source_event(struct source *s, enum ev_code code, int64_t err, const char *
 	if (len > SOURCE_EV_MAX)
 		len = SOURCE_EV_MAX;
 	return source_push(s, &head, text, (uint32_t)len);
+}
+
+void source_set_horizon(struct source *s, int64_t t_mono)
+{
+	if (s->drop_pending && s->drop_t_mono < t_mono)
+		t_mono = s->drop_t_mono;
+	/* release: the records pushed before are visible to whoever sees this value */
+	atomic_store_explicit(&s->horizon, t_mono, memory_order_release);
+}
+
+bool source_push_drops(struct source *s)
+{
+	if (!s->drop_pending || !ring_reserve(&s->ring, 1))
+		return false;
+	put_drop(s, &ring_wslot(&s->ring, 0)->rec, s->seq);
+	ring_commit(&s->ring, 1);
+	return true;
 }

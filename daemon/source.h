@@ -25,6 +25,20 @@ struct source {
 	char name[CONF_NAME_MAX];
 	struct ring ring;
 	unsigned value_bits;        /* width of IN values (4, 8, 16); set before any thread runs */
+	/* set before any thread runs: which ring of its port this is (its EV and
+	 * DROP records carry it), and the port's other ring whose lines must merge
+	 * with these in time order (tx_device, pass), or NULL */
+	enum rec_dir dir;
+	struct source *pair;
+
+	/*
+	 * Of a ring with a pair: no record pushed from now on has an earlier
+	 * t_mono. Published by the producer (source_set_horizon, release), read by
+	 * the flusher (acquire) before it looks whether the ring is empty: a record
+	 * of the pair that is younger waits while this ring may still get an older
+	 * one (flush.c). INT64_MIN until the producer first says.
+	 */
+	_Atomic int64_t horizon;
 
 	/* producer-private */
 	uint32_t seq;
@@ -56,5 +70,15 @@ bool source_push(struct source *s, const struct rec *head, const void *data, uin
 
 /* Convenience for events: code, errno-or-argument, and a short text. */
 bool source_event(struct source *s, enum ev_code code, int64_t err, const char *text);
+
+/* Producer: no record it pushes from now on is dated before t_mono (see horizon).
+ * A drop not yet reported holds it back at the lost record's time: its DROP
+ * record, pushed later, is dated there. */
+void source_set_horizon(struct source *s, int64_t t_mono);
+
+/* Producer: pushes the DROP record of drops not yet reported, if any, without
+ * waiting for the next record (an idle producer's horizon can then move on).
+ * False when there was nothing to report or still no room. */
+bool source_push_drops(struct source *s);
 
 #endif

@@ -5,7 +5,7 @@
 void stat_hook(void *ctx, struct flusher *f, bool stat_due, bool final)
 {
 	struct parts *ps = ctx;
-	char text[768];
+	char text[FMT_FIELDS_MAX];     /* fmt_kv keeps it whole: never cut in a field */
 	struct fmt_kv kv;
 
 	for (unsigned i = 0; i < ps->n; i++) {

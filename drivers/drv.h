@@ -107,6 +107,14 @@ const char *drv_read_name(const struct conf_parallel *cfg);
  * bit 1, DCD bit 2, RI bit 3 (par_lines.c and [serial] lines = on). */
 int drv_lines_map(int tiocm);
 
+/* The termios speed (speed_t) of a baud rate, B0 when termios has none; and
+ * the baud rate of a termios speed, 0 when it is none of them. */
+unsigned drv_tty_speed(unsigned baud);
+unsigned drv_tty_baud(unsigned speed);
+/* A tty raw (cfmakeraw, CS8, CLOCAL, CREAD, VMIN 1) at cfg's baud and stop bits,
+ * and with `flow` its flow control. 0 or -errno. */
+int drv_tty_raw(int fd, const struct conf_serial *cfg, bool flow);
+
 /* Exclusive access for the tty driver (drv_serial_flock + TIOCEXCL), so a second
  * logger or a terminal program cannot steal bytes; the libserialport driver takes
  * its flock before opening. Returns 0 or -errno (EBUSY if taken). */

@@ -10,40 +10,41 @@
 
 #include "drv.h"
 
-static speed_t speed_of(unsigned baud)
-{
-	static const struct { unsigned baud; speed_t speed; } speeds[] = {
-		{ 50, B50 }, { 75, B75 }, { 110, B110 }, { 134, B134 }, { 150, B150 },
-		{ 200, B200 }, { 300, B300 }, { 600, B600 }, { 1200, B1200 },
-		{ 1800, B1800 }, { 2400, B2400 }, { 4800, B4800 }, { 9600, B9600 },
-		{ 19200, B19200 }, { 38400, B38400 }, { 57600, B57600 },
-		{ 115200, B115200 }, { 230400, B230400 }, { 460800, B460800 },
-		{ 500000, B500000 }, { 576000, B576000 }, { 921600, B921600 },
-		{ 1000000, B1000000 }, { 1152000, B1152000 }, { 1500000, B1500000 },
-		{ 2000000, B2000000 }, { 2500000, B2500000 }, { 3000000, B3000000 },
-		{ 3500000, B3500000 }, { 4000000, B4000000 },
-	};
+static const struct { unsigned baud; speed_t speed; } speeds[] = {
+	{ 50, B50 }, { 75, B75 }, { 110, B110 }, { 134, B134 }, { 150, B150 },
+	{ 200, B200 }, { 300, B300 }, { 600, B600 }, { 1200, B1200 },
+	{ 1800, B1800 }, { 2400, B2400 }, { 4800, B4800 }, { 9600, B9600 },
+	{ 19200, B19200 }, { 38400, B38400 }, { 57600, B57600 },
+	{ 115200, B115200 }, { 230400, B230400 }, { 460800, B460800 },
+	{ 500000, B500000 }, { 576000, B576000 }, { 921600, B921600 },
+	{ 1000000, B1000000 }, { 1152000, B1152000 }, { 1500000, B1500000 },
+	{ 2000000, B2000000 }, { 2500000, B2500000 }, { 3000000, B3000000 },
+	{ 3500000, B3500000 }, { 4000000, B4000000 },
+};
 
+unsigned drv_tty_speed(unsigned baud)
+{
 	for (size_t i = 0; i < sizeof(speeds) / sizeof(speeds[0]); i++)
 		if (speeds[i].baud == baud)
 			return speeds[i].speed;
 	return B0;      /* not a termios speed: leave the speed alone */
 }
 
-static int tty_open(const struct conf_serial *cfg, const char *path, void **state, int *fd)
+unsigned drv_tty_baud(unsigned speed)
+{
+	for (size_t i = 0; i < sizeof(speeds) / sizeof(speeds[0]); i++)
+		if (speeds[i].speed == speed)
+			return speeds[i].baud;
+	return 0;
+}
+
+int drv_tty_raw(int fd, const struct conf_serial *cfg, bool flow)
 {
 	struct termios tio;
-	speed_t speed = speed_of(cfg->baud);
-	int rc;
+	speed_t speed = drv_tty_speed(cfg->baud);
 
-	*state = NULL;
-	*fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	if (*fd < 0)
+	if (tcgetattr(fd, &tio) < 0)
 		return -errno;
-	if ((rc = drv_serial_lock(*fd)) < 0)
-		goto fail;
-	if (tcgetattr(*fd, &tio) < 0)
-		goto fail_errno;
 	cfmakeraw(&tio);
 	tio.c_cflag &= ~(tcflag_t)(CSIZE | PARENB | PARODD | CSTOPB | CRTSCTS | CMSPAR);
 	/* The kernel keeps a pty at CS8 without parity (pty_set_termios) and glibc's
@@ -52,22 +53,34 @@ static int tty_open(const struct conf_serial *cfg, const char *path, void **stat
 	tio.c_cflag |= CS8 | CLOCAL | CREAD;
 	if (cfg->stop_bits == 2)
 		tio.c_cflag |= CSTOPB;
-	if (cfg->flow == CONF_FLOW_RTSCTS)
+	if (flow && cfg->flow == CONF_FLOW_RTSCTS)
 		tio.c_cflag |= CRTSCTS;
-	if (cfg->flow == CONF_FLOW_XONXOFF)
+	if (flow && cfg->flow == CONF_FLOW_XONXOFF)
 		tio.c_iflag |= IXON | IXOFF;
 	tio.c_cc[VMIN] = 1;
 	tio.c_cc[VTIME] = 0;
 	if (speed != B0 && (cfsetispeed(&tio, speed) < 0 || cfsetospeed(&tio, speed) < 0))
-		goto fail_errno;
-	if (tcsetattr(*fd, TCSANOW, &tio) < 0)
-		goto fail_errno;
+		return -errno;
+	if (tcsetattr(fd, TCSANOW, &tio) < 0)
+		return -errno;
 	return 0;
-fail_errno:
-	rc = -errno;
-fail:
-	close(*fd);
-	*fd = -1;
+}
+
+static int tty_open(const struct conf_serial *cfg, const char *path, void **state, int *fd)
+{
+	int rc;
+
+	*state = NULL;
+	*fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (*fd < 0)
+		return -errno;
+	rc = drv_serial_lock(*fd);
+	if (rc == 0)
+		rc = drv_tty_raw(*fd, cfg, true);
+	if (rc < 0) {
+		close(*fd);
+		*fd = -1;
+	}
 	return rc;
 }
 

@@ -5,10 +5,13 @@
 # page tests; logrotate: its config's test; clang: the libFuzzer targets (tests/fuzz.sh);
 # zlib1g-dev: --export reads .gz; tshark, sigrok-cli, gtkwave (vcd2fst): e2e_export reads what --export writes (tshark
 # asks whether non-root users may capture: DEBIAN_FRONTEND=noninteractive takes the default, no);
-# rsyslog, rsyslog-relp: the central-collection test (e2e_fleet, label fleet)
+# rsyslog, rsyslog-relp: the central-collection test (e2e_fleet, label fleet); mbpoll, socat,
+# python3-pymodbus, python3-serial-asyncio (which --no-install-recommends leaves out): e2e_pass's
+# Modbus master and slave through pass = PATH; socat also for tests/bench_relay.c
 PORTLOGD_PACKAGES="cmake make gcc libc6-dev pkg-config libserialport-dev libieee1284-3-dev
 libsystemd-dev libcmocka-dev libck-dev zlib1g-dev systemd man-db dpkg-dev file groff-base logrotate
-clang tshark sigrok-cli gtkwave rsyslog rsyslog-relp"
+clang tshark sigrok-cli gtkwave rsyslog rsyslog-relp mbpoll socat python3-pymodbus
+python3-serial-asyncio"
 
 # the Debian package (tests/deb.sh, ctest -L deb; tests/autopkgtest.sh): debhelper for
 # dpkg-buildpackage, lintian, autopkgtest; python3 and man-db for debian/tests.

@@ -333,6 +333,80 @@ int e2e_run(const char *const *argv, char *err, size_t errlen)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+char *e2e_sh(int *status, const char *fmt, ...)
+{
+	char cmd[4096];
+	size_t len = 0, cap = 65536, n;
+	char *out = malloc(cap);
+	va_list ap;
+	FILE *p;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(out);
+	while ((n = fread(out + len, 1, cap - len - 1, p)) > 0) {
+		len += n;
+		if (len + 1 == cap) {
+			cap *= 2;
+			out = realloc(out, cap);
+			assert_non_null(out);
+		}
+	}
+	out[len] = '\0';
+	st = pclose(p);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	return out;
+}
+
+bool e2e_have(const char *test, const char *const *checks, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char cmd[512];
+
+		snprintf(cmd, sizeof(cmd), "%s >/dev/null 2>&1", checks[i]);
+		if (system(cmd) != 0) {
+			printf("# %s needs what '%s' looks for (tests/deps.sh installs it): skipped\n",
+			       test, checks[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+void e2e_tap_start(struct e2e_daemon *d, struct e2e_tap *t, const char *name,
+		   const char *logger_extra, const char *serial_extra)
+{
+	char rx[300], tx[300], text[2048];
+
+	memset(t, 0, sizeof(*t));
+	e2e_tmpdir(t->dir, sizeof(t->dir));
+	snprintf(t->conf, sizeof(t->conf), "%s/portlogd.conf", t->dir);
+	snprintf(t->log, sizeof(t->log), "%s/portlogd.log", t->dir);
+	snprintf(rx, sizeof(rx), "%s/rx", t->dir);
+	snprintf(tx, sizeof(tx), "%s/tx", t->dir);
+	assert_int_equal(sim_port_open(&t->req, "req", tx), 0);
+	assert_int_equal(sim_port_open(&t->resp, "resp", rx), 0);
+	snprintf(text, sizeof(text), "[logger]\nlog_file = %s\nflush_interval_ms = 20\n%s"
+		 "[serial %s]\ndevice = %s\ntx_device = %s\n%s", t->log, logger_extra, name, rx, tx,
+		 serial_extra);
+	e2e_write_file(t->conf, text);
+	assert_int_equal(e2e_start(d, t->dir, t->conf), 0);
+	if (e2e_wait_ready(d, 10000) != 0)
+		fail_msg("the daemon did not send READY=1 (stderr: %s)", d->err_path);
+	assert_int_equal(sim_port_wait_open(&t->req, 10000), 0);
+	assert_int_equal(sim_port_wait_open(&t->resp, 10000), 0);
+}
+
+void e2e_tap_close(struct e2e_tap *t)
+{
+	sim_port_close(&t->req);
+	sim_port_close(&t->resp);
+}
+
 /* Lines are read with the daemon's own parser (daemon/logline.c), which is
  * written apart from its formatter; a line it refuses keeps its text and the
  * first three fields as split here (a torn last line after kill -9, say). */
@@ -367,7 +441,7 @@ int e2e_read_log(struct e2e_log *log, const char *path)
 			l->t = ll.t;
 			snprintf(l->src, sizeof(l->src), "%.*s", (int)ll.src_len, ll.src);
 			snprintf(l->kind, sizeof(l->kind), "%s", logline_kind_name(ll.kind));
-			if (ll.kind == LOGLINE_RX) {
+			if (ll.kind == REC_RX || ll.kind == REC_TX) {
 				l->data = malloc(ll.len + 1);
 				l->len = ll.len;
 				memcpy(l->data, ll.data, ll.len);
@@ -402,14 +476,14 @@ void e2e_free_log(struct e2e_log *log)
 	memset(log, 0, sizeof(*log));
 }
 
-uint8_t *e2e_concat(const struct e2e_log *log, const char *src, size_t *len,
-		    size_t **starts, size_t **line_idx, size_t *nlines)
+uint8_t *e2e_concat_kind(const struct e2e_log *log, const char *src, const char *kind,
+			 size_t *len, size_t **starts, size_t **line_idx, size_t *nlines)
 {
 	size_t total = 0, k = 0;
 	uint8_t *out;
 
 	for (size_t i = 0; i < log->n; i++)
-		if (strcmp(log->line[i].kind, "RX") == 0 && strcmp(log->line[i].src, src) == 0) {
+		if (strcmp(log->line[i].kind, kind) == 0 && strcmp(log->line[i].src, src) == 0) {
 			total += log->line[i].len;
 			k++;
 		}
@@ -419,7 +493,7 @@ uint8_t *e2e_concat(const struct e2e_log *log, const char *src, size_t *len,
 	*len = 0;
 	*nlines = 0;
 	for (size_t i = 0; i < log->n; i++)
-		if (strcmp(log->line[i].kind, "RX") == 0 && strcmp(log->line[i].src, src) == 0) {
+		if (strcmp(log->line[i].kind, kind) == 0 && strcmp(log->line[i].src, src) == 0) {
 			(*starts)[*nlines] = *len;
 			(*line_idx)[(*nlines)++] = i;
 			memcpy(out + *len, log->line[i].data, log->line[i].len);
@@ -427,6 +501,12 @@ uint8_t *e2e_concat(const struct e2e_log *log, const char *src, size_t *len,
 		}
 	(*starts)[*nlines] = *len;
 	return out;
+}
+
+uint8_t *e2e_concat(const struct e2e_log *log, const char *src, size_t *len,
+		    size_t **starts, size_t **line_idx, size_t *nlines)
+{
+	return e2e_concat_kind(log, src, "RX", len, starts, line_idx, nlines);
 }
 
 size_t e2e_line_of(const size_t *starts, size_t nlines, size_t off)
@@ -492,9 +572,11 @@ int64_t e2e_pct(int64_t *v, size_t n, double pct)
 	return v[i < n ? i : n - 1];
 }
 
+/* Per source: its lines and drops, of the port's own rings (RX, lines thread)
+ * and of its TX ring (TX lines, EV and DROP lines that end in dir=tx). */
 struct acct {
 	char src[32];
-	unsigned long long lines, dropped;
+	unsigned long long lines, dropped, tx_lines, tx_dropped;
 };
 
 static struct acct *acct_find(struct acct *a, size_t *n, size_t max, const char *src)
@@ -520,6 +602,38 @@ static unsigned long long kv(const char *text, const char *key)
 	return p != NULL ? strtoull(p + strlen(k), NULL, 10) : 0;
 }
 
+/* A line of a port's TX ring: TX, or an EV or DROP line ending in dir=tx. */
+static bool tx_ring_line(const struct e2e_line *l)
+{
+	size_t n = strlen(l->text);
+
+	if (strcmp(l->kind, "TX") == 0)
+		return true;
+	while (n > 0 && (l->text[n - 1] == '\n' || l->text[n - 1] == '\r'))
+		n--;
+	return n >= 7 && memcmp(l->text + n - 7, " dir=tx", 7) == 0;
+}
+
+/* One ring's check at a STAT line: accounted, and at stop produced, against the log. */
+static int acct_check(const char *name, const char *what, unsigned long long lines,
+		      unsigned long long dropped, unsigned long long acc,
+		      unsigned long long produced, bool stopped, size_t i, const char *text,
+		      char *why, size_t whylen)
+{
+	if (acc != lines + dropped) {
+		snprintf(why, whylen, "%s%s: %llu lines and %llu dropped above log line %zu, but it "
+			 "says %saccounted=%llu: %s", name, what, lines, dropped, i + 1,
+			 *what ? "tx_" : "", acc, text);
+		return -1;
+	}
+	if (stopped && acc != produced) {
+		snprintf(why, whylen, "%s%s: at stop %llu records produced, %llu accounted for: %s",
+			 name, what, produced, acc, text);
+		return -1;
+	}
+	return 0;
+}
+
 int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen)
 {
 	struct acct a[128];
@@ -532,12 +646,15 @@ int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen)
 		struct acct *s;
 
 		if (strcmp(l->src, "portlogd") != 0) {
+			bool tx = tx_ring_line(l);
+
 			if ((s = acct_find(a, &na, 128, l->src)) == NULL)
 				continue;
 			if (strcmp(l->kind, "DROP") == 0)
-				s->dropped += strtoull(strstr(l->text, " DROP ") + 6, NULL, 10);
+				*(tx ? &s->tx_dropped : &s->dropped) +=
+					strtoull(strstr(l->text, " DROP ") + 6, NULL, 10);
 			else
-				s->lines++;
+				(*(tx ? &s->tx_lines : &s->lines))++;
 			continue;
 		}
 		if (strcmp(l->kind, "EV") == 0 && strstr(l->text, " portlogd EV start ") != NULL) {
@@ -547,25 +664,29 @@ int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen)
 			stopped = true;
 		} else if (strcmp(l->kind, "STAT") == 0 && strstr(l->text, " accounted=") != NULL) {
 			char name[32];
-			unsigned long long acc, produced;
 
 			if (sscanf(strstr(l->text, " STAT ") + 6, "%31s", name) != 1)
 				continue;
 			s = acct_find(a, &na, 128, name);
 			if (s == NULL)
 				continue;
-			acc = kv(l->text, "accounted") + kv(l->text, "lines_accounted");
-			if (acc != s->lines + s->dropped) {
-				snprintf(why, whylen, "%s: %llu lines and %llu dropped above log line %zu, "
-					 "but it says accounted=%llu: %s", name, s->lines, s->dropped,
-					 i + 1, acc, l->text);
+			/* the port's own rings: the reader's and its lines thread's */
+			if (acct_check(name, "", s->lines, s->dropped,
+				       kv(l->text, "accounted") + kv(l->text, "lines_accounted"),
+				       kv(l->text, "records") + kv(l->text, "drops")
+				       + kv(l->text, "lines_records") + kv(l->text, "lines_drops"),
+				       stopped, i, l->text, why, whylen) < 0)
 				return -1;
-			}
-			produced = kv(l->text, "records") + kv(l->text, "drops")
-				   + kv(l->text, "lines_records") + kv(l->text, "lines_drops");
-			if (stopped && acc != produced) {
-				snprintf(why, whylen, "%s: at stop %llu records produced, %llu accounted "
-					 "for: %s", name, produced, acc, l->text);
+			/* its TX ring, on its own: a DROP there is told apart by dir=tx */
+			if (strstr(l->text, " tx_accounted=") != NULL
+			    && acct_check(name, " (TX)", s->tx_lines, s->tx_dropped,
+					  kv(l->text, "tx_accounted"),
+					  kv(l->text, "tx_records") + kv(l->text, "tx_drops"), stopped, i,
+					  l->text, why, whylen) < 0)
+				return -1;
+			if (strstr(l->text, " tx_accounted=") == NULL && s->tx_lines + s->tx_dropped > 0) {
+				snprintf(why, whylen, "%s: %llu TX lines and drops, but no tx_accounted=: "
+					 "%s", name, s->tx_lines + s->tx_dropped, l->text);
 				return -1;
 			}
 			checked++;

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "sim/sim.h"
+
 struct e2e_daemon {
 	pid_t pid;
 	int notify_fd;              /* our AF_UNIX datagram socket, the daemon's NOTIFY_SOCKET */
@@ -57,8 +59,31 @@ int e2e_stop(struct e2e_daemon *d, int sig, int timeout_ms, int64_t *elapsed_ns)
 /* A pty pair: returns the master (O_CLOEXEC) and the slave's path, or -errno. */
 int e2e_open_pty(char *slave, size_t len);
 
+/*
+ * Both directions of one port on simulator ptys, as a tap's two wires: resp
+ * plays on DIR/rx (the port's device), req on DIR/tx (its tx_device). The
+ * config (DIR/portlogd.conf, log DIR/portlogd.log, flush every 20 ms) has
+ * logger_extra in [logger] and serial_extra in [serial NAME]; the daemon is
+ * started, ready, and has both ports open.
+ */
+struct e2e_tap {
+	char dir[256], conf[300], log[300];
+	struct sim_port req, resp;
+};
+void e2e_tap_start(struct e2e_daemon *d, struct e2e_tap *t, const char *name,
+		   const char *logger_extra, const char *serial_extra);
+void e2e_tap_close(struct e2e_tap *t);
+
+/* Runs each shell check ("command -v tshark"); false, after saying which failed
+ * and that `test` is skipped, when one does. */
+bool e2e_have(const char *test, const char *const *checks, size_t n);
+
 /* Kills a daemon that is still running (after a failed test). */
 void e2e_kill(struct e2e_daemon *d);
+
+/* Runs a shell command (sh -c, printf-style); returns its standard output
+ * (malloc'd) and its exit status in *status (128 when killed). */
+char *e2e_sh(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Runs the daemon binary with args to completion; returns the exit code, stderr in err. */
 int e2e_run(const char *const *argv, char *err, size_t errlen);
@@ -67,7 +92,7 @@ struct e2e_line {
 	int64_t t;                  /* ns since the epoch */
 	char src[32];
 	char kind[8];
-	uint8_t *data;              /* RX payload (from the HEX field) */
+	uint8_t *data;              /* RX, TX payload (from the HEX field) */
 	size_t len;
 	char *text;                 /* the whole line */
 };
@@ -89,6 +114,9 @@ void e2e_free_log(struct e2e_log *log);
 /* All RX payload bytes of `src`, concatenated in file order; line starts in *starts. */
 uint8_t *e2e_concat(const struct e2e_log *log, const char *src, size_t *len,
 		    size_t **starts, size_t **line_idx, size_t *nlines);
+/* The same for the lines of another KIND ("TX"). */
+uint8_t *e2e_concat_kind(const struct e2e_log *log, const char *src, const char *kind,
+			 size_t *len, size_t **starts, size_t **line_idx, size_t *nlines);
 
 /* The RX line (an index into e2e_concat's starts) that holds byte off. */
 size_t e2e_line_of(const size_t *starts, size_t nlines, size_t off);
@@ -116,8 +144,10 @@ enum e2e_fit e2e_packet_fit(const struct e2e_log *log, const char *src, const si
  * (DROP lines aside) plus the counts in its DROP lines, up to each STAT line
  * that names it, equal that line's accounted= (plus lines_accounted=); in the
  * STAT lines after "EV stop", accounted equals records + drops (plus the lines
- * thread's). Counting restarts at each "EV start". Returns how many STAT lines
- * were checked, or -1 with the first mismatch in why.
+ * thread's). A port's TX ring (tx_device, pass) is checked on its own: its TX
+ * lines and the EV and DROP lines that end in dir=tx against tx_accounted=,
+ * tx_records= and tx_drops=. Counting restarts at each "EV start". Returns how
+ * many STAT lines were checked, or -1 with the first mismatch in why.
  */
 int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen);
 /*

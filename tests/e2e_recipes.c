@@ -24,6 +24,7 @@
 
 static struct e2e_daemon live;
 static int gps = -1, plc = -1;      /* pty masters */
+static int mb = -1, mb_tx = -1;     /* a tap's two wires: mb's device and its tx_device */
 
 static int teardown(void **state)
 {
@@ -33,7 +34,11 @@ static int teardown(void **state)
 		close(gps);
 	if (plc >= 0)
 		close(plc);
-	gps = plc = -1;
+	if (mb >= 0)
+		close(mb);
+	if (mb_tx >= 0)
+		close(mb_tx);
+	gps = plc = mb = mb_tx = -1;
 	return 0;
 }
 
@@ -101,27 +106,31 @@ static void stop_daemon(void)
 
 /*
  * Two runs of the daemon append to one log: the first logs a few packets of
- * two ports; in the second the flusher is stalled (PORTLOGD_TEST_STALL) while
+ * two ports, and requests and responses on a tap's two wires (port mb,
+ * tx_device); in the second the flusher is stalled (PORTLOGD_TEST_STALL) while
  * a burst arrives, so the ring overflows and the log gets DROP lines.
  */
 static void make_log(const char *dir, char *path, size_t plen)
 {
 	static const char *const env[] = { "WATCHDOG_USEC=500000", "PORTLOGD_TEST_STALL=flusher",
 					   NULL };
-	char conf[300], text[1024], gps_dev[64], plc_dev[64], msg[4096];
+	char conf[300], text[1024], gps_dev[64], plc_dev[64], mb_dev[64], mb_tx_dev[64], msg[4096];
 	struct buf burst = { 0 };
 
 	gps = e2e_open_pty(gps_dev, sizeof(gps_dev));
 	plc = e2e_open_pty(plc_dev, sizeof(plc_dev));
-	assert_true(gps >= 0 && plc >= 0);
+	mb = e2e_open_pty(mb_dev, sizeof(mb_dev));
+	mb_tx = e2e_open_pty(mb_tx_dev, sizeof(mb_tx_dev));
+	assert_true(gps >= 0 && plc >= 0 && mb >= 0 && mb_tx >= 0);
 	snprintf(path, plen, "%s/portlogd.log", dir);
 	snprintf(conf, sizeof(conf), "%s/portlogd.conf", dir);
 	snprintf(text, sizeof(text),
 		 "[logger]\nlog_file = %s\ntimestamp = epoch\nflush_interval_ms = 20\n"
 		 "stat_interval_s = 0\nring_records = %d\n"
 		 "[serial gps]\ndevice = %s\ndelimiter = \\n\npriority = other\n"
-		 "[serial plc]\ndevice = %s\ndelimiter = \\n\npriority = other\n",
-		 path, RING, gps_dev, plc_dev);
+		 "[serial plc]\ndevice = %s\ndelimiter = \\n\npriority = other\n"
+		 "[serial mb]\ndevice = %s\ntx_device = %s\ndelimiter = \\n\npriority = other\n",
+		 path, RING, gps_dev, plc_dev, mb_dev, mb_tx_dev);
 	e2e_write_file(conf, text);
 
 	assert_int_equal(e2e_start(&live, dir, conf), 0);
@@ -135,6 +144,18 @@ static void make_log(const char *dir, char *path, size_t plen)
 	send_all(gps, "$GPGGA,3*43\r\n");
 	wait_lines(path, " plc RX ", 3);
 	wait_lines(path, " gps RX ", 3);
+	for (int i = 1; i <= 3; i++) {          /* a request, its response */
+		putf(&burst, "read %d\n", i);
+		send_all(mb_tx, burst.s);
+		wait_lines(path, " mb TX ", (size_t)i);
+		burst.len = 0;
+		putf(&burst, "value %d\n", 10 * i);
+		send_all(mb, burst.s);
+		wait_lines(path, " mb RX ", (size_t)i);
+		burst.len = 0;
+	}
+	send_all(mb_tx, "unanswered\n");
+	wait_lines(path, " mb TX ", 4);
 	stop_daemon();
 
 	assert_int_equal(e2e_start_env(&live, dir, conf, env), 0);
@@ -251,6 +272,15 @@ static void check(const char *page, const char *rendered, const char *dir, const
 	free(r);
 }
 
+static size_t count_lines(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s != '\0'; s++)
+		n += *s == '\n';
+	return n;
+}
+
 /* The value of "key=N" in a line, or -1. */
 static long long field(const char *line, const char *key)
 {
@@ -277,8 +307,10 @@ static void recipes(void **state)
 	char dir[256], path[300], cmd[600], f[256];
 	struct e2e_log log = { 0 };
 	struct buf port_packets = { 0 }, per_source = { 0 }, lost = { 0 }, intervals = { 0 },
-		   decode = { 0 }, events = { 0 }, stretches = { 0 };
+		   decode = { 0 }, events = { 0 }, stretches = { 0 }, pairs = { 0 };
 	char bad_from[256] = "";
+	int64_t req_t = 0;
+	char req[64] = "";
 	size_t gps_rx = 0, plc_rx = 0, burst_rx = 0, gps_open = 0, gps_close = 0, lost_ev;
 	long long drop_records = 0, drop_bytes = 0, stat_drops = -1, stat_drop_bytes = -1;
 	char *page, *rendered;
@@ -310,6 +342,16 @@ static void recipes(void **state)
 				putf(&intervals, "%.3f\n", (t - prev) * 1000);
 			prev = t;
 			have_prev = true;
+		}
+		/* each request with the response after it, and the time between, in us */
+		if (strcmp(l->src, "mb") == 0 && strcmp(l->kind, "TX") == 0) {
+			nth(l->text, 5, req, sizeof(req));
+			req_t = l->t;
+		}
+		if (strcmp(l->src, "mb") == 0 && strcmp(l->kind, "RX") == 0 && req[0] != '\0') {
+			nth(l->text, 5, f, sizeof(f));
+			putf(&pairs, "%s %s %lld\n", req, f, (long long)((l->t - req_t) / 1000));
+			req[0] = '\0';
 		}
 		if (strcmp(l->kind, "DROP") == 0) {
 			assert_string_equal(l->src, "gps");     /* only gps had a burst */
@@ -344,7 +386,7 @@ static void recipes(void **state)
 			stat_drop_bytes = field(l->text, " drop_bytes=");
 		}
 	}
-	putf(&per_source, "gps %zu\nplc %zu\n", gps_rx, plc_rx);
+	putf(&per_source, "gps %zu\nmb 3\nplc %zu\n", gps_rx, plc_rx);
 	if (bad_from[0] != '\0')
 		putf(&stretches, "%s to the end\n", bad_from);
 	put(&stretches, "", 0);
@@ -365,6 +407,8 @@ static void recipes(void **state)
 	assert_int_equal(stat_drops, drop_records);
 	assert_int_equal(stat_drop_bytes, drop_bytes);
 	assert_memory_equal(decode.s, "$GPGGA,1*41\r\n", 13);
+	assert_int_equal(strncmp(pairs.s, "7265616420310a 76616c75652031300a ", 34), 0);
+	assert_int_equal(count_lines(pairs.s), 3);      /* the unanswered request: no line */
 
 	page = slurp_file(PORTLOGD_MAN8);
 	snprintf(cmd, sizeof(cmd), "groff -man -Tutf8 -P-cbou -rLL=300n '%s' | sed 's/^ *//'",
@@ -377,6 +421,7 @@ static void recipes(void **state)
 	check(page, rendered, dir, "decode", decode.s);
 	check(page, rendered, dir, "port-events", events.s);
 	check(page, rendered, dir, "clock-stretches", stretches.s);
+	check(page, rendered, dir, "pairs", pairs.s);
 	free(page);
 	free(rendered);
 	free(port_packets.s);
@@ -386,6 +431,7 @@ static void recipes(void **state)
 	free(decode.s);
 	free(events.s);
 	free(stretches.s);
+	free(pairs.s);
 	e2e_free_log(&log);
 }
 

@@ -338,45 +338,62 @@ static void end(struct run *r)
 }
 
 /* The accounting check itself: a consistent log passes; one line missing, or a
- * DROP count that is off, fails with the source named. */
+ * DROP count that is off, fails with the source named; per ring: a port's TX
+ * ring (tx_device, pass) is checked on its own, its DROP told apart by dir=tx. */
 static void accounting_check_can_fail(void **state)
 {
 	static const char *const lines[] = {
 		"1.000000000 portlogd EV start version=0 pid=1 config=/c serial=1 parallel=0\n",
 		"1.100000000 a EV open device=/dev/pts/1 driver=termios note=pty\n",
+		"1.110000000 a EV open device=/dev/pts/2 driver=termios note=pty dir=tx\n",
 		"1.200000000 a RX 1 41 \"A\"\n",
+		"1.250000000 a TX 1 43 \"C\"\n",
 		"1.300000000 a DROP 2 10\n",
+		"1.350000000 a DROP 1 5 dir=tx\n",
 		"1.400000000 a RX 1 42 \"B\"\n",
-		"1.500000000 portlogd STAT a records=3 bytes=2 drops=2 accounted=5\n",
+		"1.500000000 portlogd STAT a records=3 bytes=2 drops=2 accounted=5 tx_records=2 "
+		"tx_drops=1 tx_accounted=3\n",
 		"1.600000000 a EV close reason=stop\n",
+		"1.650000000 a EV close reason=stop dir=tx\n",
 		"1.700000000 portlogd EV stop reason=SIGTERM\n",
-		"1.800000000 portlogd STAT a records=4 bytes=2 drops=2 accounted=6\n",
+		"1.800000000 portlogd STAT a records=4 bytes=2 drops=2 accounted=6 tx_records=3 "
+		"tx_drops=1 tx_accounted=4\n",
+	};
+	/* variant: which line is left out, or replaced by what */
+	static const struct { int skip, change; const char *by, *caught; } variants[] = {
+		{ -1, -1, NULL, NULL },
+		{ 7, -1, NULL, "a: " },                                 /* an RX line lost */
+		{ -1, 5, "1.300000000 a DROP 1 10\n", "a: " },          /* a wrong count */
+		{ 4, -1, NULL, "a (TX): " },                            /* a TX line lost */
+		{ -1, 6, "1.350000000 a DROP 1 5\n", "a: " },           /* a TX drop as an RX one */
+		{ -1, 10, "1.650000000 a EV close reason=stop\n", "a: " },      /* ... an event */
 	};
 	enum { N = sizeof(lines) / sizeof(lines[0]) };
-	char dir[256], path[300], why[512], text[2048];
+	char dir[256], path[300], why[512], text[4096];
 	struct e2e_log log;
 
 	(void)state;
 	e2e_tmpdir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/log", dir);
-	for (int variant = 0; variant < 3; variant++) {
+	for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
 		size_t o = 0;
-		for (size_t i = 0; i < N; i++) {
-			if (variant == 1 && i == 4)
-				continue;       /* a line lost */
+		for (int i = 0; i < N; i++) {
+			if (i == variants[v].skip)
+				continue;
 			o += (size_t)snprintf(text + o, sizeof(text) - o, "%s",
-					      variant == 2 && i == 3 ? "1.300000000 a DROP 1 10\n"
-					      : lines[i]);
+					      i == variants[v].change ? variants[v].by : lines[i]);
 		}
 		e2e_write_file(path, text);
 		memset(&log, 0, sizeof(log));
 		assert_int_equal(e2e_read_log(&log, path), 0);
-		if (variant == 0) {
+		if (variants[v].caught == NULL) {
 			assert_int_equal(e2e_check_accounting(&log, why, sizeof(why)), 2);
 		} else {
 			assert_int_equal(e2e_check_accounting(&log, why, sizeof(why)), -1);
-			printf("# caught: %.120s\n", why);
-			assert_non_null(strstr(why, "a: "));
+			printf("# caught: %.160s\n", why);
+			if (strncmp(why, variants[v].caught, strlen(variants[v].caught)) != 0)
+				fail_msg("variant %zu: \"%s\" does not start with \"%s\"", v, why,
+					 variants[v].caught);
 		}
 		e2e_free_log(&log);
 	}

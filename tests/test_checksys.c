@@ -24,6 +24,8 @@
 
 #define NOBODY 65534
 #define GPS "[serial gps]\ndevice = /dev/ttyS0\n"       /* priority 97 */
+#define TAP GPS "tx_device = /dev/ttyS1\n"
+#define PASS GPS "pass = gps\n"
 #define SKIPPED "(skipped)"
 
 /* `/proc/self/limits` as the kernel writes it */
@@ -151,6 +153,40 @@ static void serial_low_latency(const struct checksys *c, struct checksys_result 
 static void serial_ftdi(const struct checksys *c, struct checksys_result *r)
 {
 	if (!checksys_serial_ftdi(c, &c->conf->serial[0], r))
+		snprintf(r->text, sizeof(r->text), SKIPPED);
+}
+
+/* One of the tap's second port's rows, by name (its device check: port:gps:tx). */
+static void tap_row(const struct checksys *c, struct checksys_result *r, const char *name)
+{
+	struct checksys_result all[CHECKSYS_TX_MAX];
+	unsigned n = checksys_serial_tx(c, &c->conf->serial[0], all);
+
+	assert_true(n <= CHECKSYS_TX_MAX);
+	snprintf(r->text, sizeof(r->text), SKIPPED);
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(all[i].name, name) == 0)
+			*r = all[i];
+}
+
+static void serial_tx(const struct checksys *c, struct checksys_result *r)
+{
+	tap_row(c, r, "port:gps:tx");
+}
+
+static void serial_tx_low_latency(const struct checksys *c, struct checksys_result *r)
+{
+	tap_row(c, r, "port:gps:tx:low-latency");
+}
+
+static void serial_tx_irq(const struct checksys *c, struct checksys_result *r)
+{
+	tap_row(c, r, "port:gps:tx:irq");
+}
+
+static void serial_pass(const struct checksys *c, struct checksys_result *r)
+{
+	if (!checksys_serial_pass(c, &c->conf->serial[0], r))
 		snprintf(r->text, sizeof(r->text), SKIPPED);
 }
 
@@ -553,6 +589,37 @@ static const struct row rows[] = {
 	{ "link loop", serial_device, "[serial gps]\ndevice = /dev/gps\n",
 	  { { "/dev/gps", "-> /dev/gps" } }, NULL, CHECKSYS_FAIL, "port:gps", "ELOOP", "; fix: ",
 	  NULL },
+	/* port:NAME:tx..., the tap's second port (tx_device): the same checks */
+	{ "tap port present", serial_tx, TAP, { { "/dev/ttyS0", "" }, { "/dev/ttyS1", "" } }, NULL,
+	  CHECKSYS_OK, "port:gps:tx", "/dev/ttyS1: readable and writable by uid", NULL, NULL },
+	{ "tap port missing", serial_tx, TAP, { { "/dev/ttyS0", "" } }, NULL, CHECKSYS_FAIL,
+	  "port:gps:tx", "/dev/ttyS1: no such device", "correct [serial gps] tx_device", NULL },
+	{ "tap port's low latency", serial_tx_low_latency, TAP,
+	  { { "/dev/ttyS1", "" }, { "/sys/class/tty/ttyS1/flags", "0x10002040\n" } }, NULL,
+	  CHECKSYS_OK, "port:gps:tx:low-latency", "/dev/ttyS1: ASYNC_LOW_LATENCY set", NULL, NULL },
+	{ "tap port's irq not threaded", serial_tx_irq, TAP,
+	  { UART4, { "/dev/ttyS1", "" }, { "/sys/class/tty/ttyS1/irq", "3\n" } }, NULL,
+	  CHECKSYS_OK, "port:gps:tx:irq", "irq 3 is not threaded", NULL, NULL },
+	{ "tap port's irq, RT, irq_priority off", serial_tx_irq, TAP "irq_priority = off\n",
+	  { UART4, { "/dev/ttyS1", "" }, { "/sys/class/tty/ttyS1/irq", "3\n" }, RT_ON, CAPS_NICE },
+	  NULL, CHECKSYS_WARN, "port:gps:tx:irq", "irq 3: its thread starts when the port is "
+	  "opened, at SCHED_FIFO 50 unless set", "irq_priority = auto", NULL },
+	{ "no tap port", serial_tx, NULL, { { "/dev/ttyS0", "" } }, NULL, CHECKSYS_OK, "",
+	  SKIPPED, NULL, NULL },
+	/* port:NAME:pass */
+	{ "pass: can be made", serial_pass, PASS,
+	  { { "/dev/ptmx", "" }, { "/run/portlogd/.keep", "" } }, NULL, CHECKSYS_OK,
+	  "port:gps:pass", "/run/portlogd/gps: the link to a new pty can be made "
+	  "(/run/portlogd writable)", NULL, NULL },
+	{ "pass: directories to make", serial_pass, PASS, { { "/dev/ptmx", "" }, { "/run/.keep", "" } },
+	  NULL, CHECKSYS_OK, "port:gps:pass", "(/run writable)", NULL, NULL },
+	{ "pass: no /dev/ptmx", serial_pass, PASS, { { "/run/portlogd/.keep", "" } }, NULL,
+	  CHECKSYS_FAIL, "port:gps:pass", "/dev/ptmx: ENOENT", "DeviceAllow=/dev/ptmx", NULL },
+	{ "pass: a file at its path", serial_pass, PASS,
+	  { { "/dev/ptmx", "" }, { "/run/portlogd/gps", "x" } }, NULL, CHECKSYS_FAIL,
+	  "port:gps:pass", "/run/portlogd/gps exists and is not a symbolic link", "; fix: remove it",
+	  NULL },
+	{ "no pass", serial_pass, NULL, {{0}}, NULL, CHECKSYS_OK, "", SKIPPED, NULL, NULL },
 	/* port:NAME:low-latency */
 	{ "ASYNC_LOW_LATENCY set", serial_low_latency, NULL,
 	  { { "/dev/ttyS0", "" }, { "/sys/class/tty/ttyS0/flags", "0x10002040\n" } }, NULL,
@@ -765,7 +832,8 @@ static void test_rows_cover_every_check(void **state)
 	static const char *const names[] = {
 		"config", "kernel-rt", "rt-throttle", "cpufreq", "cpuidle", "cpu-dma-latency",
 		"smt", "isolation", "irqbalance", "rt-tasks", "rlimit-rtprio", "rlimit-memlock",
-		"clocksource", "clock", "port:gps", "port:lpt", "port:gps:irq", "port:lpt:irq",
+		"clocksource", "clock", "port:gps", "port:gps:tx", "port:gps:tx:irq", "port:gps:pass",
+		"port:lpt", "port:gps:irq", "port:lpt:irq",
 	};
 	(void)state;
 	for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {

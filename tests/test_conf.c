@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_conf.c - unit tests of config parsing, validation and printing (daemon/conf.c). */
+#include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -82,6 +84,11 @@ static void expect_conf_equal(const char *what, const struct conf *g, const stru
 		EQ_NUM(what, s->priority, ws->priority);
 		EQ_NUM(what, s->cpu, ws->cpu);
 		EQ_NUM(what, s->irq_priority, ws->irq_priority);
+		EQ_STR(what, s->tx_device, ws->tx_device);
+		EQ_STR(what, s->pass, ws->pass);
+		EQ_STR(what, s->pass_owner, ws->pass_owner);
+		EQ_STR(what, s->pass_group, ws->pass_group);
+		EQ_NUM(what, s->pass_mode, ws->pass_mode);
 		if (lines)
 			EQ_NUM(what, s->line, ws->line);
 	}
@@ -253,6 +260,7 @@ static void test_every_key(void **state)
 		.baud = 19200, .data_bits = 7, .parity = 'E', .stop_bits = 2,
 		.flow = CONF_FLOW_RTSCTS, .gap_us = 1500, .delimiter = 0x0d, .max_packet = 256,
 		.lines = true, .priority = 80, .cpu = 1, .irq_priority = 85, .line = 20,
+		.pass_group = "dialout", .pass_mode = 0660,
 	};
 	w->nparallel = 1;
 	w->parallel[0] = (struct conf_parallel){
@@ -1018,6 +1026,76 @@ static void test_print_reparse(void **state)
 	free(out);
 }
 
+/* tx_device or pass: the second direction of a port, its derived values and its errors. */
+static void test_second_direction(void **state)
+{
+	char err[CONF_ERR_MAX], dir[64] = "/tmp/portlogd-test-conf-XXXXXX", text[512];
+	char dev[96], link[96], *out;
+	const struct conf_serial *s = &conf_a.serial[0];
+	const struct group *dialout = getgrnam("dialout");
+	int fd;
+
+	(void)state;
+	if (parse(&conf_a, GPS "pass = plc\n", err) != 0)
+		fail_msg("pass: rejected: %s", err);
+	EQ_STR("pass", s->pass_path, CONF_PASS_DIR "/plc");
+	EQ_NUM("pass", s->pass_mode, 0660);
+	EQ_NUM("pass", s->pass_uid, -1);
+	if (dialout != NULL)
+		EQ_NUM("pass", s->pass_gid, dialout->gr_gid);
+	assert_true(conf_serial_has_tx(s));
+	if (parse(&conf_a, GPS "pass = /tmp/x/plc\npass_owner = root\npass_group = 20\n"
+		  "pass_mode = 600\n", err) != 0)
+		fail_msg("pass with owner: rejected: %s", err);
+	EQ_STR("pass", s->pass_path, "/tmp/x/plc");
+	EQ_NUM("pass", s->pass_uid, 0);
+	EQ_NUM("pass", s->pass_gid, 20);
+	EQ_NUM("pass", s->pass_mode, 0600);
+	out = print_conf(&conf_a);
+	if (strstr(out, "pass_mode = 0600\n") == NULL || strstr(out, "# tx_device = (not set)\n") == NULL)
+		fail_msg("printed: %s", out);
+	if (parse(&conf_b, out, err) != 0)
+		fail_msg("printed pass config does not parse: %s\n%s", err, out);
+	expect_conf_equal("pass printed", &conf_b, &conf_a, false);
+	free(out);
+	if (parse(&conf_a, GPS "tx_device = /dev/ttyUSB1\npass_mode = 0600\n", err) != 0)
+		fail_msg("tx_device: rejected: %s", err);
+	assert_true(conf_serial_has_tx(s));
+	EQ_STR("tx_device", s->pass_path, "");
+	assert_int_equal(parse(&conf_a, GPS, err), 0);
+	assert_false(conf_serial_has_tx(s));
+
+	/* tx_device as a link to the port's device is the same device */
+	assert_non_null(mkdtemp(dir));
+	snprintf(dev, sizeof(dev), "%s/ttyX", dir);
+	snprintf(link, sizeof(link), "%s/by-id", dir);
+	fd = open(dev, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(symlink(dev, link), 0);
+	snprintf(text, sizeof(text), "[serial a]\ndevice = %s\ntx_device = %s\n", dev, link);
+	assert_int_equal(parse(&conf_a, text, err), -1);
+	if (strstr(err, ":3: [serial a] tx_device: ") == NULL
+	    || strstr(err, "is the port's device") == NULL)
+		fail_msg("link to the device: %s", err);
+	/* pass where a directory cannot be: below a file */
+	snprintf(text, sizeof(text), "[serial a]\ndevice = /dev/ttyS0\npass = %s/sub/plc\n", dev);
+	assert_int_equal(parse(&conf_a, text, err), -1);
+	if (strstr(err, ":3: [serial a] pass: ") == NULL || strstr(err, "is not a directory") == NULL)
+		fail_msg("below a file: %s", err);
+	/* ... and a directory that is missing can be made (at start) */
+	snprintf(text, sizeof(text), "[serial a]\ndevice = /dev/ttyS0\npass = %s/sub/dir/plc\n", dir);
+	if (parse(&conf_a, text, err) != 0)
+		fail_msg("missing directory: rejected: %s", err);
+	/* a link at PATH (the last run's) is replaced, so it is fine */
+	snprintf(text, sizeof(text), "[serial a]\ndevice = /dev/ttyS0\npass = %s\n", link);
+	if (parse(&conf_a, text, err) != 0)
+		fail_msg("a link at PATH: rejected: %s", err);
+	unlink(link);
+	unlink(dev);
+	rmdir(dir);
+}
+
 /* Every driver of the registry is a word of `driver =`; one that is compiled out
  * is named by a config error that says so. */
 static void test_drivers(void **state)
@@ -1101,6 +1179,7 @@ int main(void)
 		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_print_reparse),
 		cmocka_unit_test(test_drivers),
+		cmocka_unit_test(test_second_direction),
 		cmocka_unit_test(test_required_keys),
 	};
 

@@ -369,6 +369,58 @@ static void test_merge_keeps_source_order(void **state)
 	free_lines(&l);
 }
 
+/*
+ * The two rings of one port (RX and TX) merge in time order: a record waits
+ * while the other ring is empty and its producer's horizon says it may still
+ * push an older one; a drop not yet reported holds that horizon at the lost
+ * record's time; at stop nothing waits.
+ */
+static void test_pair_waits_for_horizon(void **state)
+{
+	static const char *const want[] = {
+		"b RX 4 62303830 \"b080\"", "a RX 4 61313030 \"a100\"", "b DROP 1 65536 dir=tx",
+		"a RX 4 61313630 \"a160\"", "a RX 4 61343030 \"a400\"",
+	};
+	struct fx *fx = *state;
+	struct source *a = &fx->src[0], *b = &fx->src[1];
+	struct lines l;
+
+	fx->conf.logger.timestamp = CONF_TS_EPOCH;
+	fx_sources(fx, 2, 64);
+	a->pair = b;
+	b->pair = a;
+	b->dir = REC_DIR_TX;
+	fx_init(fx);
+	assert_true(push_label(a, 100, 'a', 3, 100));
+	assert_int_equal(flush_drain(&fx->f, false), 0);       /* b has said nothing yet */
+	source_set_horizon(b, 50);
+	assert_int_equal(flush_drain(&fx->f, false), 0);
+	assert_true(push_label(b, 80, 'b', 3, 80));             /* older: it goes first */
+	source_set_horizon(b, 90);
+	assert_int_equal(flush_drain(&fx->f, false), 1);       /* b080; a100 still waits */
+	source_set_horizon(b, 200);
+	assert_int_equal(flush_drain(&fx->f, false), 1);       /* a100 */
+	/* b loses a record at 150: its horizon stays there until the DROP is pushed */
+	assert_false(push(b, 150, filler, SOURCE_LEN_MAX + 1));
+	source_set_horizon(b, 300);
+	assert_int_equal(atomic_load(&b->horizon), 150);
+	assert_true(push_label(a, 160, 'a', 3, 160));
+	assert_int_equal(flush_drain(&fx->f, false), 0);
+	assert_true(source_push_drops(b));
+	assert_false(source_push_drops(b));                    /* nothing more to say */
+	source_set_horizon(b, 300);
+	assert_int_equal(flush_drain(&fx->f, false), 2);       /* the DROP, then a160 */
+	assert_true(push_label(a, 400, 'a', 3, 400));
+	assert_int_equal(flush_drain(&fx->f, false), 0);
+	assert_int_equal(fx_flush(fx), 1);                      /* at stop nothing waits */
+	read_lines(fx->path, &l);
+	assert_int_equal(l.n, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < l.n; i++)
+		assert_string_equal(after_time(l.v[i]), want[i]);
+	assert_int_equal(a->accounted + b->accounted, 4 + 1);
+	free_lines(&l);
+}
+
 static void test_merge_random_interleaving(void **state)
 {
 	enum { N = 3000 };
@@ -916,6 +968,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_merge_keeps_source_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_random_interleaving, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pair_waits_for_horizon, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_multislot_rejoined, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ev_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_kind_said, setup, teardown),

@@ -310,6 +310,15 @@ static void test_record_lines(void **state)
 		  "1795300867.123456789 portlogd EV write-recovered errno=EIO\n" },
 		{ "drop", CONF_TS_ISO, "gps", { .kind = REC_DROP, .a = 17, .b = 2048 }, NULL, 0,
 		  ISO2026 " gps DROP 17 2048\n" },
+		{ "drop of a port's TX ring", CONF_TS_EPOCH, "plc",
+		  { .kind = REC_DROP, .a = 3, .b = 24, .c = REC_DIR_TX }, NULL, 0,
+		  "1795300867.123456789 plc DROP 3 24 dir=tx\n" },
+		{ "ev of a port's TX ring, after errno", CONF_TS_EPOCH, "plc",
+		  { .kind = REC_EV, .a = EV_CLOSE, .b = EIO, .c = REC_DIR_TX }, "reason=hangup", 0,
+		  "1795300867.123456789 plc EV close reason=hangup errno=EIO dir=tx\n" },
+		{ "ev relay-lost", CONF_TS_EPOCH, "plc",
+		  { .kind = REC_EV, .a = EV_RELAY_LOST }, "to=app bytes=512 reason=full", 0,
+		  "1795300867.123456789 plc EV relay-lost to=app bytes=512 reason=full\n" },
 		{ "drop of nothing", CONF_TS_EPOCH, "gps", { .kind = REC_DROP }, NULL, 0,
 		  "1795300867.123456789 gps DROP 0 0\n" },
 		{ "drop maxima", CONF_TS_ISO, "lpt0", { .kind = REC_DROP, .a = -1, .b = -1 }, NULL, 0,
@@ -390,6 +399,18 @@ static void test_tables(void **state)
 	}
 	assert_string_equal(fmt_kind(REC_RX), "RX");
 	assert_string_equal(fmt_kind(REC_STAT), "STAT");
+	assert_string_equal(fmt_kind(REC_TX), "TX");
+	/* the parser's view of the table: words back to kinds, TX with RX's fields */
+	for (unsigned k = 1; k < REC_NKINDS; k++) {
+		assert_int_equal(fmt_kind_find(fmt_kind(k), strlen(fmt_kind(k))), k);
+		assert_true(fmt_kind_shape(k) < FMT_NSHAPES);
+	}
+	assert_int_equal(fmt_kind_find("RXX", 3), 0);
+	assert_int_equal(fmt_kind_find("R", 1), 0);
+	assert_int_equal(fmt_kind_find("", 0), 0);
+	assert_int_equal(fmt_kind_shape(REC_TX), fmt_kind_shape(REC_RX));
+	assert_int_equal(fmt_kind_shape(0), FMT_NSHAPES);
+	assert_int_equal(fmt_kind_shape(REC_NKINDS), FMT_NSHAPES);
 	for (unsigned c = 1; c < EV_NCODES; c++) {
 		const char *nm = fmt_ev_name(c);
 
@@ -407,6 +428,7 @@ static void test_tables(void **state)
 	assert_int_equal(fmt_ev_priority(EV_ERROR), LOG_WARNING);
 	assert_int_equal(fmt_ev_priority(EV_LATE), LOG_INFO);
 	assert_int_equal(fmt_ev_priority(EV_OPEN), LOG_NOTICE);
+	assert_int_equal(fmt_ev_priority(EV_RELAY_LOST), LOG_WARNING);
 	assert_int_equal(fmt_ev_priority(EV_NCODES + 5), LOG_NOTICE);
 }
 

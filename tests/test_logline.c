@@ -34,32 +34,39 @@ static void test_good_lines(void **state)
 	logline_init(&parser);
 	assert_int_equal(parse(ISO " gps RX 3 0a2022 \"\\n\\x20\\\"\"", &l), 0);
 	assert_int_equal(l.t, T2026);
-	assert_true(l.kind == LOGLINE_RX && l.src_len == 3 && memcmp(l.src, "gps", 3) == 0);
+	assert_true(l.kind == REC_RX && l.src_len == 3 && memcmp(l.src, "gps", 3) == 0);
 	assert_true(l.len == 3 && l.has_hex && l.has_text);
 	assert_memory_equal(l.data, "\n \"", 3);
 
 	assert_int_equal(parse("1795300867.123456789 plc TX 2 \"ab\"", &l), 0);
-	assert_true(l.t == T2026 && l.kind == LOGLINE_TX && l.len == 2 && !l.has_hex);
+	assert_true(l.t == T2026 && l.kind == REC_TX && l.len == 2 && !l.has_hex);
 	assert_memory_equal(l.data, "ab", 2);
 	assert_int_equal(parse("-1.500000000 plc RX 0 -", &l), 0);
 	assert_true(l.t == -1500000000LL && l.len == 0 && l.has_hex && !l.has_text);
 	assert_int_equal(parse(ISO " plc RX 0 - \"\"", &l), 0);
 
 	assert_int_equal(parse(ISO " lpt0 IN 0x7f 0x08 12345", &l), 0);
-	assert_true(l.kind == LOGLINE_IN && l.value == 0x7f && l.changed == 0x08 && l.digits == 2
+	assert_true(l.kind == REC_IN && l.value == 0x7f && l.changed == 0x08 && l.digits == 2
 		    && l.tick == 12345);
 	assert_int_equal(parse(ISO " lpt0 IN 0xbeef 0x0001 0", &l), 0);
 	assert_true(l.value == 0xbeef && l.digits == 4);
 	assert_int_equal(parse(ISO " gps LINES 0x9 0x1", &l), 0);
-	assert_true(l.kind == LOGLINE_LINES && l.value == 9 && l.changed == 1);
+	assert_true(l.kind == REC_LINES && l.value == 9 && l.changed == 1);
 	assert_int_equal(parse(ISO " gps DROP 17 2345", &l), 0);
-	assert_true(l.kind == LOGLINE_DROP && l.records == 17 && l.bytes == 2345);
+	assert_true(l.kind == REC_DROP && l.records == 17 && l.bytes == 2345
+		    && l.dir == REC_DIR_MAIN);
+	assert_int_equal(parse(ISO " plc DROP 2 16 dir=tx", &l), 0);
+	assert_true(l.kind == REC_DROP && l.records == 2 && l.bytes == 16 && l.dir == REC_DIR_TX);
+	assert_int_equal(parse(ISO " plc EV close reason=hangup errno=EIO dir=tx", &l), 0);
+	assert_true(l.kind == REC_EV && l.dir == REC_DIR_TX && l.nkv == 3);
+	assert_int_equal(parse(ISO " plc EV close reason=hangup", &l), 0);
+	assert_true(l.dir == REC_DIR_MAIN);
 	assert_int_equal(parse(ISO " portlogd OVERRUN 18446744073709551615", &l), 0);
-	assert_true(l.kind == LOGLINE_OVERRUN && l.records == UINT64_MAX);
+	assert_true(l.kind == REC_OVERRUN && l.records == UINT64_MAX);
 
 	assert_int_equal(parse(ISO " gps EV open device=/dev/ttyS0 driver=termios note=pty "
 			       "baud=9600 format=8N1", &l), 0);
-	assert_true(l.kind == LOGLINE_EV && l.name_len == 4 && memcmp(l.name, "open", 4) == 0);
+	assert_true(l.kind == REC_EV && l.name_len == 4 && memcmp(l.name, "open", 4) == 0);
 	assert_int_equal(l.nkv, 5);
 	{
 		char v[32];
@@ -83,7 +90,7 @@ static void test_good_lines(void **state)
 	assert_int_equal(parse(ISO " gps EV close", &l), 0);
 	assert_true(l.nkv == 0 && l.name_len == 5);
 	assert_int_equal(parse(ISO " portlogd STAT timer period_us=1000 p50_us=3", &l), 0);
-	assert_true(l.kind == LOGLINE_STAT && l.nkv == 2);
+	assert_true(l.kind == REC_STAT && l.nkv == 2);
 	assert_int_equal(parse(ISO " portlogd EV clock-step delta_us=+3000000", &l), 0);
 	assert_int_equal(parse(ISO " a.b-c:d_9 EV x k=", &l), 0);
 	assert_true(l.kv[0].val_len == 0);
@@ -145,6 +152,11 @@ static void test_bad_lines(void **state)
 		{ ISO " gps DROP 17", "BYTES is missing" },
 		{ ISO " gps DROP 17 1e3", "BYTES '1e3'" },
 		{ ISO " gps DROP 18446744073709551616 0", "RECORDS" },
+		{ ISO " gps DROP 17 1 dir=rx", "unexpected" },
+		{ ISO " gps DROP 17 1 tx", "unexpected" },
+		{ ISO " gps DROP 17 1 dir=tx x", "unexpected" },
+		{ ISO " gps EV close dir=tx reason=x", "last field dir=tx" },
+		{ ISO " gps EV close dir=rx", "last field dir=tx" },
 		{ ISO " gps OVERRUN", "COUNT" },
 		{ ISO " gps EV", "NAME" },
 		{ ISO " gps EV open device", "key=value" },
@@ -240,7 +252,7 @@ static void test_round_trip(void **state)
 		if (logline_parse(&parser, line, n - 1, &l) != 0)
 			fail_msg("RX %zu bytes, mode %d: %s: %.200s", len, modes[i % 3], parser.why, line);
 		assert_int_equal(l.t, t);
-		assert_true(l.kind == LOGLINE_RX && l.len == len);
+		assert_true(l.kind == REC_RX && l.len == len);
 		assert_memory_equal(l.data, data, len);
 
 		v = (unsigned)tu_rand(&rng) & ((1u << 4 * digits) - 1);
@@ -248,13 +260,19 @@ static void test_round_trip(void **state)
 		n = fmt_record(&f, line, "lpt0", &(struct rec){ .kind = REC_IN, .t_real = t, .a = v,
 			       .b = c, .c = (int64_t)(tu_rand(&rng) >> 1) }, NULL, 0, 4 * digits);
 		assert_int_equal(logline_parse(&parser, line, n - 1, &l), 0);
-		assert_true(l.kind == LOGLINE_IN && l.value == v && l.changed == c && l.digits == digits);
+		assert_true(l.kind == REC_IN && l.value == v && l.changed == c && l.digits == digits);
+
+		n = fmt_record(&f, line, "gps", &(struct rec){ .kind = REC_TX, .t_real = t },
+			       data, len, 8);
+		assert_int_equal(logline_parse(&parser, line, n - 1, &l), 0);
+		assert_true(l.kind == REC_TX && l.len == len);
+		assert_memory_equal(l.data, data, len);
 
 		n = fmt_record(&f, line, "gps", &(struct rec){ .kind = REC_DROP, .t_real = t,
 			       .a = (int64_t)(tu_rand(&rng) >> 1),
-			       .b = (int64_t)(tu_rand(&rng) >> (1 + i % 63)) }, NULL, 0, 8);
+			       .b = (int64_t)(tu_rand(&rng) >> (1 + i % 63)), .c = i % 2 }, NULL, 0, 8);
 		assert_int_equal(logline_parse(&parser, line, n - 1, &l), 0);
-		assert_true(l.kind == LOGLINE_DROP);
+		assert_true(l.kind == REC_DROP && l.dir == (enum rec_dir)(i % 2));
 
 		{
 			char text[256], value[40];
@@ -268,7 +286,7 @@ static void test_round_trip(void **state)
 			n = fmt_record(&f, line, "gps", &(struct rec){ .kind = REC_EV, .t_real = t,
 				       .a = EV_OPEN }, kv.text, kv.len, 8);
 			assert_int_equal(logline_parse(&parser, line, n - 1, &l), 0);
-			assert_true(l.kind == LOGLINE_EV && l.nkv == 1);
+			assert_true(l.kind == REC_EV && l.nkv == 1);
 			{
 				char back[64];
 

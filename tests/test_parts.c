@@ -46,7 +46,8 @@ static void test_plan_every_kind(void **state)
 		{ PART_SERIAL, "gps", "[serial gps] cpu", 70, 1, 7, true },
 		{ PART_LINES, "gps", "[serial gps] cpu", 70, 1, 7, true },
 		{ PART_SERIAL, "plc", "[serial plc] cpu", 97, CONF_CPU_ANY, 12, true },
-		{ PART_PARALLEL, "lpt0", "[parallel lpt0] cpu", CONF_PRIO_OTHER, 0, 14, true },
+		{ PART_TX, "plc", "[serial plc] cpu", 97, CONF_CPU_ANY, 12, true },
+		{ PART_PARALLEL, "lpt0", "[parallel lpt0] cpu", CONF_PRIO_OTHER, 0, 15, true },
 	};
 	struct part_plan t[PARTS_MAX_THREADS];
 	unsigned n;
@@ -55,8 +56,8 @@ static void test_plan_every_kind(void **state)
 	load("[logger]\nflusher_priority = 10\nflusher_cpu = 1\n"          /* 1 */
 	     "[timer]\npriority = 90\ncpu = 0\n"                            /* 4 */
 	     "[serial gps]\ndevice = /dev/ttyS0\npriority = 70\ncpu = 1\nlines = on\n" /* 7 */
-	     "[serial plc]\ndevice = /dev/ttyS1\n"                          /* 12 */
-	     "[parallel lpt0]\ndevice = parport0\npriority = other\ncpu = 0\n"); /* 14 */
+	     "[serial plc]\ndevice = /dev/ttyS1\ntx_device = /dev/ttyS2\n"   /* 12 */
+	     "[parallel lpt0]\ndevice = parport0\npriority = other\ncpu = 0\n"); /* 15 */
 	n = parts_plan(&conf, t);
 	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
 	for (unsigned i = 0; i < n; i++) {
@@ -121,13 +122,14 @@ static void test_plan_capacity(void **state)
 	for (unsigned i = 0; i < CONF_MAX_PORTS; i++) {
 		conf.serial[i].lines = true;
 		snprintf(conf.serial[i].name, sizeof(conf.serial[i].name), "s%u", i);
+		snprintf(conf.serial[i].tx_device, sizeof(conf.serial[i].tx_device), "/dev/t%u", i);
 		snprintf(conf.parallel[i].name, sizeof(conf.parallel[i].name), "p%u", i);
 	}
 	n = parts_plan(&conf, t);
 	assert_int_equal(n, PARTS_MAX_THREADS);
 	for (unsigned i = 0; i < n; i++)
 		rings += t[i].ring;
-	assert_int_equal(rings, 3 * CONF_MAX_PORTS);
+	assert_int_equal(rings, 4 * CONF_MAX_PORTS);
 	assert_int_equal(PARTS_MAX, n + 1);     /* and main's own ring */
 }
 

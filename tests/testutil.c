@@ -58,3 +58,19 @@ unsigned tu_env_uint(const char *name, unsigned def)
 
 	return v != NULL && *v != '\0' ? (unsigned)strtoul(v, NULL, 10) : def;
 }
+
+int64_t tu_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void tu_sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}

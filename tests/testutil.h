@@ -20,4 +20,8 @@ void tu_relax(void);
 /* $name as a whole number, or def when unset or empty. */
 unsigned tu_env_uint(const char *name, unsigned def);
 
+/* CLOCK_MONOTONIC in ns; a sleep of ms milliseconds. */
+int64_t tu_mono_ns(void);
+void tu_sleep_ms(int ms);
+
 #endif

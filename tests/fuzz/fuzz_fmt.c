@@ -251,7 +251,7 @@ static void check_drop_in(struct fmt *f, int64_t t, const char *src, struct in *
 static void check_any_kind(struct fmt *f, int64_t t, const char *src, unsigned kind,
 			   const uint8_t *data, size_t len)
 {
-	size_t max = kind == REC_RX ? fmt_rx_max(len) : fmt_line_max(len), n;
+	size_t max = fmt_kind_shape(kind) == FMT_SHAPE_PAYLOAD ? fmt_rx_max(len) : fmt_line_max(len), n;
 	char *line = malloc(max + 1), *field[MAX_FIELDS];
 	uint8_t *fields = malloc(len + 1);
 	struct rec r = { .kind = (uint16_t)kind, .t_real = t, .a = 1, .b = 2, .c = 3 };

@@ -177,13 +177,13 @@ uint16_t sim_modbus_crc(const uint8_t *p, size_t n)
 	return crc;
 }
 
-/* Even packets are requests, odd ones the response to the packet before. */
-static unsigned make_modbus(struct sim_port *p, uint8_t *out)
+/* A request (req NULL), or the response to req. */
+static unsigned make_modbus(struct sim_port *p, uint8_t *out, const uint8_t *req)
 {
 	unsigned n = 0, count;
 	uint16_t crc;
 
-	if (p->npkt % 2 == 0) {
+	if (req == NULL) {
 		unsigned addr = (unsigned)(tu_rand(&p->rng) % 1000);
 
 		count = 1 + (unsigned)(tu_rand(&p->rng) % 8);
@@ -199,8 +199,6 @@ static unsigned make_modbus(struct sim_port *p, uint8_t *out)
 				out[n++] = (uint8_t)tu_rand(&p->rng);
 		}
 	} else {
-		const uint8_t *req = p->data + p->pkt[p->npkt - 1].off;
-
 		out[n++] = req[0];
 		out[n++] = req[1];
 		count = req[5];
@@ -258,6 +256,97 @@ static void sleep_until(int64_t t_mono)
 		;
 }
 
+/* The next packet of p's kind, at the end of its data (room reserved); its length.
+ * req: for SIM_MODBUS, the request to answer, or NULL for a request. */
+static unsigned make_packet(struct sim_port *p, const struct sim_cfg *cfg, const uint8_t *req)
+{
+	uint8_t *buf = p->data + p->data_len;
+	unsigned len;
+
+	if (cfg->kind == SIM_NMEA)
+		return make_nmea(p, buf);
+	if (cfg->kind == SIM_MODBUS)
+		return make_modbus(p, buf, req);
+	len = uniform(&p->rng, cfg->min_len, cfg->max_len);
+	for (unsigned i = 0; i < len; i++)
+		buf[i] = (uint8_t)tu_rand(&p->rng);
+	return len;
+}
+
+/*
+ * Writes the len bytes at the end of p's data as one packet, in fragments,
+ * starting at *next (CLOCK_MONOTONIC), and records it; *next becomes the time
+ * of its last write's return (and the line's end at cfg->baud). 0 or -errno.
+ */
+static int play(struct sim_port *p, const struct sim_cfg *cfg, unsigned len, int64_t *next)
+{
+	struct sim_packet *pk;
+	unsigned frags, sent = 0;
+	size_t done;
+	int64_t prev_end = 0, prev_start = 0, pause, line_end;
+	uint8_t *buf = p->data + p->data_len;
+	int rc;
+
+	pk = &p->pkt[p->npkt];
+	*pk = (struct sim_packet){ .off = (uint32_t)p->data_len, .len = len };
+	frags = cfg->max_frags < SIM_MAX_FRAGS ? cfg->max_frags : SIM_MAX_FRAGS;
+	frags = uniform(&p->rng, 1, frags < len ? frags : len);
+	pk->nfrag = frags;
+	for (unsigned f = 0; f < frags; f++) {
+		unsigned n = f + 1 == frags ? len - sent
+			     : uniform(&p->rng, 1, len - sent - (frags - f - 1));
+		int64_t start;
+
+		sleep_until(*next);
+		start = now_ns(CLOCK_MONOTONIC);
+		pk->frag_off[f] = sent;
+		pk->frag_real[f] = now_ns(CLOCK_REALTIME);
+		if (f == 0) {
+			pk->t_first_real = now_ns(CLOCK_REALTIME);
+			pk->t_first_mono = start;
+		}
+		if ((rc = write_all(p, buf + sent, n, &done)) < 0) {
+			p->error = -rc;
+			if (sent + done > 0) {
+				/* what went out is on the line: recorded as a short packet
+				 * (not counted in `done`: it was not completely written) */
+				pk->len = (uint32_t)(sent + done);
+				pk->nfrag = f + 1;
+				pk->t_last_mono = now_ns(CLOCK_MONOTONIC);
+				p->data_len += pk->len;
+				p->npkt++;
+			}
+			return rc;
+		}
+		prev_end = now_ns(CLOCK_MONOTONIC);
+		/*
+		 * The bytes of a write enter the pty somewhere between its start
+		 * and its return, and this thread can be preempted on either side
+		 * of that. So the silence a reader may see before this write's
+		 * last byte is at most its return minus the previous write's
+		 * start (for the first write: its own duration, which covers a
+		 * wait for room inside write_all).
+		 */
+		pause = prev_end - (f == 0 ? start : prev_start);
+		pk->frag_pause[f] = f == 0 ? 0 : pause;
+		if (pause > pk->max_intra_gap_ns)
+			pk->max_intra_gap_ns = pause;
+		prev_start = start;
+		sent += n;
+		*next = prev_end + (int64_t)uniform(&p->rng, 0, cfg->intra_gap_max_us) * 1000;
+	}
+	/* a real line takes 10 bit times a byte: the next packet cannot start before
+	 * this one would have gone out (fragments are not paced: a device that
+	 * delivers at once, as QEMU's UART does, would see gaps inside packets) */
+	line_end = cfg->baud ? pk->t_first_mono + (int64_t)len * 10 * 1000000000 / cfg->baud : 0;
+	pk->t_last_mono = prev_end;
+	p->data_len += len;
+	p->npkt++;
+	atomic_store(&p->done, p->npkt);
+	*next = prev_end > line_end ? prev_end : line_end;
+	return 0;
+}
+
 int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg)
 {
 	int64_t next = now_ns(CLOCK_MONOTONIC);
@@ -265,85 +354,46 @@ int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg)
 	p->cfg = *cfg;
 	p->rng = cfg->seed;
 	for (unsigned k = 0; cfg->packets == 0 || k < cfg->packets; k++) {
-		struct sim_packet *pk;
-		unsigned len, frags, sent = 0;
-		size_t done;
-		int64_t prev_end = 0, prev_start = 0, pause, line_end;
-		uint8_t *buf;
+		/* SIM_MODBUS on one port: even packets are requests, odd ones the
+		 * response to the packet before */
+		const uint8_t *req;
 		int rc;
 
 		if (atomic_load(&p->stop))
 			break;
 		if ((rc = reserve(p, cfg->max_len + 128)) < 0)
 			return rc;
-		buf = p->data + p->data_len;
-		if (cfg->kind == SIM_NMEA) {
-			len = make_nmea(p, buf);
-		} else if (cfg->kind == SIM_MODBUS) {
-			len = make_modbus(p, buf);
-		} else {
-			len = uniform(&p->rng, cfg->min_len, cfg->max_len);
-			for (unsigned i = 0; i < len; i++)
-				buf[i] = (uint8_t)tu_rand(&p->rng);
-		}
-		pk = &p->pkt[p->npkt];
-		*pk = (struct sim_packet){ .off = (uint32_t)p->data_len, .len = len };
-		frags = cfg->max_frags < SIM_MAX_FRAGS ? cfg->max_frags : SIM_MAX_FRAGS;
-		frags = uniform(&p->rng, 1, frags < len ? frags : len);
-		pk->nfrag = frags;
-		for (unsigned f = 0; f < frags; f++) {
-			unsigned n = f + 1 == frags ? len - sent
-				     : uniform(&p->rng, 1, len - sent - (frags - f - 1));
-			int64_t start;
+		req = p->npkt % 2 ? p->data + p->pkt[p->npkt - 1].off : NULL;
+		if ((rc = play(p, cfg, make_packet(p, cfg, req), &next)) < 0)
+			return rc;
+		next += (int64_t)uniform(&p->rng, cfg->inter_gap_min_us, cfg->inter_gap_max_us) * 1000;
+	}
+	return 0;
+}
 
-			sleep_until(next);
-			start = now_ns(CLOCK_MONOTONIC);
-			pk->frag_off[f] = sent;
-			pk->frag_real[f] = now_ns(CLOCK_REALTIME);
-			if (f == 0) {
-				pk->t_first_real = now_ns(CLOCK_REALTIME);
-				pk->t_first_mono = start;
-			}
-			if ((rc = write_all(p, buf + sent, n, &done)) < 0) {
-				p->error = -rc;
-				if (sent + done > 0) {
-					/* what went out is on the line: recorded as a short packet
-					 * (not counted in `done`: it was not completely written) */
-					pk->len = (uint32_t)(sent + done);
-					pk->nfrag = f + 1;
-					pk->t_last_mono = now_ns(CLOCK_MONOTONIC);
-					p->data_len += pk->len;
-					p->npkt++;
-				}
-				return rc;
-			}
-			prev_end = now_ns(CLOCK_MONOTONIC);
-			/*
-			 * The bytes of a write enter the pty somewhere between its start
-			 * and its return, and this thread can be preempted on either side
-			 * of that. So the silence a reader may see before this write's
-			 * last byte is at most its return minus the previous write's
-			 * start (for the first write: its own duration, which covers a
-			 * wait for room inside write_all).
-			 */
-			pause = prev_end - (f == 0 ? start : prev_start);
-			pk->frag_pause[f] = f == 0 ? 0 : pause;
-			if (pause > pk->max_intra_gap_ns)
-				pk->max_intra_gap_ns = pause;
-			prev_start = start;
-			sent += n;
-			next = prev_end + (int64_t)uniform(&p->rng, 0, cfg->intra_gap_max_us) * 1000;
-		}
-		/* a real line takes 10 bit times a byte: the next packet cannot start before
-		 * this one would have gone out (fragments are not paced: a device that
-		 * delivers at once, as QEMU's UART does, would see gaps inside packets) */
-		line_end = cfg->baud ? pk->t_first_mono + (int64_t)len * 10 * 1000000000 / cfg->baud : 0;
-		pk->t_last_mono = prev_end;
-		p->data_len += len;
-		p->npkt++;
-		atomic_store(&p->done, p->npkt);
-		next = (prev_end > line_end ? prev_end : line_end)
-		       + (int64_t)uniform(&p->rng, cfg->inter_gap_min_us, cfg->inter_gap_max_us) * 1000;
+int sim_exchange_run(struct sim_port *req, struct sim_port *resp, const struct sim_cfg *cfg)
+{
+	int64_t next = now_ns(CLOCK_MONOTONIC), gap = (int64_t)cfg->gap_us * 1000;
+
+	req->cfg = resp->cfg = *cfg;
+	req->rng = cfg->seed;
+	resp->rng = cfg->seed ^ 0x9e3779b97f4a7c15ULL;
+	for (unsigned k = 0; cfg->packets == 0 || k < cfg->packets; k++) {
+		int rc;
+
+		if (atomic_load(&req->stop) || atomic_load(&resp->stop))
+			break;
+		if ((rc = reserve(req, cfg->max_len + 128)) < 0
+		    || (rc = reserve(resp, cfg->max_len + 128)) < 0)
+			return rc;
+		if ((rc = play(req, cfg, make_packet(req, cfg, NULL), &next)) < 0)
+			return rc;
+		/* the response starts 1 to 10 gaps after the request's last byte */
+		next += gap + (int64_t)(tu_rand(&req->rng) % (uint64_t)(9 * gap + 1));
+		if ((rc = play(resp, cfg, make_packet(resp, cfg,
+						      req->data + req->pkt[req->npkt - 1].off), &next)) < 0)
+			return rc;
+		next += (int64_t)uniform(&req->rng, cfg->inter_gap_min_us, cfg->inter_gap_max_us) * 1000;
 	}
 	return 0;
 }

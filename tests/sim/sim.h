@@ -85,6 +85,16 @@ int sim_port_wait_open(struct sim_port *p, int timeout_ms);
 /* Plays cfg->packets packets (or until p->stop); records them. Returns 0 or -errno. */
 int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg);
 
+/*
+ * The two wires of one link, as a tap's two ports hear them: a request on req,
+ * then its response on resp starting 1 to 10 gaps (cfg->gap_us, at random)
+ * after the request's last write returned, then the next request after the
+ * inter-packet pause. SIM_MODBUS: Modbus RTU requests and their responses;
+ * otherwise packets of the cfg's kind. Each port records what it sent. Returns
+ * 0 or -errno.
+ */
+int sim_exchange_run(struct sim_port *req, struct sim_port *resp, const struct sim_cfg *cfg);
+
 /* Runs sim_port_run on n ports in parallel threads; returns the first error. */
 int sim_run_all(struct sim_port *ports, unsigned n, const struct sim_cfg *cfg,
 		int rt_priority);
