@@ -207,11 +207,11 @@ static const struct key keys[] = {
 	PRIORITY(SECT_TIMER, timer, priority, "priority", "99"),
 	CPU(SECT_TIMER, timer, cpu, "cpu"),
 	{ SECT_TIMER, "warmup_ms", &t_uint, AT(timer, warmup_ms), 0, 600000, .def = "1000" },
-	/* global:0 as before idle_latency: auto (pinned:0 when every real-time thread
-	 * is pinned) becomes the default only when tests/bench_idle.sh shows it within
-	 * 1.1x of global:0 on a quiet machine (README, Benchmarks) */
+	/* auto: global:0 unless every real-time thread is pinned, then pinned:0, which
+	 * tests/bench_idle.sh measured within 1.1x of global:0 on a quiet machine while
+	 * the free CPU halts (README, Benchmarks) */
 	{ SECT_TIMER, "idle_latency", &t_idle, AT(timer, idle_scope), 0, IDLE_MAX, w_idle,
-	  .def = "global:0" },
+	  .def = "auto" },
 	{ SECT_TIMER, "cpu_dma_latency", &t_dma, AT(timer, idle_scope), 0, IDLE_MAX, w_off,
 	  "a latency; expected microseconds from 0 to 1000000", .new_name = "idle_latency" },
 

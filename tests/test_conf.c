@@ -135,7 +135,7 @@ static void test_defaults(void **state)
 	EQ_NUM("minimal", c->timer.period_us, 1000);
 	EQ_NUM("minimal", c->timer.priority, 99);
 	EQ_NUM("minimal", c->timer.cpu, CONF_CPU_ANY);
-	EQ_NUM("minimal", c->timer.idle_scope, CONF_IDLE_GLOBAL);
+	EQ_NUM("minimal", c->timer.idle_scope, CONF_IDLE_AUTO);
 	EQ_NUM("minimal", c->timer.idle_us, 0);
 	EQ_NUM("minimal", c->logger.irq_priority, CONF_IRQ_AUTO);
 	EQ_NUM("minimal", c->logger.flusher_cpu, CONF_CPU_ANY);

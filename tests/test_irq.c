@@ -598,8 +598,10 @@ static void idle_plans(void **state)
 		enum conf_idle scope;
 		const char *cpus;       /* the CPUs PINNED holds, as digits */
 	} cases[] = {
-		{ "default (global:0), the reader pinned", "[serial a]\ndevice = /dev/x\ncpu = 1\n",
-		  CONF_IDLE_GLOBAL, "" },
+		{ "default (auto), the reader pinned", "[serial a]\ndevice = /dev/x\ncpu = 1\n",
+		  CONF_IDLE_PINNED, "1" },
+		{ "default (auto), nothing pinned", "[serial a]\ndevice = /dev/x\n", CONF_IDLE_GLOBAL,
+		  "" },
 		{ "auto, nothing pinned", AUTO "[serial a]\ndevice = /dev/x\n", CONF_IDLE_GLOBAL, "" },
 		{ "auto, the reader pinned", AUTO "[serial a]\ndevice = /dev/x\ncpu = 1\n",
 		  CONF_IDLE_PINNED, "1" },
