@@ -111,6 +111,22 @@ struct counts {
 	size_t packets, once, unclean, marked, late, unexplained;
 };
 
+/* The sent packet that holds byte off of p's stream. */
+static const struct sent_pkt *packet_at(const struct port *p, size_t off)
+{
+	size_t lo = 0, hi = p->npkt;
+
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (p->pkt[mid].off <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &p->pkt[lo];
+}
+
 /* One port: bytes exact, every clean packet one RX line or its doubt shown. */
 static int check_port(const struct e2e_log *log, const struct port *p, int64_t gap_ns,
 		      size_t max_packet, struct counts *c)
@@ -148,10 +164,17 @@ static int check_port(const struct e2e_log *log, const struct port *p, int64_t g
 			c->marked++;
 			continue;
 		}
-		/* a late wake-up the reader cannot see: a line of the packet taken over
-		 * half a gap after the packet's last write */
-		for (size_t j = l; j <= e; j++)
-			late |= (log->line[idx[j]].t - (k->t + k->dur)) * 2 > gap_ns;
+		/*
+		 * A late wake-up the reader cannot see: a line of the packet taken over
+		 * half a gap after the last write of the packet it begins in (this one,
+		 * or an earlier one that was held with it: then both came in one late
+		 * read with no packet in progress, which the rule cannot doubt).
+		 */
+		for (size_t j = l; j <= e; j++) {
+			const struct sent_pkt *b = packet_at(p, starts[j]);
+
+			late |= (log->line[idx[j]].t - (b->t + b->dur)) * 2 > gap_ns;
+		}
 		if (late) {
 			c->late++;
 			continue;
