@@ -788,14 +788,16 @@ const char *conf_idle_name(enum conf_idle s)
 	return word_of(w_idle, (int)s);
 }
 
-/* a relative pass = NAME says where it goes */
+/* a relative pass = NAME says where it goes, in a '#' comment: the reader cuts
+ * that off before it measures the line, so a long name still prints to a line
+ * that reads back */
 static void pass_print(FILE *out, const struct key *k, const void *sect)
 {
 	const struct conf_serial *s = sect;
 
 	path_print(out, k, sect);
 	if (s->pass[0] != '/')
-		fprintf(out, "  ; %s", s->pass_path);
+		fprintf(out, "  # %s", s->pass_path);
 }
 
 static void octal_print(FILE *out, const struct key *k, const void *sect)
@@ -1057,12 +1059,17 @@ static void parse_line(struct parse *p, const char *text, size_t n)
 	while (quoted < n && text[quoted] != '\r')
 		quoted++;
 	/* '#' after a blank starts a comment, like ';' does: people write
-	 * "baud = 9600  # the PLC" and mean it */
+	 * "baud = 9600  # the PLC" and mean it. Such a comment after a value, and
+	 * the blanks before it, do not count against the length of a line (a line
+	 * that is all comment does): the printed config says
+	 * "pass = NAME  # /run/portlogd/NAME" after a NAME as long as allowed. */
 	for (size_t i = 1; i < n; i++)
-		if (text[i] == '#' && (text[i - 1] == ' ' || text[i - 1] == '\t')) {
+		if ((text[i] == '#' || text[i] == ';') && (text[i - 1] == ' ' || text[i - 1] == '\t')) {
 			n = i;
 			break;
 		}
+	while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\t'))
+		n--;
 	if (n > CONF_LINE_MAX) {
 		fail(p, p->line, "line is longer than %d characters; shorten it", CONF_LINE_MAX);
 		return;

@@ -984,6 +984,11 @@ static void test_print_reparse(void **state)
 		  "global:30" } },
 		{ "irq_priority of [logger] in a port", "[logger]\nirq_priority = 42\n" GPS,
 		  { "[serial gps]", "irq_priority = 42" } },
+		/* a pass name as long as a line allows: the comment that says where it
+		 * goes must not make the line too long to read back (the fuzzer's find:
+		 * "pass = NAME  ; /run/portlogd/NAME") */
+		{ "a pass name as long as a line", GPS "pass=" X50 X50 X50 X10 X10 X10 X10 "x\n",
+		  { "  # /run/portlogd/xxx" } },
 	};
 	char err[CONF_ERR_MAX];
 
