@@ -165,6 +165,11 @@ static void port_marks(const struct e2e_log *log, const char *name, struct marks
 	}
 }
 
+static size_t pkt_off(const void *port, size_t i)
+{
+	return ((const struct sim_port *)port)->pkt[i].off;
+}
+
 /*
  * How late the reader took the line's first byte: its TIME minus the time the
  * simulator wrote that byte (the write that holds it). More than half a gap
@@ -174,19 +179,10 @@ static void port_marks(const struct e2e_log *log, const char *name, struct marks
 static int64_t line_lateness(const struct e2e_log *log, const struct sim_port *p,
 			     const size_t *starts, const size_t *idx, size_t j)
 {
-	size_t lo = 0, hi = p->npkt, off = starts[j];
-	const struct sim_packet *k;
+	size_t off = starts[j];
+	const struct sim_packet *k = &p->pkt[e2e_last_at_most(p, p->npkt, pkt_off, off)];
 	unsigned f = 0;
 
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-
-		if (p->pkt[mid].off <= off)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	k = &p->pkt[lo];
 	while (f + 1 < k->nfrag && k->off + k->frag_off[f + 1] <= off)
 		f++;
 	return log->line[idx[j]].t - k->frag_real[f];

@@ -509,19 +509,31 @@ uint8_t *e2e_concat(const struct e2e_log *log, const char *src, size_t *len,
 	return e2e_concat_kind(log, src, "RX", len, starts, line_idx, nlines);
 }
 
-size_t e2e_line_of(const size_t *starts, size_t nlines, size_t off)
+/* libc's bsearch finds an equal key; these searches want the last key <= x */
+size_t e2e_last_at_most(const void *ctx, size_t n, size_t (*key)(const void *ctx, size_t i),
+			size_t x)
 {
-	size_t lo = 0, hi = nlines;
+	size_t lo = 0, hi = n;
 
 	while (hi - lo > 1) {
 		size_t mid = (lo + hi) / 2;
 
-		if (starts[mid] <= off)
+		if (key(ctx, mid) <= x)
 			lo = mid;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+static size_t start_key(const void *starts, size_t i)
+{
+	return ((const size_t *)starts)[i];
+}
+
+size_t e2e_line_of(const size_t *starts, size_t nlines, size_t off)
+{
+	return e2e_last_at_most(starts, nlines, start_key, off);
 }
 
 bool e2e_late_mark_at(const struct e2e_log *log, const char *src, int64_t t)

@@ -118,6 +118,10 @@ uint8_t *e2e_concat(const struct e2e_log *log, const char *src, size_t *len,
 uint8_t *e2e_concat_kind(const struct e2e_log *log, const char *src, const char *kind,
 			 size_t *len, size_t **starts, size_t **line_idx, size_t *nlines);
 
+/* The last i < n (0 if none) whose key(ctx, i) <= x, the keys ascending in i. */
+size_t e2e_last_at_most(const void *ctx, size_t n, size_t (*key)(const void *ctx, size_t i),
+			size_t x);
+
 /* The RX line (an index into e2e_concat's starts) that holds byte off. */
 size_t e2e_line_of(const size_t *starts, size_t nlines, size_t off);
 

@@ -112,19 +112,14 @@ struct counts {
 };
 
 /* The sent packet that holds byte off of p's stream. */
+static size_t pkt_off(const void *port, size_t i)
+{
+	return ((const struct port *)port)->pkt[i].off;
+}
+
 static const struct sent_pkt *packet_at(const struct port *p, size_t off)
 {
-	size_t lo = 0, hi = p->npkt;
-
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-
-		if (p->pkt[mid].off <= off)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return &p->pkt[lo];
+	return &p->pkt[e2e_last_at_most(p, p->npkt, pkt_off, off)];
 }
 
 /* One port: bytes exact, every clean packet one RX line or its doubt shown. */
