@@ -114,14 +114,21 @@ static void stop(void)
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-/* How many lines of source src hold `needle`. */
-static size_t count(const struct e2e_log *log, const char *src, const char *needle)
+/* The lines of src that hold both needles. */
+static size_t count2(const struct e2e_log *log, const char *src, const char *a, const char *b)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < log->n; i++)
-		n += strcmp(log->line[i].src, src) == 0 && strstr(log->line[i].text, needle) != NULL;
+		n += strcmp(log->line[i].src, src) == 0 && strstr(log->line[i].text, a) != NULL
+		     && strstr(log->line[i].text, b) != NULL;
 	return n;
+}
+
+/* How many lines of source src hold `needle`. */
+static size_t count(const struct e2e_log *log, const char *src, const char *needle)
+{
+	return count2(log, src, needle, needle);
 }
 
 /* The first line of src that holds needle; fails when there is none. */
@@ -400,9 +407,12 @@ static void tap_reconnect(void **state)
 	assert_memory_equal(got, sent, len);
 	assert_non_null(strstr(find(&log, "plc", " EV error op=open"), " dir=tx"));
 	assert_int_equal(count(&log, "plc", " EV open device="), 3);    /* rx; tx twice */
-	/* opens, hang-up, errors, stop, and the pty's interrupt said once (not per open) */
-	assert_int_equal(count(&log, "plc", " dir=tx"), 2 + 1 + count(&log, "plc", " EV error ")
-			 + 1 + 1);
+	/* opens, hang-up, errors, stop, and the pty's interrupt said once (not per
+	 * open); besides these only the doubts a stalled machine adds (an EV
+	 * late-delivery: CI's ASan run once had one, a 22 ms stall) */
+	assert_int_equal(count(&log, "plc", " dir=tx") - count2(&log, "plc", " EV late-delivery ",
+							       " dir=tx"),
+			 2 + 1 + count(&log, "plc", " EV error ") + 1 + 1);
 	expect_time_order(&log, "plc");
 	e2e_expect_accounted(&log);
 	free(got);
