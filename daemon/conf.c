@@ -1009,17 +1009,18 @@ static void open_section(struct parse *p, const char *start)
 	*p->cur = *s;
 }
 
-/* inih's rule: the first of chars, or a ';' after a blank (a comment), or the end. */
-static char *find_or_comment(char *s, const char *chars)
+/*
+ * Where the comment after a value starts in text[0..n), or n: a '#' after a
+ * space or tab (people write "baud = 9600  # the PLC" and mean it), or, as
+ * inih has it, a ';' after any white space.
+ */
+static size_t comment_start(const char *text, size_t n)
 {
-	bool was_space = false;
-
-	while (*s != '\0' && (chars == NULL || strchr(chars, *s) == NULL)
-	       && !(was_space && *s == ';')) {
-		was_space = isspace((unsigned char)*s);
-		s++;
-	}
-	return s;
+	for (size_t i = 1; i < n; i++)
+		if ((text[i] == '#' && (text[i - 1] == ' ' || text[i - 1] == '\t'))
+		    || (text[i] == ';' && isspace((unsigned char)text[i - 1])))
+			return i;
+	return n;
 }
 
 static char *skip_space(char *s)
@@ -1058,16 +1059,11 @@ static void parse_line(struct parse *p, const char *text, size_t n)
 	}
 	while (quoted < n && text[quoted] != '\r')
 		quoted++;
-	/* '#' after a blank starts a comment, like ';' does: people write
-	 * "baud = 9600  # the PLC" and mean it. Such a comment after a value, and
-	 * the blanks before it, do not count against the length of a line (a line
-	 * that is all comment does): the printed config says
-	 * "pass = NAME  # /run/portlogd/NAME" after a NAME as long as allowed. */
-	for (size_t i = 1; i < n; i++)
-		if ((text[i] == '#' || text[i] == ';') && (text[i - 1] == ' ' || text[i - 1] == '\t')) {
-			n = i;
-			break;
-		}
+	/* a comment after a value, and the blanks before it, do not count against
+	 * the length of a line (a line that is all comment does): the printed
+	 * config says "pass = NAME  # /run/portlogd/NAME" after a NAME as long as
+	 * allowed */
+	n = comment_start(text, n);
 	while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\t'))
 		n--;
 	if (n > CONF_LINE_MAX) {
@@ -1089,8 +1085,8 @@ static void parse_line(struct parse *p, const char *text, size_t n)
 		return;
 	}
 	trim_end(start, start + strlen(start));
-	end = find_or_comment(start, "=:");
-	if (*end == '\0' || *end == ';') {
+	end = start + strcspn(start, "=:");
+	if (*end == '\0') {
 		fail(p, p->line, "%s%s%ssyntax error: '%.*s' is not key = value; write key = value, "
 		     "a [section], or a comment starting with # or ;", p->cur ? "[" : "",
 		     p->cur ? p->cur->title : "", p->cur ? "]: " : "",
@@ -1099,11 +1095,7 @@ static void parse_line(struct parse *p, const char *text, size_t n)
 	}
 	*end = '\0';
 	trim_end(start, end);
-	value = end + 1;
-	end = find_or_comment(value, NULL);
-	*end = '\0';
-	value = skip_space(value);
-	trim_end(value, end);
+	value = skip_space(end + 1);
 	on_key(p, start, value);
 }
 
