@@ -111,12 +111,12 @@ struct counts {
 	size_t packets, once, unclean, marked, late, unexplained;
 };
 
-/* The sent packet that holds byte off of p's stream. */
 static size_t pkt_off(const void *port, size_t i)
 {
 	return ((const struct port *)port)->pkt[i].off;
 }
 
+/* The sent packet that holds byte off of p's stream. */
 static const struct sent_pkt *packet_at(const struct port *p, size_t off)
 {
 	return &p->pkt[e2e_last_at_most(p, p->npkt, pkt_off, off)];
