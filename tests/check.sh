@@ -3,9 +3,9 @@
 # tests/check.sh - install, build warning-free, and run every test: plain, ASan+UBSan, TSan.
 # CHECK_BUILDS="plain asan tsan" picks builds; PORTLOGD_SEED repeats a random run.
 # The tests labelled "long" (1000 rotations) run once, in the plain build; CHECK_LONG=0 skips them.
-# The Debian package runs once, after the plain build's tests: tests/deb.sh (ctest -L deb:
+# The Debian package runs once, after the plain build's tests: tests/pkg/deb.sh (ctest -L deb:
 # dpkg-buildpackage from a copy of the tree, lintian with no error or warning, its contents),
-# then tests/autopkgtest.sh (debian/tests on the installed package, null runner, no network;
+# then tests/pkg/autopkgtest.sh (debian/tests on the installed package, null runner, no network;
 # it installs and then purges the package here). CHECK_DEB=0 skips both.
 # The guest test (tests/vm/run.sh: that package under systemd in a QEMU guest, installed,
 # upgraded, removed and purged; then again on Debian's PREEMPT_RT kernel; 9-14 min under
@@ -44,11 +44,11 @@ for b in ${CHECK_BUILDS:-plain asan tsan}; do
 		rm -rf build-plain/deb
 		ctest --test-dir build-plain -V --timeout 900 -L deb
 		# a skip would leave no package: the autopkgtest then fails
-		sh tests/autopkgtest.sh build-plain/deb
+		sh tests/pkg/autopkgtest.sh build-plain/deb
 	fi
 	if [ "$b" = plain ] && [ "${CHECK_VM:-1}" != 0 ]; then
 		echo "=== plain build: the guest test ==="
-		# the package tests/deb.sh built, or (CHECK_DEB=0) one run.sh builds
+		# the package tests/pkg/deb.sh built, or (CHECK_DEB=0) one run.sh builds
 		portlogd_deps $PORTLOGD_VM_PACKAGES $PORTLOGD_DEB_PACKAGES
 		deb=$(ls "$PWD"/build-plain/deb/portlogd_*.deb 2>/dev/null || true)   # ctest runs it elsewhere
 		PORTLOGD_VM_DEB=$deb PORTLOGD_VM_REQUIRE=1 ctest --test-dir build-plain -V --timeout 900 -L vm
@@ -56,5 +56,5 @@ for b in ${CHECK_BUILDS:-plain asan tsan}; do
 done
 if [ "${FUZZ_SECONDS:-60}" != 0 ]; then
 	echo "=== fuzz ==="
-	sh tests/fuzz.sh "${FUZZ_SECONDS:-60}"
+	sh tests/fuzz/fuzz.sh "${FUZZ_SECONDS:-60}"
 fi

@@ -1,19 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # tests/deps.sh - sourced by demo.sh and check.sh: installs missing Debian packages.
 # systemd, man-db: systemd-analyze (verify looks up Documentation= man pages);
-# dpkg-dev, file: the Debian package and its test (tests/deb.sh); groff-base: the man
-# page tests; logrotate: its config's test; clang: the libFuzzer targets (tests/fuzz.sh);
+# dpkg-dev, file: the Debian package and its test (tests/pkg/deb.sh); groff-base: the man
+# page tests; logrotate: its config's test; clang: the libFuzzer targets (tests/fuzz/fuzz.sh);
 # zlib1g-dev: --export reads .gz; tshark, sigrok-cli, gtkwave (vcd2fst): e2e_export reads what --export writes (tshark
 # asks whether non-root users may capture: DEBIAN_FRONTEND=noninteractive takes the default, no);
 # rsyslog, rsyslog-relp: the central-collection test (e2e_fleet, label fleet); mbpoll, socat,
 # python3-pymodbus, python3-serial-asyncio (which --no-install-recommends leaves out): e2e_pass's
-# Modbus master and slave through pass = PATH; socat also for tests/bench_relay.c
+# Modbus master and slave through pass = PATH; socat also for tests/bench/bench_relay.c
 PORTLOGD_PACKAGES="cmake make gcc libc6-dev pkg-config libserialport-dev libieee1284-3-dev
 libsystemd-dev libcmocka-dev libck-dev zlib1g-dev systemd man-db dpkg-dev file groff-base logrotate
 clang tshark sigrok-cli gtkwave rsyslog rsyslog-relp mbpoll socat python3-pymodbus
 python3-serial-asyncio"
 
-# the Debian package (tests/deb.sh, ctest -L deb; tests/autopkgtest.sh): debhelper for
+# the Debian package (tests/pkg/deb.sh, ctest -L deb; tests/pkg/autopkgtest.sh): debhelper for
 # dpkg-buildpackage, lintian, autopkgtest; python3 and man-db for debian/tests.
 # Install: portlogd_deps $PORTLOGD_DEB_PACKAGES
 PORTLOGD_DEB_PACKAGES="debhelper lintian autopkgtest python3 man-db"

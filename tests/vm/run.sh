@@ -23,8 +23,8 @@
 # QEMU cannot run at all; any failed check exits 1 and says which.
 #
 # Environment:
-#   PORTLOGD_VM_DEB=FILE    the package to test (tests/check.sh passes the one tests/deb.sh
-#                           built); without it, tests/deb-build.sh builds one from SRC
+#   PORTLOGD_VM_DEB=FILE    the package to test (tests/check.sh passes the one tests/pkg/deb.sh
+#                           built); without it, tests/pkg/deb-build.sh builds one from SRC
 #   PORTLOGD_VM_KERNEL="PKG..."  the guest's kernel packages, each booted in turn, the first
 #                           with everything (default "linux-image-amd64 linux-image-rt-amd64")
 #   PORTLOGD_VM_CACHE=DIR   keep the debootstrapped rootfs in DIR and reuse it while it
@@ -112,7 +112,7 @@ fail() {
 if [ -n "${PORTLOGD_VM_DEB:-}" ]; then
 	deb=$(cd "$(dirname "$PORTLOGD_VM_DEB")" && pwd)/$(basename "$PORTLOGD_VM_DEB")
 else
-	sh "$src/tests/deb-build.sh" "$src" "$work/deb" || fail "deb: tests/deb-build.sh failed"
+	sh "$src/tests/pkg/deb-build.sh" "$src" "$work/deb" || fail "deb: tests/pkg/deb-build.sh failed"
 	deb=$(ls "$work"/deb/portlogd_*.deb)
 fi
 version=$(dpkg-deb -f "$deb" Version)

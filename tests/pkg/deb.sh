@@ -1,13 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# tests/deb.sh BUILD SRC - the Debian package: debian/changelog's version is CMake's and
-# the man pages'; tests/deb-build.sh builds it from a copy of SRC (dpkg-buildpackage)
+# tests/pkg/deb.sh BUILD SRC - the Debian package: debian/changelog's version is CMake's and
+# the man pages'; tests/pkg/deb-build.sh builds it from a copy of SRC (dpkg-buildpackage)
 # into BUILD/deb and leaves SRC as it was; lintian finds no error and no warning (its
 # info and pedantic tags are printed); the package holds the expected files (man pages
 # compressed, the binary stripped, its debug symbols in portlogd-dbgsym), conffiles,
 # the helpers' maintainer scripts and library Depends; the source package holds no
 # build tree; unpacked (dpkg -x) its binary runs --version and --check-config on the
-# shipped config. tests/autopkgtest.sh then tests the installed package.
+# shipped config. tests/pkg/autopkgtest.sh then tests the installed package.
 set -eu
 build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
 for t in dpkg-buildpackage dpkg-parsechangelog lintian; do
@@ -34,7 +34,7 @@ state >"$tmp/before"
 # what dpkg-buildpackage would leave in the parent: portlogd_* and portlogd-dbgsym_*
 artifacts() { ls "$src/.." | grep -E '^portlogd(-dbgsym)?_' || true; }
 artifacts >"$tmp/parent-before"
-sh "$src/tests/deb-build.sh" "$src" "$out" || exit 1
+sh "$src/tests/pkg/deb-build.sh" "$src" "$out" || exit 1
 state >"$tmp/after"
 artifacts >"$tmp/parent-after"
 cmp -s "$tmp/before" "$tmp/after" && cmp -s "$tmp/parent-before" "$tmp/parent-after" ||

@@ -1,11 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# tests/fuzz.sh [SECONDS] - build the libFuzzer targets with clang (build-fuzz/) and run
+# tests/fuzz/fuzz.sh [SECONDS] - build the libFuzzer targets with clang (build-fuzz/) and run
 # each for SECONDS (60) on a copy of its seed corpus in tests/fuzz/corpus/, so the
 # repository does not grow. Prints executions and coverage per target; exits 1 if a
 # target crashed, hung or failed an assertion, naming the saved input.
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 seconds=${1:-60}
 . tests/deps.sh
 portlogd_deps

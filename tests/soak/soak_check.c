@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* soak_check.c - tests/soak.sh's helper: step the clock; check a soak run's logs against what was sent.
+/* soak_check.c - tests/soak/soak.sh's helper: step the clock; check a soak run's logs against what was sent.
  *
  *   soak_check step USEC
  *       sets CLOCK_REALTIME USEC microseconds forward (or back, negative), to the

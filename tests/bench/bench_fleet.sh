@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# tests/bench_fleet.sh [BUILD] [LINES] - what one central rsyslogd takes over loopback RELP,
+# tests/bench/bench_fleet.sh [BUILD] [LINES] - what one central rsyslogd takes over loopback RELP,
 # with the shipped configs: LINES lines (200000) from 1 and from 4 forwarders, each
 # following its own copy of a log the real daemon wrote. Prints lines/s and MB/s at the
 # centre, the forwarders' CPU seconds per forwarded MB, the centre's per received MB,
@@ -10,7 +10,7 @@
 set -eu
 build=${1:-build-plain}
 lines=${2:-200000}
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "$build" && pwd)
 tmp=$(mktemp -d)
 pids=""

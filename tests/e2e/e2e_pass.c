@@ -825,7 +825,7 @@ static void pass_mbpoll_pymodbus(void **state)
 	char dir[256], conf[300], logp[300], dev[300], modbus[300], app[300], text[2048];
 	char socat_a[400], socat_b[400], out_path[300];
 	const char *socat[] = { "socat", socat_a, socat_b, NULL };
-	const char *slave[] = { "/usr/bin/python3", PORTLOGD_SRC "/tests/modbus/slave.py", modbus,
+	const char *slave[] = { "/usr/bin/python3", PORTLOGD_SRC "/tests/e2e/modbus/slave.py", modbus,
 				"19200", NULL };
 	uint16_t reg[100];
 	uint8_t want_tx[POLLS][64], want_rx[POLLS][300];

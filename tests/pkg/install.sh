@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# tests/install.sh BUILD - cmake --install into a scratch root (DESTDIR): the expected
+# tests/pkg/install.sh BUILD - cmake --install into a scratch root (DESTDIR): the expected
 # files; sysusers and tmpfiles make the user and log directory there; the installed unit
 # passes systemd-analyze verify (with its ExecStart pointed at the installed binary) and
 # scores <= 2.0 in systemd-analyze security --offline.

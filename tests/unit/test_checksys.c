@@ -103,7 +103,7 @@ static char root[256];                  /* short: ROOT/rel fits PATH_MAX */
 static struct conf conf;            /* about 20 KiB: not on the stack */
 static struct checksys cs;
 
-/* ---- fixture trees (tests/fixture.c) below root ---- */
+/* ---- fixture trees (tests/lib/fixture.c) below root ---- */
 
 static void fx_write(const char *rel, const char *text)
 {

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# tests/deb-build.sh SRC OUT - builds portlogd's Debian packages the way Debian does,
+# tests/pkg/deb-build.sh SRC OUT - builds portlogd's Debian packages the way Debian does,
 # from a scratch copy of SRC so that the source tree stays as it was (no obj-*/, no
 # debian/portlogd/, nothing in SRC/..): dpkg-buildpackage -us -uc -b for the binary
 # packages, dpkg-source -b for the source package (so lintian can check it too).

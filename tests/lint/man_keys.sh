@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# tests/man_keys.sh BUILD SRC - every config key of the daemon's key table (--list-keys) is
+# tests/lint/man_keys.sh BUILD SRC - every config key of the daemon's key table (--list-keys) is
 # documented in its section of portlogd.conf(5) and of README.md's config table, with its
 # default (README), its words and its range; every option of --help is in portlogd(8); and
 # both man pages render without warnings.

@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# tests/bench_idle.sh - [timer] idle_latency against the first-byte timestamp error and the
+# tests/bench/bench_idle.sh - [timer] idle_latency against the first-byte timestamp error and the
 # CPUs' idle residency. Not a test: it prints the table and never fails on time.
-# Usage: sh tests/bench_idle.sh [BUILD_DIR] [SECONDS] [ROUNDS]
+# Usage: sh tests/bench/bench_idle.sh [BUILD_DIR] [SECONDS] [ROUNDS]
 #
 # For each setting: the daemon on 3 simulator ptys (portlogd-sim, one write per packet,
 # 20-40 ms apart so that the CPUs go idle in between), for SECONDS; the first-byte error

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# tests/spdx.sh SRC [--add] - every source file git tracks in SRC starts with the
+# tests/lint/spdx.sh SRC [--add] - every source file git tracks in SRC starts with the
 # project's license line, in its language's comment:
 #   C (.c, .h)                  line 1: /* SPDX-License-Identifier: GPL-2.0-or-later */
 #   a script (#! on line 1)     line 2: # SPDX-License-Identifier: GPL-2.0-or-later
@@ -50,7 +50,7 @@ while IFS= read -r f; do
 	k=$(kind "$f")
 	case $k in
 	skip) continue ;;
-	unknown) echo "unknown kind of file (tell tests/spdx.sh what it is): $f"; unknown=$((unknown + 1)); continue ;;
+	unknown) echo "unknown kind of file (tell tests/lint/spdx.sh what it is): $f"; unknown=$((unknown + 1)); continue ;;
 	c) want="/* $tag */" line=1 ;;
 	roff) want=".\\\" $tag" line=1 ;;
 	hash) want="# $tag" line=1 ;;

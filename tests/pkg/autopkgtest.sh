@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# tests/autopkgtest.sh DEBDIR - autopkgtest with the null runner on DEBDIR's package
-# (what tests/deb.sh built there: portlogd_*.deb and the source .dsc, whose
+# tests/pkg/autopkgtest.sh DEBDIR - autopkgtest with the null runner on DEBDIR's package
+# (what tests/pkg/deb.sh built there: portlogd_*.deb and the source .dsc, whose
 # debian/tests/control lists the tests), without the network (unshare -n: nothing is
 # downloaded; the test's Depends must be installed, tests/deps.sh does that).
 # The null runner installs the package on THIS machine: so it refuses to run where
@@ -14,7 +14,7 @@ for t in autopkgtest unshare; do
 	command -v $t >/dev/null || { echo "SKIP: no $t (tests/deps.sh: PORTLOGD_DEB_PACKAGES)"; exit 77; }
 done
 deb=$(ls "$dir"/portlogd_*.deb) dsc=$(ls "$dir"/portlogd_*.dsc) ||
-	{ echo "FAIL autopkgtest: no portlogd_*.deb and .dsc in $dir (tests/deb.sh makes them)"; exit 1; }
+	{ echo "FAIL autopkgtest: no portlogd_*.deb and .dsc in $dir (tests/pkg/deb.sh makes them)"; exit 1; }
 if dpkg-query -W -f '${Status}' portlogd 2>/dev/null | grep -q 'ok installed'; then
 	echo "FAIL autopkgtest: portlogd is installed on this machine; the null runner would" \
 		"replace it and this script purge it. Purge it first, or run elsewhere."

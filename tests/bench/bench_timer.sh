@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# tests/bench_timer.sh - the timer thread against cyclictest, same machine, same run.
+# tests/bench/bench_timer.sh - the timer thread against cyclictest, same machine, same run.
 # Not a test: it prints both latency tables and their ratio and never fails on time.
-# Usage: sh tests/bench_timer.sh [BUILD_DIR] [PERIOD_US] [SECONDS] [PAIRS]
+# Usage: sh tests/bench/bench_timer.sh [BUILD_DIR] [PERIOD_US] [SECONDS] [PAIRS]
 # cyclictest -m -p 99 -i P -D Ns, then portlogd with period P for N s, alternately.
 # Both hold /dev/cpu_dma_latency at 0 (cyclictest does by default, portlogd too).
 # BENCH_TIMER_CPU=N pins the timer thread (and cyclictest, -a N); BENCH_SAMPLER_CPU=N

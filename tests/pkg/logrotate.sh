@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# tests/logrotate.sh BUILD SRC - the shipped logrotate config, run by the real logrotate
+# tests/pkg/logrotate.sh BUILD SRC - the shipped logrotate config, run by the real logrotate
 # against the real daemon: the file is renamed (nocreate: logrotate makes no new file),
 # and after the postrotate SIGHUP the daemon makes the new file itself, 0640 even under
 # umask 077, starting with EV reopen, and writes on into it.

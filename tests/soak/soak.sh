@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# tests/soak.sh [MINUTES] [BUILD] - weeks, compressed: the real daemon for MINUTES (60)
+# tests/soak/soak.sh [MINUTES] [BUILD] - weeks, compressed: the real daemon for MINUTES (60)
 # with traffic on 8 simulated ports, and every minute what a long run meets:
 #   - a rotation by the shipped logrotate config (its own state file; only the path,
 #     the postrotate command and "rotate 8" rewritten: every file is kept to check);
@@ -15,14 +15,14 @@
 # accounting from the latest STAT round. At the end it checks that from minute 2
 # on RSS, fds and threads did not grow, that the STAT lines account for every
 # record in every file, that the clock's EV lines are there, and that every
-# packet was logged once (tests/soak_check.c). Exit 0 when all hold.
+# packet was logged once (tests/soak/soak_check.c). Exit 0 when all hold.
 # Root (mount, clock, SCHED_FIFO); runs in a mount namespace of its own, so the
 # tmpfs goes with it. Not in ctest: it takes MINUTES. SOAK_KEEP=1 keeps the files;
 # SOAK_IDLE=V sets [timer] idle_latency (off: a soak measures no latency).
 set -eu
 minutes=${1:-60}
 build=${2:-build}
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 case $build in /*) ;; *) build=$(pwd)/$build ;; esac
 [ "$(id -u)" = 0 ] || { echo "soak: run as root (tmpfs, clock steps, SCHED_FIFO)"; exit 2; }
 [ "$minutes" -ge 4 ] 2>/dev/null || { echo "soak: MINUTES must be 4 or more"; exit 2; }
@@ -53,7 +53,7 @@ trap 'exit 130' INT TERM
 mono() { cut -d. -f1 /proc/uptime; }
 
 cat >"$work/portlogd.conf" <<CONF
-# tests/soak.sh
+# tests/soak/soak.sh
 [logger]
 log_file = $log
 timestamp = epoch
