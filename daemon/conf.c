@@ -3,7 +3,7 @@
  *
  * A key is one row of keys[] below: its section, name, type, range, words,
  * default and the field it sets. The parser, conf_print (--check-config) and
- * conf_print_keys (--list-keys, which tests/man_keys.sh holds against the man
+ * conf_print_keys (--list-keys, which tests/lint/man_keys.sh holds against the man
  * page and the README) all read that table, so a new key is a new row.
  *
  * The line parser is ours, not inih's. Debian builds libinih without
@@ -208,7 +208,7 @@ static const struct key keys[] = {
 	CPU(SECT_TIMER, timer, cpu, "cpu"),
 	{ SECT_TIMER, "warmup_ms", &t_uint, AT(timer, warmup_ms), 0, 600000, .def = "1000" },
 	/* auto: global:0 unless every real-time thread is pinned, then pinned:0, which
-	 * tests/bench_idle.sh measured within 1.1x of global:0 on a quiet machine while
+	 * tests/bench/bench_idle.sh measured within 1.1x of global:0 on a quiet machine while
 	 * the free CPU halts (README, Benchmarks) */
 	{ SECT_TIMER, "idle_latency", &t_idle, AT(timer, idle_scope), 0, IDLE_MAX, w_idle,
 	  .def = "auto" },

@@ -148,7 +148,7 @@ int conf_load(struct conf *c, const char *path, char *err, size_t errlen);
 /* Writes the effective configuration, every key, in config-file syntax. */
 void conf_print(const struct conf *c, FILE *out);
 
-/* Writes the key table (portlogd --list-keys, for tests/man_keys.sh), one key a line,
+/* Writes the key table (portlogd --list-keys, for tests/lint/man_keys.sh), one key a line,
  * tab-separated: [SECTION] KEY DEFAULT WORDS RANGE, such as "[serial NAME] gap_us auto
  * auto 1..10000000"; DEFAULT "(required)" or "(none)" for a key without one; WORDS
  * "a|b" (the first word of each value) and RANGE "MIN..MAX", or "-". */

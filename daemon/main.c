@@ -552,7 +552,7 @@ int main(int argc, char **argv)
 		{ "root", required_argument, NULL, 'R' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
-		/* not in --help: the key table, for tests/man_keys.sh */
+		/* not in --help: the key table, for tests/lint/man_keys.sh */
 		{ "list-keys", no_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};

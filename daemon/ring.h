@@ -12,7 +12,7 @@
  * the consumer never sees half of it.
  *
  * Why not Concurrency Kit's ck_ring (libck-dev)? It was the first choice and
- * tests/bench.c measures it side by side with this one. ck_ring 0.7.1 has no
+ * tests/bench/bench.c measures it side by side with this one. ck_ring 0.7.1 has no
  * peek, so the flusher would copy every record out before the merge; it reloads
  * the consumer index on every push; and its x86_64 atomics are inline assembly,
  * which ThreadSanitizer cannot see, so the stress test could not prove it race
