@@ -8,7 +8,7 @@
  * time (char_ns) each, ending at the wake-up. For a pseudo-terminal there is no
  * wire and char_ns is 0.
  *
- * The boundary rule (README, "Packet boundaries"). The reader sees the kernel
+ * The boundary rule (daemon/README.md, "Packet boundaries"). The reader sees the kernel
  * only when it looks, so a silence is known only from what it saw:
  *  - A packet ends by gap only when the caller found the kernel empty at or
  *    after its deadline (reasm_deadline: gap_ns after the end of the read that

@@ -210,7 +210,7 @@ static bool holds_stream(const struct sim_port *p, size_t j, size_t o, const str
 /*
  * Every RX line of p (in file order, from line `from` on) must be sent bytes, in
  * order, sent packets from `pkt0` on; the packets not there are lost, whole. A line
- * is one packet, or a wrong boundary: those the reader saw are marked (README,
+ * is one packet, or a wrong boundary: those the reader saw are marked (daemon/README.md,
  * "Packet boundaries": an EV late-delivery of p dated at a line that begins inside a
  * packet or runs past one's end); the unmarked ones are counted and shown. These
  * tests judge loss: whether a boundary is right under load is e2e_serial's question,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* e2e_recipes.c - the grep/awk recipes of portlogd(8), run on a log of the real daemon. */
+/* e2e_recipes.c - the grep/awk recipes of portlogd-log(5), run on a log of the real daemon. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -210,7 +210,7 @@ static char *recipe(const char *page, const char *name)
 	snprintf(marker, sizeof(marker), ".\\\" recipe %s\n.EX\n", name);
 	p = strstr(page, marker);
 	if (p == NULL)
-		fail_msg("no recipe '%s' in %s", name, PORTLOGD_MAN8);
+		fail_msg("no recipe '%s' in %s", name, PORTLOGD_MAN_LOG);
 	p += strlen(marker);
 	end = strstr(p, ".EE\n.\\\" end\n");
 	assert_non_null(end);
@@ -410,9 +410,9 @@ static void recipes(void **state)
 	assert_int_equal(strncmp(pairs.s, "7265616420310a 76616c75652031300a ", 34), 0);
 	assert_int_equal(count_lines(pairs.s), 3);      /* the unanswered request: no line */
 
-	page = slurp_file(PORTLOGD_MAN8);
+	page = slurp_file(PORTLOGD_MAN_LOG);
 	snprintf(cmd, sizeof(cmd), "groff -man -Tutf8 -P-cbou -rLL=300n '%s' | sed 's/^ *//'",
-		 PORTLOGD_MAN8);
+		 PORTLOGD_MAN_LOG);
 	rendered = slurp_cmd(cmd);
 	check(page, rendered, dir, "port-packets", port_packets.s);
 	check(page, rendered, dir, "per-source", per_source.s);

@@ -132,7 +132,7 @@ static bool split_explained(const struct e2e_log *log, const struct sim_packet *
  * Was the kernel stalling this port's deliveries within 100 ms of packet k?
  * Evidence from the log: a line that begins at a write of the simulator was
  * dated more than half a gap after that write: the reader woke that late
- * without a deadline to tell it so (README, "Packet boundaries": the one
+ * without a deadline to tell it so (daemon/README.md, "Packet boundaries": the one
  * lateness it cannot see), and a boundary near it cannot be judged. (A doubt
  * the reader saw must be marked where the rule puts the mark: check_port.)
  */

@@ -128,7 +128,7 @@ size_t e2e_line_of(const size_t *starts, size_t nlines, size_t off);
 /*
  * How src's RX lines (e2e_concat's starts and line_idx) hold the packet of len
  * bytes at off: exactly one line; a wrong boundary marked where the boundary
- * rule puts the mark (README, "Packet boundaries": an EV late-delivery of src
+ * rule puts the mark (daemon/README.md, "Packet boundaries": an EV late-delivery of src
  * dated at each line that begins inside the packet, and at the line that holds
  * its first or its last byte when that line runs past it); or unmarked. A line
  * that begins after one of max_packet bytes (0: none) began at the length

@@ -58,6 +58,7 @@ for f in /usr/sbin/portlogd /lib/systemd/system/portlogd.service \
 	/usr/lib/sysusers.d/portlogd.conf /usr/lib/tmpfiles.d/portlogd.conf \
 	/lib/udev/rules.d/60-portlogd.rules /etc/logrotate.d/portlogd /etc/portlogd/portlogd.conf \
 	/usr/share/man/man8/portlogd.8.gz /usr/share/man/man5/portlogd.conf.5.gz \
+	/usr/share/man/man5/portlogd-log.5.gz /usr/share/man/man7/portlogd-rt.7.gz \
 	/usr/bin/portlogd-fleet /usr/share/man/man1/portlogd-fleet.1.gz \
 	/usr/share/doc/portlogd/copyright /usr/share/doc/portlogd/changelog.gz; do
 	grep -qx "$f" "$tmp/files" || { echo "FAIL not in the .deb: $f"; fail=1; }

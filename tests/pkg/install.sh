@@ -17,7 +17,8 @@ fail=0
 for f in "$prefix/sbin/portlogd" "$unitdir/portlogd.service" \
 	/usr/lib/sysusers.d/portlogd.conf /usr/lib/tmpfiles.d/portlogd.conf \
 	/lib/udev/rules.d/60-portlogd.rules "$prefix/share/man/man8/portlogd.8" \
-	"$prefix/share/man/man5/portlogd.conf.5" \
+	"$prefix/share/man/man5/portlogd.conf.5" "$prefix/share/man/man5/portlogd-log.5" \
+	"$prefix/share/man/man7/portlogd-rt.7" "$prefix/share/man/man1/portlogd-fleet.1" \
 	"$prefix/share/doc/portlogd/examples/rsyslog/portlogd-forward.conf" \
 	"$prefix/share/doc/portlogd/examples/rsyslog/portlogd-central.conf" \
 	"$prefix/share/doc/portlogd/examples/rsyslog/portlogd-central.logrotate"; do
