@@ -1534,7 +1534,7 @@ void checksys_parallel_device(const struct checksys *cs, const struct conf_paral
 	char *slash;
 
 	port_name(name, sizeof(name), p->name, "");
-	p->driver->device_check(p, &chk);
+	p->driver->device_check(&p->in, p->name, &chk);
 	path_at(cs, full, sizeof(full), "%s", chk.path);
 	if (!chk.created || access(full, F_OK) == 0) {
 		device_access(cs, name, chk.path, chk.fix, r);

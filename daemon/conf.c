@@ -149,14 +149,14 @@ static const struct word w_timestamp[] = { { "iso", CONF_TS_ISO }, { "epoch", CO
 static const struct word w_payload[] = { { "hex", CONF_PAYLOAD_HEX }, { "text", CONF_PAYLOAD_TEXT },
 					 { "both", CONF_PAYLOAD_BOTH }, { NULL, 0 } };
 static const struct word w_rt[] = { { "best-effort", false }, { "required", true }, { NULL, 0 } };
-static const struct word w_flow[] = { { "none", CONF_FLOW_NONE }, { "rtscts", CONF_FLOW_RTSCTS },
-				      { "xonxoff", CONF_FLOW_XONXOFF },
-				      { "dtrdsr", CONF_FLOW_DTRDSR }, { NULL, 0 } };
+static const struct word w_flow[] = { { "none", DRV_FLOW_NONE }, { "rtscts", DRV_FLOW_RTSCTS },
+				      { "xonxoff", DRV_FLOW_XONXOFF },
+				      { "dtrdsr", DRV_FLOW_DTRDSR }, { NULL, 0 } };
 static const struct word w_bool[] = { { "off", 0 }, { "on", 1 }, { "no", 0 }, { "yes", 1 },
 				      { "false", 0 }, { "true", 1 }, { "0", 0 }, { "1", 1 },
 				      { NULL, 0 } };
-static const struct word w_read[] = { { "status", CONF_READ_STATUS }, { "data", CONF_READ_DATA },
-				      { "status+data", CONF_READ_BOTH }, { NULL, 0 } };
+static const struct word w_read[] = { { "status", DRV_READ_STATUS }, { "data", DRV_READ_DATA },
+				      { "status+data", DRV_READ_BOTH }, { NULL, 0 } };
 static const struct word w_other[] = { { "other", CONF_PRIO_OTHER }, { NULL, 0 } };
 static const struct word w_any[] = { { "any", CONF_CPU_ANY }, { NULL, 0 } };
 static const struct word w_off[] = { { "off", -1 }, { NULL, 0 } };
@@ -168,8 +168,8 @@ static const struct word w_irq[] = { { "auto", CONF_IRQ_AUTO }, { "off", CONF_IR
 static const struct word w_idle[] = { { "off", CONF_IDLE_OFF }, { "auto", CONF_IDLE_AUTO },
 				      { "global", CONF_IDLE_GLOBAL }, { "pinned", CONF_IDLE_PINNED },
 				      { NULL, 0 } };
-static const struct word w_strobe[] = { { "none", CONF_STROBE_NONE }, { "data", CONF_STROBE_DATA },
-					{ "control", CONF_STROBE_CONTROL }, { NULL, 0 } };
+static const struct word w_strobe[] = { { "none", DRV_STROBE_NONE }, { "data", DRV_STROBE_DATA },
+					{ "control", DRV_STROBE_CONTROL }, { NULL, 0 } };
 static const struct word w_level[] = { { "high", true }, { "low", false }, { NULL, 0 } };
 
 /* the field's offset and size in struct conf_X */
@@ -221,9 +221,9 @@ static const struct key keys[] = {
 	{ SECT_SERIAL, "pass_owner", &t_ident, AT(serial, pass_owner), .def = NULL },
 	{ SECT_SERIAL, "pass_group", &t_ident, AT(serial, pass_group), .def = "dialout" },
 	{ SECT_SERIAL, "pass_mode", &t_octal, AT(serial, pass_mode), 0, 0777, .def = "0660" },
-	{ SECT_SERIAL, "baud", &t_uint, AT(serial, baud), 50, 4000000, .def = "115200" },
-	{ SECT_SERIAL, "format", &t_format, AT(serial, data_bits), .def = "8N1" },
-	{ SECT_SERIAL, "flow", &t_word, AT(serial, flow), .words = w_flow, .def = "none" },
+	{ SECT_SERIAL, "baud", &t_uint, AT(serial, tty.baud), 50, 4000000, .def = "115200" },
+	{ SECT_SERIAL, "format", &t_format, AT(serial, tty.data_bits), .def = "8N1" },
+	{ SECT_SERIAL, "flow", &t_word, AT(serial, tty.flow), .words = w_flow, .def = "none" },
 	{ SECT_SERIAL, "gap_us", &t_gap, AT(serial, gap_us), 1, 10000000, w_auto,
 	  "a gap in microseconds; expected 1 to 10000000", .def = "auto" },
 	{ SECT_SERIAL, "delimiter", &t_byte, AT(serial, delimiter), 0, 255, w_none, .def = "none" },
@@ -234,24 +234,24 @@ static const struct key keys[] = {
 	IRQ_PRIORITY(SECT_SERIAL, serial, NULL),
 
 	{ SECT_PARALLEL, "driver", &t_driver, AT(parallel, driver), .def = "ieee1284" },
-	{ SECT_PARALLEL, "device", &t_path, AT(parallel, device), .required = true },
-	{ SECT_PARALLEL, "read", &t_word, AT(parallel, read), .words = w_read, .def = "status" },
+	{ SECT_PARALLEL, "device", &t_path, AT(parallel, in.device), .required = true },
+	{ SECT_PARALLEL, "read", &t_word, AT(parallel, in.read), .words = w_read, .def = "status" },
 	{ SECT_PARALLEL, "mask", &t_hex, AT(parallel, mask), 1, 0xffff, .def = "0xff" },
 	PRIORITY(SECT_PARALLEL, parallel, priority, "priority", "98"),
 	CPU(SECT_PARALLEL, parallel, cpu, "cpu"),
 	IRQ_PRIORITY(SECT_PARALLEL, parallel, NULL),
-	{ SECT_PARALLEL, "strobe", &t_strobe, AT(parallel, strobe), .words = w_strobe,
+	{ SECT_PARALLEL, "strobe", &t_strobe, AT(parallel, in.strobe), .words = w_strobe,
 	  .def = "none" },
 	{ SECT_PARALLEL, "strobe_us", &t_uint, AT(parallel, strobe_us), 0, 1000000, .def = "0" },
-	{ SECT_PARALLEL, "strobe_level", &t_word, AT(parallel, strobe_high), .words = w_level,
+	{ SECT_PARALLEL, "strobe_level", &t_word, AT(parallel, in.strobe_high), .words = w_level,
 	  .def = "high" },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 /* stored through an int (or a bool): the enums must be as wide */
 _Static_assert(sizeof(enum conf_ts) == sizeof(int) && sizeof(enum conf_payload) == sizeof(int)
-	       && sizeof(enum conf_flow) == sizeof(int) && sizeof(enum conf_par_read) == sizeof(int)
-	       && sizeof(enum conf_idle) == sizeof(int) && sizeof(enum conf_strobe) == sizeof(int),
+	       && sizeof(enum drv_flow) == sizeof(int) && sizeof(enum drv_read) == sizeof(int)
+	       && sizeof(enum conf_idle) == sizeof(int) && sizeof(enum drv_strobe) == sizeof(int),
 	       "an enum of struct conf is not int-sized");
 
 /* ---- parser state and errors ---- */
@@ -510,21 +510,21 @@ static int dma_parse(const struct ctx *x, void *sect)
 /* strobe: none, data:BIT (0-7) or control:BIT (0-3, the four control lines). */
 static int strobe_parse(const struct ctx *x, void *sect)
 {
-	static const unsigned bits[] = { [CONF_STROBE_DATA] = 8, [CONF_STROBE_CONTROL] = 4 };
+	static const unsigned bits[] = { [DRV_STROBE_DATA] = 8, [DRV_STROBE_CONTROL] = 4 };
 	struct conf_parallel *pp = sect;
 	const char *v = x->value, *colon = strchr(v, ':');
 	char *end;
 	unsigned long bit;
 
 	if (strcmp(v, "none") == 0) {
-		pp->strobe = CONF_STROBE_NONE;
-		pp->strobe_bit = 0;
+		pp->in.strobe = DRV_STROBE_NONE;
+		pp->in.strobe_bit = 0;
 		return 0;
 	}
 	for (const struct word *w = w_strobe; w->word != NULL; w++) {
 		size_t n = strlen(w->word);
 
-		if (w->value == CONF_STROBE_NONE || colon == NULL || (size_t)(colon - v) != n
+		if (w->value == DRV_STROBE_NONE || colon == NULL || (size_t)(colon - v) != n
 		    || strncmp(v, w->word, n) != 0)
 			continue;
 		bit = strtoul(colon + 1, &end, 10);
@@ -533,8 +533,8 @@ static int strobe_parse(const struct ctx *x, void *sect)
 				 "%s:0", v, w->word, bits[w->value] - 1, w->word, w->word);
 			return -1;
 		}
-		pp->strobe = (enum conf_strobe)w->value;
-		pp->strobe_bit = (unsigned)bit;
+		pp->in.strobe = (enum drv_strobe)w->value;
+		pp->in.strobe_bit = (unsigned)bit;
 		return 0;
 	}
 	if (colon != NULL && (size_t)(colon - v) == 6 && strncmp(v, "status", 6) == 0)
@@ -595,9 +595,9 @@ static int format_parse(const struct ctx *x, void *sect)
 			 "and stop bits 1-2, such as 8N1 or 7E1", v);
 		return -1;
 	}
-	s->data_bits = (unsigned)(v[0] - '0');
-	s->parity = (char)toupper((unsigned char)v[1]);
-	s->stop_bits = (unsigned)(v[2] - '0');
+	s->tty.data_bits = (unsigned)(v[0] - '0');
+	s->tty.parity = (char)toupper((unsigned char)v[1]);
+	s->tty.stop_bits = (unsigned)(v[2] - '0');
 	return 0;
 }
 
@@ -733,7 +733,7 @@ static const char *word_of(const struct word *words, int value)
 	return "?";
 }
 
-const char *conf_par_read_name(enum conf_par_read r)
+const char *conf_par_read_name(enum drv_read r)
 {
 	return word_of(w_read, (int)r);
 }
@@ -743,7 +743,7 @@ static void format_print(FILE *out, const struct key *k, const void *sect)
 	const struct conf_serial *s = sect;
 
 	(void)k;
-	fprintf(out, "%u%c%u", s->data_bits, s->parity, s->stop_bits);
+	fprintf(out, "%u%c%u", s->tty.data_bits, s->tty.parity, s->tty.stop_bits);
 }
 
 static void byte_print(FILE *out, const struct key *k, const void *sect)
@@ -772,13 +772,13 @@ static void strobe_print(FILE *out, const struct key *k, const void *sect)
 	const struct conf_parallel *pp = sect;
 
 	(void)k;
-	if (pp->strobe == CONF_STROBE_NONE)
+	if (pp->in.strobe == DRV_STROBE_NONE)
 		fputs("none", out);
 	else
-		fprintf(out, "%s:%u", conf_strobe_name(pp->strobe), pp->strobe_bit);
+		fprintf(out, "%s:%u", conf_strobe_name(pp->in.strobe), pp->in.strobe_bit);
 }
 
-const char *conf_strobe_name(enum conf_strobe s)
+const char *conf_strobe_name(enum drv_strobe s)
 {
 	return word_of(w_strobe, (int)s);
 }
@@ -1103,10 +1103,10 @@ static void parse_line(struct parse *p, const char *text, size_t n)
 
 void conf_resolve_serial(struct conf_serial *s)
 {
-	s->frame_bits = 1 + s->data_bits + (s->parity != 'N') + s->stop_bits;
-	s->char_ns = reasm_char_ns(s->baud, s->frame_bits);
+	s->frame_bits = 1 + s->tty.data_bits + (s->tty.parity != 'N') + s->tty.stop_bits;
+	s->char_ns = reasm_char_ns(s->tty.baud, s->frame_bits);
 	s->gap_ns = s->gap_us != 0 ? (int64_t)s->gap_us * 1000
-		    : reasm_auto_gap_ns(s->baud, s->frame_bits);
+		    : reasm_auto_gap_ns(s->tty.baud, s->frame_bits);
 	if (s->pass[0] == '\0')
 		s->pass_path[0] = '\0';
 	else if (s->pass[0] == '/')
@@ -1117,7 +1117,7 @@ void conf_resolve_serial(struct conf_serial *s)
 
 void conf_resolve_parallel(struct conf_parallel *pp)
 {
-	pp->bits = pp->driver->value_bits(pp);
+	pp->bits = pp->driver->value_bits(&pp->in);
 }
 
 /* The line where a port's key was set, or 0 when it was not (header: its header's). */
@@ -1308,10 +1308,10 @@ static void validate_old_names(struct parse *p)
 static void validate_strobe(struct parse *p, const struct conf *c, unsigned i)
 {
 	const struct conf_parallel *pp = &c->parallel[i];
-	unsigned readback = pp->read == CONF_READ_DATA ? pp->strobe_bit
-			    : pp->read == CONF_READ_BOTH ? pp->strobe_bit + 8 : 16;
+	unsigned readback = pp->in.read == DRV_READ_DATA ? pp->in.strobe_bit
+			    : pp->in.read == DRV_READ_BOTH ? pp->in.strobe_bit + 8 : 16;
 
-	if (pp->strobe == CONF_STROBE_NONE)
+	if (pp->in.strobe == DRV_STROBE_NONE)
 		return;
 	if (pp->driver->strobe == NULL)
 		fail(p, key_line(p, SECT_PARALLEL, i, "strobe"), "[parallel %s] strobe: driver %s "
@@ -1322,12 +1322,12 @@ static void validate_strobe(struct parse *p, const struct conf *c, unsigned i)
 		     "is not shorter than [timer] period_us = %u: no sample would end within its "
 		     "period; shorten strobe_us or lengthen period_us", pp->name, pp->strobe_us,
 		     c->timer.period_us);
-	else if (pp->strobe == CONF_STROBE_DATA && readback < 16 && (pp->mask >> readback & 1))
+	else if (pp->in.strobe == DRV_STROBE_DATA && readback < 16 && (pp->mask >> readback & 1))
 		fail(p, key_line(p, SECT_PARALLEL, i, "strobe"), "[parallel %s] strobe: data:%u is "
 		     "read back by read = %s (bit %u of mask 0x%x): every IN value would hold the "
 		     "strobe; take bit %u out of mask (mask = 0x%x), or strobe a control line",
-		     pp->name, pp->strobe_bit, conf_par_read_name(pp->read), readback, pp->mask,
-		     readback, pp->mask & ~(1u << readback));
+		     pp->name, pp->in.strobe_bit, conf_par_read_name(pp->in.read), readback,
+		     pp->mask, readback, pp->mask & ~(1u << readback));
 }
 
 static void validate(struct parse *p)
@@ -1353,7 +1353,7 @@ static void validate(struct parse *p)
 	for (unsigned i = 0; i < c->nparallel; i++) {
 		struct conf_parallel *pp = &c->parallel[i];
 
-		if (pp->device[0] == '\0') {
+		if (pp->in.device[0] == '\0') {
 			const struct drv_input_ops *const *d;
 
 			list[0] = '\0';
