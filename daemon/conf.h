@@ -31,7 +31,7 @@ enum conf_idle {
 	CONF_IDLE_PINNED,       /* the CPUs of the real-time threads: cpuN/power/pm_qos_resume_latency_us */
 };
 /*
- * Each key is one row of the table in conf.c (section, name, type, range,
+ * Each key is one row of the table in conf_keys.c (section, name, type, range,
  * default, the field it sets); the parser, conf_print and conf_print_keys read
  * it. Fields marked "derived" are no keys: conf_parse_string resolves them once
  * from the keys after validation, for every user.

@@ -225,7 +225,7 @@ static int tx_init(struct serial_port *p, uint32_t ring_records, int stop_fd)
 	if (t == NULL)
 		return -ENOMEM;
 	tc.lines = false;
-	/* conf.c keeps pass_path within CONF_PATH_MAX */
+	/* conf_check.c keeps pass_path within CONF_PATH_MAX */
 	snprintf(tc.device, sizeof(tc.device), "%.*s", (int)sizeof(tc.device) - 1,
 		 c->tx_device[0] != '\0' ? c->tx_device : c->pass_path);
 	rc = reader_init(t, &tc, REC_TX, ring_records, stop_fd);

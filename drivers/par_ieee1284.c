@@ -372,8 +372,8 @@ const struct drv_input_ops drv_input_ieee1284 = {
 };
 #else
 /* Built without libieee1284 (cmake -DPORTLOGD_IEEE1284=OFF): the table stays, so
- * that a config naming the driver is told it is not compiled in (validate()
- * says so before it looks at a strobe). */
+ * that a config naming the driver is told it is not compiled in (the config's
+ * checks say so before they look at a strobe). */
 const struct drv_input_ops drv_input_ieee1284 = {
 	.name = "ieee1284",
 	.device_example = "parport0",

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_conf.c - unit tests of config parsing, validation and printing (daemon/conf.c). */
+/* test_conf.c - unit tests of config parsing, validation and printing (daemon/conf_*.c). */
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
