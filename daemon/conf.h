@@ -7,9 +7,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "drv.h"
+
 #define CONF_MAX_PORTS 32
 #define CONF_NAME_MAX 32
-#define CONF_PATH_MAX 256
+#define CONF_PATH_MAX DRV_PATH_MAX  /* the longest device path is the drivers' */
 #define CONF_ERR_MAX 512
 #define CONF_PRIO_OTHER 0           /* priority = other: SCHED_OTHER */
 #define CONF_CPU_ANY (-1)           /* cpu = any: not pinned */
@@ -21,8 +23,6 @@
 
 enum conf_ts { CONF_TS_ISO, CONF_TS_EPOCH };
 enum conf_payload { CONF_PAYLOAD_HEX = 1, CONF_PAYLOAD_TEXT = 2, CONF_PAYLOAD_BOTH = 3 };
-enum conf_flow { CONF_FLOW_NONE, CONF_FLOW_RTSCTS, CONF_FLOW_XONXOFF, CONF_FLOW_DTRDSR };
-enum conf_par_read { CONF_READ_STATUS = 1, CONF_READ_DATA = 2, CONF_READ_BOTH = 3 };
 /* [timer] idle_latency: how CPUs are kept out of idle states slower than idle_us */
 enum conf_idle {
 	CONF_IDLE_OFF,          /* not at all */
@@ -30,13 +30,8 @@ enum conf_idle {
 	CONF_IDLE_GLOBAL,       /* every CPU: /dev/cpu_dma_latency */
 	CONF_IDLE_PINNED,       /* the CPUs of the real-time threads: cpuN/power/pm_qos_resume_latency_us */
 };
-/* [parallel] strobe: the register of the output pin pulsed before each read */
-enum conf_strobe { CONF_STROBE_NONE, CONF_STROBE_DATA, CONF_STROBE_CONTROL };
-
-struct drv_input_ops;               /* drivers/drv.h: a [parallel] port's driver */
-
 /*
- * Each key is one row of the table in conf.c (section, name, type, range,
+ * Each key is one row of the table in conf_keys.c (section, name, type, range,
  * default, the field it sets); the parser, conf_print and conf_print_keys read
  * it. Fields marked "derived" are no keys: conf_parse_string resolves them once
  * from the keys after validation, for every user.
@@ -76,11 +71,7 @@ struct conf_serial {
 	char pass_owner[CONF_NAME_MAX]; /* user of the pty: a name or number; "" = the daemon's */
 	char pass_group[CONF_NAME_MAX]; /* its group */
 	unsigned pass_mode;             /* its permission bits */
-	unsigned baud;
-	unsigned data_bits;             /* 5..8 */
-	char parity;                    /* N E O M S */
-	unsigned stop_bits;             /* 1, 2 */
-	enum conf_flow flow;
+	struct drv_serial_config tty;   /* baud, format, flow: what the driver sets */
 	unsigned gap_us;                /* 0 = auto */
 	int delimiter;                  /* -1 = none */
 	unsigned max_packet;
@@ -106,16 +97,12 @@ static inline bool conf_serial_has_tx(const struct conf_serial *s)
 struct conf_parallel {
 	char name[CONF_NAME_MAX];
 	const struct drv_input_ops *driver;     /* found by name in drv_inputs[] */
-	char device[CONF_PATH_MAX];
-	enum conf_par_read read;
+	struct drv_input_config in;     /* device, read, strobe: what the driver opens */
 	unsigned mask;
 	int priority;
 	int cpu;
 	int irq_priority;               /* as [serial]'s */
-	enum conf_strobe strobe;        /* the pin pulsed before each read, or none */
-	unsigned strobe_bit;            /* ... its bit in that register (data 0-7, control 0-3) */
-	unsigned strobe_us;             /* from setting the pin to the read */
-	bool strobe_high;               /* the pin's level during the pulse (it rests at the other) */
+	unsigned strobe_us;             /* from setting the strobe's pin to the read */
 	int line;
 	unsigned bits;                  /* derived: width of the value (the driver's value_bits) */
 };
@@ -161,9 +148,9 @@ void conf_resolve_serial(struct conf_serial *s);
 void conf_resolve_parallel(struct conf_parallel *pp);
 
 /* The config's word for a read mode ("status+data"); a driver's is its ops' name. */
-const char *conf_par_read_name(enum conf_par_read r);
+const char *conf_par_read_name(enum drv_read r);
 /* The config's words for a strobe register ("data") and an idle scope ("pinned"). */
-const char *conf_strobe_name(enum conf_strobe s);
+const char *conf_strobe_name(enum drv_strobe s);
 const char *conf_idle_name(enum conf_idle s);
 
 #endif

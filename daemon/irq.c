@@ -9,10 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "drv.h"
+#include "conf.h"
 #include "fmt.h"
 #include "irq.h"
 #include "rootfs.h"
+#include "source.h"
 
 /* "0-3,8" into a CPU set; false when nothing parses. */
 static bool cpulist(const char *text, cpu_set_t *cpus)
@@ -94,7 +95,7 @@ int irq_of_parallel(const char *root, const struct conf_parallel *p, const char 
 		*why = IRQ_WHY_NONE;
 		return -1;
 	}
-	return p->driver->irq(p, root, why);
+	return p->driver->irq(&p->in, root, why);
 }
 
 /* rt_priority (field 40) and policy (41) of a /proc/PID/stat line. */

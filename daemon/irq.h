@@ -28,8 +28,12 @@
 #include <sched.h>
 #include <stdbool.h>
 
-#include "conf.h"
-#include "source.h"
+/* pointers only: the drivers include this header for irq_of_* and IRQ_WHY_*,
+ * and see no config (drv.h) */
+struct conf;
+struct conf_parallel;
+struct conf_serial;
+struct source;
 
 #define IRQ_THREADS_MAX 8       /* threads of one line that we follow */
 

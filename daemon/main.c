@@ -350,7 +350,7 @@ static int setup_parts(struct daemon *d)
 		rc = sampler_init(&d->samplers[i], pc, c->logger.ring_records, err, sizeof(err));
 		if (rc < 0) {
 			log_err("%s:%d: [parallel %s] device %s: %s", c->path, pc->line, pc->name,
-				pc->device, err[0] ? err : strerror(-rc));
+				pc->in.device, err[0] ? err : strerror(-rc));
 			return 1;
 		}
 		d->sampler_ptrs[i] = &d->samplers[i];

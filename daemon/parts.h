@@ -3,7 +3,7 @@
  *
  * Config level (pure): parts_plan() walks a config once and lists each thread
  * it asks for, with its kind, port, priority and CPU and whether it owns a
- * ring. rt.c (the SCHED_FIFO probe's priority, the CPU checks), checksys.c
+ * ring. rt.c (the SCHED_FIFO probe's priority, the CPU checks), checksys_sys.c
  * (priorities, pinning, ring memory) and main.c read that list; nothing else
  * walks the config's threads. The one rule for the timer: it runs exactly when
  * there is a [parallel] port (it only wakes samplers); without one, [timer]

@@ -252,7 +252,7 @@ int pass_open(struct pass *ps, const struct conf_serial *cfg, char *err, size_t 
 	ps->slave = open(ps->pts, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
 	if (ps->slave < 0)
 		goto fail_errno;
-	rc = drv_tty_raw(ps->slave, cfg, false);
+	rc = drv_tty_raw(ps->slave, &cfg->tty, false);
 	if (rc < 0) {
 		errno = -rc;
 		what = "cannot make the pty raw";
@@ -261,7 +261,7 @@ int pass_open(struct pass *ps, const struct conf_serial *cfg, char *err, size_t 
 	if (tcgetattr(ps->slave, &tio) == 0) {
 		ps->seen_baud = drv_tty_baud(cfgetospeed(&tio));
 		ps->seen_stop = tio.c_cflag & CSTOPB ? 2 : 1;
-		ps->seen_flow = CONF_FLOW_NONE;
+		ps->seen_flow = DRV_FLOW_NONE;
 	}
 	if (fchown(ps->slave, (uid_t)cfg->pass_uid, (gid_t)cfg->pass_gid) < 0) {
 		snprintf(err, errlen, "pass_owner, pass_group: cannot give %s to user %s, group %s "
@@ -344,11 +344,11 @@ void pass_attach(struct pass *ps, struct drv_serial *port)
 	port->latency_err = 0;
 }
 
-static const char *flow_name(enum conf_flow f)
+static const char *flow_name(enum drv_flow f)
 {
 	static const char *const names[] = {
-		[CONF_FLOW_NONE] = "none", [CONF_FLOW_RTSCTS] = "rtscts",
-		[CONF_FLOW_XONXOFF] = "xonxoff", [CONF_FLOW_DTRDSR] = "dtrdsr",
+		[DRV_FLOW_NONE] = "none", [DRV_FLOW_RTSCTS] = "rtscts",
+		[DRV_FLOW_XONXOFF] = "xonxoff", [DRV_FLOW_DTRDSR] = "dtrdsr",
 	};
 
 	return (unsigned)f < sizeof(names) / sizeof(names[0]) ? names[f] : "?";
@@ -359,7 +359,7 @@ bool pass_settings_changed(struct pass *ps, char *text, size_t len)
 	const struct conf_serial *c = ps->cfg;
 	struct termios tio;
 	unsigned baud, stop;
-	enum conf_flow flow;
+	enum drv_flow flow;
 	char format[4] = { 0 };
 	struct fmt_kv kv;
 
@@ -369,24 +369,24 @@ bool pass_settings_changed(struct pass *ps, char *text, size_t len)
 		return false;
 	baud = drv_tty_baud(cfgetospeed(&tio));
 	stop = tio.c_cflag & CSTOPB ? 2 : 1;
-	flow = tio.c_cflag & CRTSCTS ? CONF_FLOW_RTSCTS
-	       : tio.c_iflag & IXON ? CONF_FLOW_XONXOFF : CONF_FLOW_NONE;
+	flow = tio.c_cflag & CRTSCTS ? DRV_FLOW_RTSCTS
+	       : tio.c_iflag & IXON ? DRV_FLOW_XONXOFF : DRV_FLOW_NONE;
 	if (baud == ps->seen_baud && stop == ps->seen_stop && flow == ps->seen_flow)
 		return false;
 	ps->seen_baud = baud;
 	ps->seen_stop = stop;
 	ps->seen_flow = flow;
-	if (baud == c->baud && stop == c->stop_bits && flow == c->flow)
+	if (baud == c->tty.baud && stop == c->tty.stop_bits && flow == c->tty.flow)
 		return false;   /* what the device has: nothing to say */
 	fmt_kv_init(&kv, text, len);
 	fmt_kv_u64(&kv, "baud", baud);
 	fmt_kv_u64(&kv, "stop_bits", stop);
 	fmt_kv_str(&kv, "flow", flow_name(flow));
-	format[0] = (char)('0' + c->data_bits % 10);
-	format[1] = c->parity;
-	format[2] = (char)('0' + c->stop_bits % 10);
-	fmt_kv_u64(&kv, "device_baud", c->baud);
+	format[0] = (char)('0' + c->tty.data_bits % 10);
+	format[1] = c->tty.parity;
+	format[2] = (char)('0' + c->tty.stop_bits % 10);
+	fmt_kv_u64(&kv, "device_baud", c->tty.baud);
 	fmt_kv_str(&kv, "device_format", format);
-	fmt_kv_str(&kv, "device_flow", flow_name(c->flow));
+	fmt_kv_str(&kv, "device_flow", flow_name(c->tty.flow));
 	return true;
 }

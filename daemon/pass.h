@@ -95,7 +95,7 @@ struct pass {
 	char pts[64];               /* /dev/pts/N */
 	/* the application's settings as last seen, for EV app-settings */
 	unsigned seen_baud, seen_stop;
-	enum conf_flow seen_flow;
+	enum drv_flow seen_flow;
 };
 
 /* Makes the directories above cfg->pass_path (mode 0755, as mkdir -p). Before

@@ -24,7 +24,7 @@ int sampler_init(struct sampler *s, const struct conf_parallel *cfg, uint32_t ri
 	s->last = -1;
 	s->ops = cfg->driver;
 	s->bits = cfg->bits;
-	s->strobe = cfg->strobe != CONF_STROBE_NONE && s->ops->strobe != NULL;
+	s->strobe = cfg->in.strobe != DRV_STROBE_NONE && s->ops->strobe != NULL;
 	s->strobe_ns = (int64_t)cfg->strobe_us * NS_PER_US;
 	s->strobe_sleep = cfg->strobe_us > SAMPLER_SPIN_MAX_US;
 	atomic_init(&s->busy, 0);
@@ -43,7 +43,7 @@ int sampler_init(struct sampler *s, const struct conf_parallel *cfg, uint32_t ri
 		snprintf(err, errlen, "cannot allocate the ring of %u records", ring_records);
 		return rc;
 	}
-	rc = s->ops->open(cfg, &s->state, err, errlen);
+	rc = s->ops->open(&cfg->in, &s->state, err, errlen);
 	if (rc < 0)
 		source_fini(&s->src);
 	return rc;
@@ -117,23 +117,24 @@ static void event_open(struct sampler *s, const uint64_t *unread)
 
 	fmt_kv_init(&kv, text, sizeof(text));
 	fmt_kv_str(&kv, "driver", s->ops->name);
-	fmt_kv_str(&kv, "device", s->cfg->device);
-	fmt_kv_str(&kv, "read", s->ops->value_name(s->cfg));
+	fmt_kv_str(&kv, "device", s->cfg->in.device);
+	fmt_kv_str(&kv, "read", s->ops->value_name != NULL ? s->ops->value_name
+		   : conf_par_read_name(s->cfg->in.read));
 	mask[fmt_hexval(mask, s->cfg->mask & ((1u << s->bits) - 1), s->bits / 4)] = '\0';
 	fmt_kv_str(&kv, "mask", mask);
 	if (s->strobe) {
-		const char *reg = conf_strobe_name(s->cfg->strobe);
+		const char *reg = conf_strobe_name(s->cfg->in.strobe);
 		char pin[16];
 		size_t n = strlen(reg);
 
 		/* by hand: this may run in the sampler, where no stdio is called */
 		memcpy(pin, reg, n);            /* "data" or "control" */
 		pin[n] = ':';
-		pin[n + 1] = (char)('0' + s->cfg->strobe_bit % 10);     /* 0-7 */
+		pin[n + 1] = (char)('0' + s->cfg->in.strobe_bit % 10);  /* 0-7 */
 		pin[n + 2] = '\0';
 		fmt_kv_str(&kv, "strobe", pin);
 		fmt_kv_u64(&kv, "strobe_us", s->cfg->strobe_us);
-		fmt_kv_str(&kv, "strobe_level", s->cfg->strobe_high ? "high" : "low");
+		fmt_kv_str(&kv, "strobe_level", s->cfg->in.strobe_high ? "high" : "low");
 	}
 	if (unread != NULL)
 		fmt_kv_u64(&kv, "unread", *unread);
@@ -292,11 +293,11 @@ bool sampler_reopen(struct sampler *s)
 		return false;
 	s->ops->close(s->state);
 	s->state = NULL;
-	rc = s->ops->open(s->cfg, &state, err, sizeof(err));
+	rc = s->ops->open(&s->cfg->in, &state, err, sizeof(err));
 	if (rc < 0) {
 		if (rc != s->open_err)
 			log_warn("[parallel %s] device %s: lost; reopening every %d ms: %s",
-				 s->cfg->name, s->cfg->device, SAMPLER_RETRY_MS,
+				 s->cfg->name, s->cfg->in.device, SAMPLER_RETRY_MS,
 				 err[0] ? err : strerror(-rc));
 		s->open_err = rc;
 		return true;
@@ -304,7 +305,7 @@ bool sampler_reopen(struct sampler *s)
 	s->open_err = 0;
 	s->state = state;
 	(void)irq_port_apply(&s->irq, "");     /* a UART's thread (driver lines) is new */
-	log_info("[parallel %s] device %s: open again", s->cfg->name, s->cfg->device);
+	log_info("[parallel %s] device %s: open again", s->cfg->name, s->cfg->in.device);
 	/* release: the new state is in place before the sampler sees the port back */
 	atomic_store_explicit(&s->link, SAMPLER_REOPENED, memory_order_release);
 	return false;

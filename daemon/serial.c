@@ -225,7 +225,7 @@ static int tx_init(struct serial_port *p, uint32_t ring_records, int stop_fd)
 	if (t == NULL)
 		return -ENOMEM;
 	tc.lines = false;
-	/* conf.c keeps pass_path within CONF_PATH_MAX */
+	/* conf_check.c keeps pass_path within CONF_PATH_MAX */
 	snprintf(tc.device, sizeof(tc.device), "%.*s", (int)sizeof(tc.device) - 1,
 		 c->tx_device[0] != '\0' ? c->tx_device : c->pass_path);
 	rc = reader_init(t, &tc, REC_TX, ring_records, stop_fd);
@@ -377,8 +377,9 @@ int serial_open(struct serial_port *p)
 	const char *note = "pty";
 	struct fmt_kv kv;
 	/* pass: the TX reader's port is the pty that pass_open made */
-	int rc = p->pty != NULL && p->kind == REC_TX ? (pass_attach(p->pty, &p->drv), 0)
-						      : drv_serial_open(c, &p->drv, &note);
+	int rc = p->pty != NULL && p->kind == REC_TX
+		 ? (pass_attach(p->pty, &p->drv), 0)
+		 : drv_serial_open(c->device, &c->tty, &p->drv, &note);
 
 	fmt_kv_init(&kv, text, sizeof(text));
 	if (rc < 0) {
@@ -415,10 +416,10 @@ int serial_open(struct serial_port *p)
 	fmt_kv_str(&kv, "driver", p->drv.ops->name);
 	if (note != NULL)
 		fmt_kv_str(&kv, "note", note);
-	fmt_kv_u64(&kv, "baud", c->baud);
-	format[0] = (char)('0' + c->data_bits % 10);    /* 5..8 */
-	format[1] = c->parity;
-	format[2] = (char)('0' + c->stop_bits % 10);    /* 1, 2 */
+	fmt_kv_u64(&kv, "baud", c->tty.baud);
+	format[0] = (char)('0' + c->tty.data_bits % 10);    /* 5..8 */
+	format[1] = c->tty.parity;
+	format[2] = (char)('0' + c->tty.stop_bits % 10);    /* 1, 2 */
 	fmt_kv_str(&kv, "format", format);
 	fmt_kv_i64(&kv, "gap_us", p->gap_ns / 1000);
 	fmt_kv_str(&kv, "low_latency", p->drv.low_latency > 0 ? "on"

@@ -26,7 +26,8 @@ static int is_pty(const char *path)
 	return major(st.st_rdev) >= 136 && major(st.st_rdev) <= 143;
 }
 
-int drv_serial_open(const struct conf_serial *cfg, struct drv_serial *port, const char **note)
+int drv_serial_open(const char *device, const struct drv_serial_config *cfg,
+		    struct drv_serial *port, const char **note)
 {
 	char real[PATH_MAX];
 	int rc;
@@ -38,7 +39,7 @@ int drv_serial_open(const struct conf_serial *cfg, struct drv_serial *port, cons
 	port->fd = -1;
 	/* libserialport looks the port up under /sys/class/tty by its name, so
 	 * /dev/serial/by-id/... links must be resolved first. */
-	if (realpath(cfg->device, real) == NULL)
+	if (realpath(device, real) == NULL)
 		return -errno;
 	if (strlen(real) >= sizeof(port->path))
 		return -ENAMETOOLONG;
@@ -113,14 +114,9 @@ const struct drv_input_ops *drv_input_find(const char *name)
 	return NULL;
 }
 
-unsigned drv_read_bits(const struct conf_parallel *cfg)
+unsigned drv_read_bits(const struct drv_input_config *cfg)
 {
-	return cfg->read == CONF_READ_BOTH ? 16 : 8;
-}
-
-const char *drv_read_name(const struct conf_parallel *cfg)
-{
-	return conf_par_read_name(cfg->read);
+	return cfg->read == DRV_READ_BOTH ? 16 : 8;
 }
 
 int drv_lines_map(int tiocm)

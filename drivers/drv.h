@@ -3,6 +3,11 @@
  *
  * The core owns the port object; a driver only opens, configures and closes the
  * device and hands back a non-blocking fd that the reader polls and reads.
+ *
+ * Drivers know nothing of the config: what they are asked to open is told in
+ * the structs below, which the config embeds (conf.h includes this header, never
+ * the other way), as chrony's refclock drivers get their parameters and not
+ * conf.c's. The config finds drivers by name in drv_inputs[].
  */
 #ifndef PORTLOGD_DRV_H
 #define PORTLOGD_DRV_H
@@ -10,13 +15,25 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "conf.h"
+#define DRV_PATH_MAX 256            /* a device path, with its NUL */
+
+enum drv_flow { DRV_FLOW_NONE, DRV_FLOW_RTSCTS, DRV_FLOW_XONXOFF, DRV_FLOW_DTRDSR };
+
+/* How a serial port is set, as libserialport's sp_port_config: [serial]'s baud,
+ * format and flow. */
+struct drv_serial_config {
+	unsigned baud;
+	unsigned data_bits;             /* 5..8 */
+	char parity;                    /* N E O M S */
+	unsigned stop_bits;             /* 1, 2 */
+	enum drv_flow flow;
+};
 
 struct drv_serial_ops {
 	const char *name;           /* shown in EV open lines: driver=NAME */
-	/* Opens and configures cfg->device (already resolved to its real path in
-	 * `path`); returns 0 with *state and a non-blocking *fd, or -errno. */
-	int (*open)(const struct conf_serial *cfg, const char *path, void **state, int *fd);
+	/* Opens the device at `path` (resolved to its real path) and sets it as
+	 * cfg says; returns 0 with *state and a non-blocking *fd, or -errno. */
+	int (*open)(const struct drv_serial_config *cfg, const char *path, void **state, int *fd);
 	/* Closes what open returned; accepts a NULL state. */
 	void (*close)(void *state, int fd);
 };
@@ -28,18 +45,20 @@ struct drv_serial {
 	const struct drv_serial_ops *ops;
 	void *state;
 	int fd;
-	char path[CONF_PATH_MAX];   /* the resolved device path */
+	char path[DRV_PATH_MAX];    /* the resolved device path */
 	int low_latency;            /* drv_serial_low_latency() at open */
 	int latency_timer;          /* drv_ftdi_latency() at open */
 	int latency_err;            /* errno of a refused latency_timer write, or 0 */
 };
 
 /*
- * Opens a serial port with the right driver: libserialport for real ports;
- * termios for pseudo-terminals, which libserialport 0.1.1 cannot look up.
- * Returns 0 or -errno; *note, when not NULL, names a fallback worth logging.
+ * Opens serial port `device`, set as cfg says, with the right driver:
+ * libserialport for real ports; termios for pseudo-terminals, which
+ * libserialport 0.1.1 cannot look up. Returns 0 or -errno; *note, when not
+ * NULL, names a fallback worth logging.
  */
-int drv_serial_open(const struct conf_serial *cfg, struct drv_serial *port, const char **note);
+int drv_serial_open(const char *device, const struct drv_serial_config *cfg,
+		    struct drv_serial *port, const char **note);
 void drv_serial_close(struct drv_serial *port);
 
 /*
@@ -58,10 +77,24 @@ void drv_serial_close(struct drv_serial *port);
  * gets "not compiled in" instead of "unknown".
  */
 
+/* The registers `read =` names (the config's words: status, data, status+data). */
+enum drv_read { DRV_READ_STATUS = 1, DRV_READ_DATA = 2, DRV_READ_BOTH = 3 };
+/* The register of the output pin pulsed before each read, or none. */
+enum drv_strobe { DRV_STROBE_NONE, DRV_STROBE_DATA, DRV_STROBE_CONTROL };
+
+/* What an input driver opens and how: [parallel NAME]'s device, read and strobe keys. */
+struct drv_input_config {
+	char device[DRV_PATH_MAX];
+	enum drv_read read;
+	enum drv_strobe strobe;         /* the pin pulsed before each read, or none */
+	unsigned strobe_bit;            /* ... its bit in that register (data 0-7, control 0-3) */
+	bool strobe_high;               /* the pin's level during the pulse (it rests at the other) */
+};
+
 /* What --check-system looks at before a driver opens its device. */
 struct drv_device_check {
-	char path[CONF_PATH_MAX + 8];   /* the node or file open() uses */
-	char fix[CONF_NAME_MAX + 96];   /* what to do when it is missing or not accessible */
+	char path[DRV_PATH_MAX + 8];    /* the node or file open() uses */
+	char fix[128];                  /* what to do when it is missing or not accessible */
 	bool created;                   /* open() creates a missing file: its directory must be writable */
 };
 
@@ -69,14 +102,17 @@ struct drv_input_ops {
 	const char *name;               /* driver = NAME in the config, and in messages */
 	const char *device_example;     /* offered when device = is missing: "parport0" */
 	/* Width of the values read() gives for this config: 4, 8 or 16 bits. */
-	unsigned (*value_bits)(const struct conf_parallel *cfg);
-	/* What they are, for EV open's read=: "status+data", "lines". */
-	const char *(*value_name)(const struct conf_parallel *cfg);
-	/* Fills chk for cfg->device (--check-system). */
-	void (*device_check)(const struct conf_parallel *cfg, struct drv_device_check *chk);
+	unsigned (*value_bits)(const struct drv_input_config *cfg);
+	/* What they are, for EV open's read=: "lines"; NULL: the registers, which
+	 * EV open names by the config's read = word ("status+data"). */
+	const char *value_name;
+	/* Fills chk for cfg->device (--check-system); port is the config's name
+	 * of the port, for chk->fix. */
+	void (*device_check)(const struct drv_input_config *cfg, const char *port,
+			     struct drv_device_check *chk);
 	/* Opens cfg->device; 0 with *state, or -errno with what to do in err.
 	 * NULL: the driver is not compiled in. */
-	int (*open)(const struct conf_parallel *cfg, void **state, char *err, size_t errlen);
+	int (*open)(const struct drv_input_config *cfg, void **state, char *err, size_t errlen);
 	/* One sample: the value (>= 0), or -errno. */
 	int (*read)(void *state);
 	/* Drives the pin of cfg->strobe (opened with it) to its active level, or
@@ -89,7 +125,7 @@ struct drv_input_ops {
 	/* The port's interrupt line, read below root ("" live, a fixture in tests),
 	 * or -1 with *why (irq.h's IRQ_WHY_*): for irq_priority and --check-system.
 	 * NULL: none (a driver that is not compiled in). */
-	int (*irq)(const struct conf_parallel *cfg, const char *root, const char **why);
+	int (*irq)(const struct drv_input_config *cfg, const char *root, const char **why);
 };
 
 /* Every input driver, NULL-terminated (drv.c): a new driver is one file and a line there. */
@@ -98,10 +134,9 @@ extern const struct drv_input_ops *const drv_inputs[];
 /* The driver called `name`, compiled in or not; NULL if there is none. */
 const struct drv_input_ops *drv_input_find(const char *name);
 
-/* value_bits and value_name of drivers that read the registers `read =` names:
- * 8 bits for one, 16 for both; the `read =` word. */
-unsigned drv_read_bits(const struct conf_parallel *cfg);
-const char *drv_read_name(const struct conf_parallel *cfg);
+/* value_bits of drivers that read the registers `read =` names: 8 bits for
+ * one, 16 for both. */
+unsigned drv_read_bits(const struct drv_input_config *cfg);
 
 /* TIOCMGET bits to the 4-bit value of the modem input lines: CTS bit 0, DSR
  * bit 1, DCD bit 2, RI bit 3 (par_lines.c and [serial] lines = on). */
@@ -113,7 +148,7 @@ unsigned drv_tty_speed(unsigned baud);
 unsigned drv_tty_baud(unsigned speed);
 /* A tty raw (cfmakeraw, CS8, CLOCAL, CREAD, VMIN 1) at cfg's baud and stop bits,
  * and with `flow` its flow control. 0 or -errno. */
-int drv_tty_raw(int fd, const struct conf_serial *cfg, bool flow);
+int drv_tty_raw(int fd, const struct drv_serial_config *cfg, bool flow);
 
 /* Exclusive access for the tty driver (drv_serial_flock + TIOCEXCL), so a second
  * logger or a terminal program cannot steal bytes; the libserialport driver takes

@@ -45,8 +45,8 @@
 
 struct par1284 {
 	struct parport *port;           /* opened and claimed for our lifetime */
-	enum conf_par_read read;
-	enum conf_strobe strobe;        /* the register of the strobe pin, or none */
+	enum drv_read read;
+	enum drv_strobe strobe;        /* the register of the strobe pin, or none */
 	unsigned char strobe_on, strobe_off;    /* that register with the pin active, at rest */
 };
 
@@ -109,7 +109,7 @@ static void explain_not_found(const struct parport_list *list, const char *want,
  * call, e.g. when detection could not open the node), look at the node. */
 static int check_node(const char *name)
 {
-	char path[CONF_PATH_MAX];
+	char path[DRV_PATH_MAX];
 
 	if (!is_kernel_port(name))
 		return -EIO;
@@ -120,7 +120,7 @@ static int check_node(const char *name)
 /* ppdev registers every node it makes in sysfs, which a private /dev does not hide. */
 static bool has_ppdev_class(const char *name)
 {
-	char path[CONF_PATH_MAX];
+	char path[DRV_PATH_MAX];
 
 	(void)snprintf(path, sizeof(path), "/sys/class/ppdev/%s", name);
 	return access(path, F_OK) == 0;
@@ -167,20 +167,20 @@ static int p1284_read(void *state)
 	int s = 0, d = 0;
 
 	errno = 0;
-	if (p->read & CONF_READ_STATUS) {
+	if (p->read & DRV_READ_STATUS) {
 		s = ieee1284_read_status(p->port);
 		if (s < 0)
 			return e1284_errno(s, errno);
 	}
-	if (p->read & CONF_READ_DATA) {
+	if (p->read & DRV_READ_DATA) {
 		d = ieee1284_read_data(p->port);
 		if (d < 0)
 			return e1284_errno(d, errno);
 	}
 	switch (p->read) {
-	case CONF_READ_STATUS: return s & 0xff;
-	case CONF_READ_DATA: return d & 0xff;
-	case CONF_READ_BOTH: return (s & 0xff) | (d & 0xff) << 8;
+	case DRV_READ_STATUS: return s & 0xff;
+	case DRV_READ_DATA: return d & 0xff;
+	case DRV_READ_BOTH: return (s & 0xff) | (d & 0xff) << 8;
 	}
 	return -EINVAL;
 }
@@ -192,7 +192,7 @@ static int p1284_strobe(void *state, bool active)
 	struct par1284 *p = state;
 	unsigned char v = active ? p->strobe_on : p->strobe_off;
 
-	if (p->strobe == CONF_STROBE_CONTROL)
+	if (p->strobe == DRV_STROBE_CONTROL)
 		ieee1284_write_control(p->port, v);
 	else
 		ieee1284_write_data(p->port, v);
@@ -200,17 +200,17 @@ static int p1284_strobe(void *state, bool active)
 }
 
 /* The strobe's register values from what it holds now; the pin goes to rest. */
-static int strobe_setup(struct par1284 *p, const struct conf_parallel *cfg, const char *name,
-			char *err, size_t errlen)
+static int strobe_setup(struct par1284 *p, const struct drv_input_config *cfg,
+			const char *name, char *err, size_t errlen)
 {
 	unsigned char bit = (unsigned char)(1u << cfg->strobe_bit);
 	int cur;
 
 	p->strobe = cfg->strobe;
-	if (cfg->strobe == CONF_STROBE_NONE)
+	if (cfg->strobe == DRV_STROBE_NONE)
 		return 0;
 	errno = 0;
-	if (cfg->strobe == CONF_STROBE_CONTROL) {
+	if (cfg->strobe == DRV_STROBE_CONTROL) {
 		cur = ieee1284_read_control(p->port);
 		if (cur < 0) {
 			int rc = e1284_errno(cur, errno);
@@ -230,7 +230,8 @@ static int strobe_setup(struct par1284 *p, const struct conf_parallel *cfg, cons
 	return p1284_strobe(p, false);
 }
 
-static int p1284_open(const struct conf_parallel *cfg, void **state, char *err, size_t errlen)
+static int p1284_open(const struct drv_input_config *cfg, void **state, char *err,
+		      size_t errlen)
 {
 	const char *want = port_name(cfg->device);
 	struct parport_list list = { 0 };
@@ -239,8 +240,8 @@ static int p1284_open(const struct conf_parallel *cfg, void **state, char *err, 
 	int r, rc;
 
 	*state = NULL;
-	if (cfg->read != CONF_READ_STATUS && cfg->read != CONF_READ_DATA
-	    && cfg->read != CONF_READ_BOTH) {
+	if (cfg->read != DRV_READ_STATUS && cfg->read != DRV_READ_DATA
+	    && cfg->read != DRV_READ_BOTH) {
 		snprintf(err, errlen, "read = %d is not status, data or status+data", (int)cfg->read);
 		return -EINVAL;
 	}
@@ -296,16 +297,16 @@ static int p1284_open(const struct conf_parallel *cfg, void **state, char *err, 
 	ieee1284_free_ports(&list);
 	p->port = port;
 	p->read = cfg->read;
-	p->strobe = CONF_STROBE_NONE;
+	p->strobe = DRV_STROBE_NONE;
 	/* One sample now, so a port that cannot give these registers (no
 	 * bidirectional data lines: E1284_NOTAVAIL) fails at start-up, not on
 	 * every tick. read_data(3): if the first read works, later ones do. */
 	rc = p1284_read(p);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot read the %s of parallel port %s: %s%s",
-			 cfg->read == CONF_READ_STATUS ? "status register" : cfg->read == CONF_READ_DATA
+			 cfg->read == DRV_READ_STATUS ? "status register" : cfg->read == DRV_READ_DATA
 			 ? "data register" : "status and data registers", want, strerror(-rc),
-			 rc == -ENODEV && (cfg->read & CONF_READ_DATA) ? " (no bidirectional data"
+			 rc == -ENODEV && (cfg->read & DRV_READ_DATA) ? " (no bidirectional data"
 			 " lines: set the port to PS/2, EPP or ECP in the BIOS, or use read = status)"
 			 : "");
 		ieee1284_release(port);
@@ -328,8 +329,10 @@ fail_list:
 	return rc;
 }
 
-static void p1284_check(const struct conf_parallel *cfg, struct drv_device_check *chk)
+static void p1284_check(const struct drv_input_config *cfg, const char *port,
+			struct drv_device_check *chk)
 {
+	(void)port;
 	/* libieee1284 goes through ppdev: parport0 is /dev/parport0 */
 	snprintf(chk->path, sizeof(chk->path), "/dev/%s", port_name(cfg->device));
 	snprintf(chk->fix, sizeof(chk->fix), "modprobe parport_pc ppdev (is the port enabled in "
@@ -339,7 +342,7 @@ static void p1284_check(const struct conf_parallel *cfg, struct drv_device_check
 
 /* parport_pc's interrupt, when it has one (irq= of the module): the sampler
  * polls and never waits for it. */
-static int p1284_irq(const struct conf_parallel *cfg, const char *root, const char **why)
+static int p1284_irq(const struct drv_input_config *cfg, const char *root, const char **why)
 {
 	return irq_of_parport(root, port_name(cfg->device), why);
 }
@@ -359,7 +362,7 @@ const struct drv_input_ops drv_input_ieee1284 = {
 	.name = "ieee1284",
 	.device_example = "parport0",
 	.value_bits = drv_read_bits,    /* status, data: 8; status+data: 16 */
-	.value_name = drv_read_name,    /* the read = word */
+	.value_name = NULL,     /* the registers: EV open says the read = word */
 	.device_check = p1284_check,    /* the ppdev node /dev/parportN */
 	.open = p1284_open,     /* find_ports + open + claim (kept claimed) + one probe read */
 	.read = p1284_read,     /* read_status and/or read_data, no other call */
@@ -369,8 +372,8 @@ const struct drv_input_ops drv_input_ieee1284 = {
 };
 #else
 /* Built without libieee1284 (cmake -DPORTLOGD_IEEE1284=OFF): the table stays, so
- * that a config naming the driver is told it is not compiled in (validate()
- * says so before it looks at a strobe). */
+ * that a config naming the driver is told it is not compiled in (the config's
+ * checks say so before they look at a strobe). */
 const struct drv_input_ops drv_input_ieee1284 = {
 	.name = "ieee1284",
 	.device_example = "parport0",

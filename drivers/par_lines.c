@@ -42,7 +42,8 @@ static int lines_read(void *state)
 	return drv_lines_map(m);
 }
 
-static int lines_open(const struct conf_parallel *cfg, void **state, char *err, size_t errlen)
+static int lines_open(const struct drv_input_config *cfg, void **state, char *err,
+		      size_t errlen)
 {
 	struct lines *l;
 	int fd, m, e;
@@ -97,27 +98,21 @@ static void lines_close(void *state)
 	free(l);
 }
 
-static unsigned lines_bits(const struct conf_parallel *cfg)
+static unsigned lines_bits(const struct drv_input_config *cfg)
 {
 	(void)cfg;
 	return 4;
 }
 
-static const char *lines_name(const struct conf_parallel *cfg)
-{
-	(void)cfg;
-	return "lines";
-}
-
-static void lines_check(const struct conf_parallel *cfg, struct drv_device_check *chk)
+static void lines_check(const struct drv_input_config *cfg, const char *port,
+			struct drv_device_check *chk)
 {
 	snprintf(chk->path, sizeof(chk->path), "%s", cfg->device);
-	snprintf(chk->fix, sizeof(chk->fix), "plug it in, or correct [parallel %s] device",
-		 cfg->name);
+	snprintf(chk->fix, sizeof(chk->fix), "plug it in, or correct [parallel %s] device", port);
 	chk->created = false;
 }
 
-static int lines_irq(const struct conf_parallel *cfg, const char *root, const char **why)
+static int lines_irq(const struct drv_input_config *cfg, const char *root, const char **why)
 {
 	return irq_of_device(root, cfg->device, why);
 }
@@ -126,7 +121,7 @@ const struct drv_input_ops drv_input_lines = {
 	.name = "lines",
 	.device_example = "/dev/ttyS0",
 	.value_bits = lines_bits,       /* CTS DSR DCD RI: 4 */
-	.value_name = lines_name,       /* "lines", whatever read = says */
+	.value_name = "lines",          /* whatever read = says */
 	.device_check = lines_check,    /* the tty */
 	.open = lines_open,     /* open(2) read-only, no lock; check TIOCMGET works */
 	.read = lines_read,     /* ioctl(TIOCMGET), CTS DSR DCD RI to bits 0-3 */

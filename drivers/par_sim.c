@@ -34,7 +34,7 @@
  * would end the daemon; a short read is an error the sampler reports. */
 struct sim {
 	int fd;
-	enum conf_par_read read;
+	enum drv_read read;
 	bool strobing;              /* the pin is at its active level */
 	uint32_t pulses[3];         /* sets, resets, reads while set */
 };
@@ -50,7 +50,7 @@ static uint32_t get_le32(const uint8_t *b)
 	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
-static int sim_open(const struct conf_parallel *cfg, void **state, char *err, size_t errlen)
+static int sim_open(const struct drv_input_config *cfg, void **state, char *err, size_t errlen)
 {
 	struct sim *s;
 	struct stat st;
@@ -79,7 +79,7 @@ static int sim_open(const struct conf_parallel *cfg, void **state, char *err, si
 	memset(s, 0, sizeof(*s));
 	s->fd = fd;
 	s->read = cfg->read;
-	if (cfg->strobe != CONF_STROBE_NONE) {
+	if (cfg->strobe != DRV_STROBE_NONE) {
 		uint8_t b[sizeof(s->pulses)] = { 0 };
 
 		/* a shorter file has not counted yet: its missing bytes are zeros */
@@ -118,9 +118,9 @@ static int sim_read(void *state)
 	if (s->strobing)
 		s->pulses[2]++;         /* written with the reset that ends the pulse */
 	switch (s->read) {
-	case CONF_READ_STATUS: return status;
-	case CONF_READ_DATA: return data;
-	case CONF_READ_BOTH: return status | data << 8;
+	case DRV_READ_STATUS: return status;
+	case DRV_READ_DATA: return data;
+	case DRV_READ_BOTH: return status | data << 8;
 	}
 	return -EINVAL;
 }
@@ -144,7 +144,7 @@ static int sim_strobe(void *state, bool active)
 	return 0;
 }
 
-static int sim_irq(const struct conf_parallel *cfg, const char *root, const char **why)
+static int sim_irq(const struct drv_input_config *cfg, const char *root, const char **why)
 {
 	(void)cfg;
 	(void)root;
@@ -152,8 +152,10 @@ static int sim_irq(const struct conf_parallel *cfg, const char *root, const char
 	return -1;
 }
 
-static void sim_check(const struct conf_parallel *cfg, struct drv_device_check *chk)
+static void sim_check(const struct drv_input_config *cfg, const char *port,
+		      struct drv_device_check *chk)
 {
+	(void)port;
 	snprintf(chk->path, sizeof(chk->path), "%s", cfg->device);
 	chk->fix[0] = '\0';
 	chk->created = true;
@@ -173,7 +175,7 @@ const struct drv_input_ops drv_input_sim = {
 	.name = "sim",
 	.device_example = "a file",
 	.value_bits = drv_read_bits,    /* status, data: 8; status+data: 16 */
-	.value_name = drv_read_name,    /* the read = word */
+	.value_name = NULL,     /* the registers: EV open says the read = word */
 	.device_check = sim_check,      /* the file, or a directory to create it in */
 	.open = sim_open,       /* open or create the file, size it to 8 bytes */
 	.read = sim_read,       /* one pread of the 8 bytes (and the test delay) */

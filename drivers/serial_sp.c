@@ -37,10 +37,10 @@ static int sp_errno(enum sp_return r)
  *   hang-up reads; the reader needs VMIN = 1, VTIME = 0 (empty: EAGAIN).
  * Read the termios back, set them ourselves, fail if they do not stick.
  */
-static int enforce_termios(int fd, enum conf_flow flow)
+static int enforce_termios(int fd, enum drv_flow flow)
 {
-	tcflag_t want_c = flow == CONF_FLOW_RTSCTS ? CRTSCTS : 0;
-	tcflag_t want_i = flow == CONF_FLOW_XONXOFF ? (IXON | IXOFF) : 0;
+	tcflag_t want_c = flow == DRV_FLOW_RTSCTS ? CRTSCTS : 0;
+	tcflag_t want_i = flow == DRV_FLOW_XONXOFF ? (IXON | IXOFF) : 0;
 	struct termios t;
 
 	if (tcgetattr(fd, &t) < 0)
@@ -86,15 +86,17 @@ static int lock_port(const char *path)
 	return fd;
 }
 
-static int sp_open_port(const struct conf_serial *cfg, const char *path, void **state, int *fd)
+static int sp_open_port(const struct drv_serial_config *cfg, const char *path, void **state,
+			int *fd)
 {
 	static const enum sp_parity parity[] = {
 		['N'] = SP_PARITY_NONE, ['O'] = SP_PARITY_ODD, ['E'] = SP_PARITY_EVEN,
 		['M'] = SP_PARITY_MARK, ['S'] = SP_PARITY_SPACE,
 	};
 	static const enum sp_flowcontrol flow[] = {
-		[CONF_FLOW_NONE] = SP_FLOWCONTROL_NONE, [CONF_FLOW_RTSCTS] = SP_FLOWCONTROL_RTSCTS,
-		[CONF_FLOW_XONXOFF] = SP_FLOWCONTROL_XONXOFF, [CONF_FLOW_DTRDSR] = SP_FLOWCONTROL_DTRDSR,
+		[DRV_FLOW_NONE] = SP_FLOWCONTROL_NONE, [DRV_FLOW_RTSCTS] = SP_FLOWCONTROL_RTSCTS,
+		[DRV_FLOW_XONXOFF] = SP_FLOWCONTROL_XONXOFF,
+		[DRV_FLOW_DTRDSR] = SP_FLOWCONTROL_DTRDSR,
 	};
 	struct sp_state *st;
 	struct sp_port *port = NULL;

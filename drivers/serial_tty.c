@@ -38,7 +38,7 @@ unsigned drv_tty_baud(unsigned speed)
 	return 0;
 }
 
-int drv_tty_raw(int fd, const struct conf_serial *cfg, bool flow)
+int drv_tty_raw(int fd, const struct drv_serial_config *cfg, bool flow)
 {
 	struct termios tio;
 	speed_t speed = drv_tty_speed(cfg->baud);
@@ -53,9 +53,9 @@ int drv_tty_raw(int fd, const struct conf_serial *cfg, bool flow)
 	tio.c_cflag |= CS8 | CLOCAL | CREAD;
 	if (cfg->stop_bits == 2)
 		tio.c_cflag |= CSTOPB;
-	if (flow && cfg->flow == CONF_FLOW_RTSCTS)
+	if (flow && cfg->flow == DRV_FLOW_RTSCTS)
 		tio.c_cflag |= CRTSCTS;
-	if (flow && cfg->flow == CONF_FLOW_XONXOFF)
+	if (flow && cfg->flow == DRV_FLOW_XONXOFF)
 		tio.c_iflag |= IXON | IXOFF;
 	tio.c_cc[VMIN] = 1;
 	tio.c_cc[VTIME] = 0;
@@ -66,7 +66,8 @@ int drv_tty_raw(int fd, const struct conf_serial *cfg, bool flow)
 	return 0;
 }
 
-static int tty_open(const struct conf_serial *cfg, const char *path, void **state, int *fd)
+static int tty_open(const struct drv_serial_config *cfg, const char *path, void **state,
+		    int *fd)
 {
 	int rc;
 

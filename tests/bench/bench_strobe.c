@@ -41,10 +41,8 @@ static double per_sample(void *st, bool strobe, unsigned n)
 int main(int argc, char **argv)
 {
 	unsigned n = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 100000;
-	struct conf_parallel c = { .name = "bench", .driver = &drv_input_sim,
-				   .read = CONF_READ_STATUS, .mask = 0xff,
-				   .strobe = CONF_STROBE_CONTROL, .strobe_bit = 0,
-				   .strobe_high = true };
+	struct drv_input_config c = { .read = DRV_READ_STATUS, .strobe = DRV_STROBE_CONTROL,
+				      .strobe_bit = 0, .strobe_high = true };
 	char err[CONF_ERR_MAX];
 	void *st;
 	double plain, strobed;

@@ -407,7 +407,7 @@ void e2e_tap_close(struct e2e_tap *t)
 	sim_port_close(&t->resp);
 }
 
-/* Lines are read with the daemon's own parser (daemon/logline.c), which is
+/* Lines are read with the daemon's own parser (daemon/export/logline.c), which is
  * written apart from its formatter; a line it refuses keeps its text and the
  * first three fields as split here (a torn last line after kill -9, say). */
 int e2e_read_log(struct e2e_log *log, const char *path)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_checksys.c - unit tests of --check-system (daemon/checksys.c) on fixture trees. */
+/* test_checksys.c - unit tests of --check-system (daemon/check/) on fixture trees. */
 #include <errno.h>
 #include <grp.h>
 #include <limits.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_conf.c - unit tests of config parsing, validation and printing (daemon/conf.c). */
+/* test_conf.c - unit tests of config parsing, validation and printing (daemon/conf_*.c). */
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
@@ -72,11 +72,11 @@ static void expect_conf_equal(const char *what, const struct conf *g, const stru
 
 		EQ_STR(what, s->name, ws->name);
 		EQ_STR(what, s->device, ws->device);
-		EQ_NUM(what, s->baud, ws->baud);
-		EQ_NUM(what, s->data_bits, ws->data_bits);
-		EQ_NUM(what, s->parity, ws->parity);
-		EQ_NUM(what, s->stop_bits, ws->stop_bits);
-		EQ_NUM(what, s->flow, ws->flow);
+		EQ_NUM(what, s->tty.baud, ws->tty.baud);
+		EQ_NUM(what, s->tty.data_bits, ws->tty.data_bits);
+		EQ_NUM(what, s->tty.parity, ws->tty.parity);
+		EQ_NUM(what, s->tty.stop_bits, ws->tty.stop_bits);
+		EQ_NUM(what, s->tty.flow, ws->tty.flow);
 		EQ_NUM(what, s->gap_us, ws->gap_us);
 		EQ_NUM(what, s->delimiter, ws->delimiter);
 		EQ_NUM(what, s->max_packet, ws->max_packet);
@@ -97,16 +97,16 @@ static void expect_conf_equal(const char *what, const struct conf *g, const stru
 
 		EQ_STR(what, pp->name, wp->name);
 		EQ_STR(what, pp->driver->name, wp->driver->name);
-		EQ_STR(what, pp->device, wp->device);
-		EQ_NUM(what, pp->read, wp->read);
+		EQ_STR(what, pp->in.device, wp->in.device);
+		EQ_NUM(what, pp->in.read, wp->in.read);
 		EQ_NUM(what, pp->mask, wp->mask);
 		EQ_NUM(what, pp->priority, wp->priority);
 		EQ_NUM(what, pp->cpu, wp->cpu);
 		EQ_NUM(what, pp->irq_priority, wp->irq_priority);
-		EQ_NUM(what, pp->strobe, wp->strobe);
-		EQ_NUM(what, pp->strobe_bit, wp->strobe_bit);
+		EQ_NUM(what, pp->in.strobe, wp->in.strobe);
+		EQ_NUM(what, pp->in.strobe_bit, wp->in.strobe_bit);
 		EQ_NUM(what, pp->strobe_us, wp->strobe_us);
-		EQ_NUM(what, pp->strobe_high, wp->strobe_high);
+		EQ_NUM(what, pp->in.strobe_high, wp->in.strobe_high);
 		if (lines)
 			EQ_NUM(what, pp->line, wp->line);
 	}
@@ -144,11 +144,11 @@ static void test_defaults(void **state)
 	EQ_NUM("minimal", c->nparallel, 0);
 	EQ_STR("minimal", s->name, "gps");
 	EQ_STR("minimal", s->device, "/dev/ttyUSB0");
-	EQ_NUM("minimal", s->baud, 115200);
-	EQ_NUM("minimal", s->data_bits, 8);
-	EQ_NUM("minimal", s->parity, 'N');
-	EQ_NUM("minimal", s->stop_bits, 1);
-	EQ_NUM("minimal", s->flow, CONF_FLOW_NONE);
+	EQ_NUM("minimal", s->tty.baud, 115200);
+	EQ_NUM("minimal", s->tty.data_bits, 8);
+	EQ_NUM("minimal", s->tty.parity, 'N');
+	EQ_NUM("minimal", s->tty.stop_bits, 1);
+	EQ_NUM("minimal", s->tty.flow, DRV_FLOW_NONE);
 	EQ_NUM("minimal", s->gap_us, 0);
 	EQ_NUM("minimal", s->delimiter, -1);
 	EQ_NUM("minimal", s->max_packet, 4096);
@@ -175,13 +175,13 @@ static void test_defaults(void **state)
 	EQ_NUM("parallel", c->nparallel, 1);
 	EQ_STR("parallel", c->parallel[0].name, "lpt0");
 	EQ_STR("parallel", c->parallel[0].driver->name, "ieee1284");
-	EQ_NUM("parallel", c->parallel[0].read, CONF_READ_STATUS);
+	EQ_NUM("parallel", c->parallel[0].in.read, DRV_READ_STATUS);
 	EQ_NUM("parallel", c->parallel[0].mask, 0xff);
 	EQ_NUM("parallel", c->parallel[0].priority, 98);
 	EQ_NUM("parallel", c->parallel[0].irq_priority, CONF_IRQ_AUTO);
-	EQ_NUM("parallel", c->parallel[0].strobe, CONF_STROBE_NONE);
+	EQ_NUM("parallel", c->parallel[0].in.strobe, DRV_STROBE_NONE);
 	EQ_NUM("parallel", c->parallel[0].strobe_us, 0);
-	EQ_NUM("parallel", c->parallel[0].strobe_high, true);
+	EQ_NUM("parallel", c->parallel[0].in.strobe_high, true);
 }
 
 static const char every_key[] =
@@ -257,17 +257,19 @@ static void test_every_key(void **state)
 	w->nserial = 1;
 	w->serial[0] = (struct conf_serial){
 		.name = "plc", .device = "/dev/serial/by-id/usb-FTDI_FT232R-if00-port0",
-		.baud = 19200, .data_bits = 7, .parity = 'E', .stop_bits = 2,
-		.flow = CONF_FLOW_RTSCTS, .gap_us = 1500, .delimiter = 0x0d, .max_packet = 256,
+		.tty = { .baud = 19200, .data_bits = 7, .parity = 'E', .stop_bits = 2,
+			 .flow = DRV_FLOW_RTSCTS },
+		.gap_us = 1500, .delimiter = 0x0d, .max_packet = 256,
 		.lines = true, .priority = 80, .cpu = 1, .irq_priority = 85, .line = 20,
 		.pass_group = "dialout", .pass_mode = 0660,
 	};
 	w->nparallel = 1;
 	w->parallel[0] = (struct conf_parallel){
-		.name = "lpt0", .driver = drv_input_find("sim"), .device = "/run/portlogd/lpt0.sim",
-		.read = CONF_READ_BOTH, .mask = 0x1ff, .priority = CONF_PRIO_OTHER, .cpu = 0,
-		.irq_priority = CONF_IRQ_AUTO, .strobe = CONF_STROBE_CONTROL, .strobe_bit = 2,
-		.strobe_us = 150, .strobe_high = false, .line = 33,
+		.name = "lpt0", .driver = drv_input_find("sim"),
+		.in = { .device = "/run/portlogd/lpt0.sim", .read = DRV_READ_BOTH,
+			.strobe = DRV_STROBE_CONTROL, .strobe_bit = 2, .strobe_high = false },
+		.mask = 0x1ff, .priority = CONF_PRIO_OTHER, .cpu = 0,
+		.irq_priority = CONF_IRQ_AUTO, .strobe_us = 150, .line = 33,
 	};
 	expect_conf_equal("every key", c, w, true);
 	EQ_NUM("every key", c->serial[0].frame_bits, 11);
@@ -291,13 +293,13 @@ static long long get_num(const struct conf *c, enum field f)
 
 	switch (f) {
 	case F_DELIM: return s->delimiter;
-	case F_BAUD: return s->baud;
-	case F_DATA_BITS: return s->data_bits;
-	case F_PARITY: return s->parity;
-	case F_STOP: return s->stop_bits;
+	case F_BAUD: return s->tty.baud;
+	case F_DATA_BITS: return s->tty.data_bits;
+	case F_PARITY: return s->tty.parity;
+	case F_STOP: return s->tty.stop_bits;
 	case F_FRAME_BITS: return s->frame_bits;
 	case F_GAP_NS: return s->gap_ns;
-	case F_FLOW: return s->flow;
+	case F_FLOW: return s->tty.flow;
 	case F_GAP: return s->gap_us;
 	case F_MAXPKT: return s->max_packet;
 	case F_LINES: return s->lines;
@@ -312,7 +314,7 @@ static long long get_num(const struct conf *c, enum field f)
 	case F_FPRIO: return c->logger.flusher_priority;
 	case F_PERIOD: return c->timer.period_us;
 	case F_TPRIO: return c->timer.priority;
-	case F_PREAD: return pp->read;
+	case F_PREAD: return pp->in.read;
 	case F_PMASK: return pp->mask;
 	case F_PPRIO: return pp->priority;
 	case F_NPARALLEL: return c->nparallel;
@@ -325,10 +327,10 @@ static long long get_num(const struct conf *c, enum field f)
 	case F_PIRQ: return pp->irq_priority;
 	case F_IDLE: return c->timer.idle_scope;
 	case F_IDLE_US: return c->timer.idle_us;
-	case F_STROBE: return pp->strobe;
-	case F_STROBE_BIT: return pp->strobe_bit;
+	case F_STROBE: return pp->in.strobe;
+	case F_STROBE_BIT: return pp->in.strobe_bit;
 	case F_STROBE_US: return pp->strobe_us;
-	case F_STROBE_HIGH: return pp->strobe_high;
+	case F_STROBE_HIGH: return pp->in.strobe_high;
 	default: return -12345;
 	}
 }
@@ -339,7 +341,7 @@ static const char *get_str(const struct conf *c, enum field f)
 	case F_DEVICE: return c->serial[0].device;
 	case F_NAME: return c->serial[0].name;
 	case F_LOG_FILE: return c->logger.log_file;
-	case F_PDEVICE: return c->parallel[0].device;
+	case F_PDEVICE: return c->parallel[0].in.device;
 	case F_PDRIVER: return c->parallel[0].driver->name;
 	default: return "(not a string field)";
 	}
@@ -414,13 +416,13 @@ static const struct good_case {
 	{ "cpu_dma_latency off", "[timer]\ncpu_dma_latency = off\n" GPS, F_IDLE, CONF_IDLE_OFF,
 	  NULL },
 	/* the strobe */
-	{ "strobe none", LPT "strobe = none\n", F_STROBE, CONF_STROBE_NONE, NULL },
-	{ "strobe data:7", LPT "strobe = data:7\n", F_STROBE, CONF_STROBE_DATA, NULL },
+	{ "strobe none", LPT "strobe = none\n", F_STROBE, DRV_STROBE_NONE, NULL },
+	{ "strobe data:7", LPT "strobe = data:7\n", F_STROBE, DRV_STROBE_DATA, NULL },
 	{ "strobe data:7 bit", LPT "strobe = data:7\n", F_STROBE_BIT, 7, NULL },
-	{ "strobe control:3", LPT "strobe = control:3\n", F_STROBE, CONF_STROBE_CONTROL, NULL },
+	{ "strobe control:3", LPT "strobe = control:3\n", F_STROBE, DRV_STROBE_CONTROL, NULL },
 	{ "strobe control:0 bit", LPT "strobe = control:0\n", F_STROBE_BIT, 0, NULL },
 	{ "strobe data read back, masked out", LPT "read = data\nmask = 0xfe\nstrobe = data:0\n",
-	  F_STROBE, CONF_STROBE_DATA, NULL },
+	  F_STROBE, DRV_STROBE_DATA, NULL },
 	{ "strobe data:1 and status+data, bit 9 masked", LPT "read = status+data\nmask = 0xfdff\n"
 	  "strobe = data:1\n", F_STROBE_BIT, 1, NULL },
 	{ "strobe_us 999 of 1000", LPT "strobe = control:0\nstrobe_us = 999\n", F_STROBE_US, 999,
@@ -447,10 +449,10 @@ static const struct good_case {
 	/* other serial keys */
 	{ "baud 50", GPS "baud = 50\n", F_BAUD, 50, NULL },
 	{ "baud 4000000", GPS "baud = 4000000\n", F_BAUD, 4000000, NULL },
-	{ "flow rtscts", GPS "flow = rtscts\n", F_FLOW, CONF_FLOW_RTSCTS, NULL },
-	{ "flow xonxoff", GPS "flow = xonxoff\n", F_FLOW, CONF_FLOW_XONXOFF, NULL },
-	{ "flow dtrdsr", GPS "flow = dtrdsr\n", F_FLOW, CONF_FLOW_DTRDSR, NULL },
-	{ "flow none", GPS "flow = none\n", F_FLOW, CONF_FLOW_NONE, NULL },
+	{ "flow rtscts", GPS "flow = rtscts\n", F_FLOW, DRV_FLOW_RTSCTS, NULL },
+	{ "flow xonxoff", GPS "flow = xonxoff\n", F_FLOW, DRV_FLOW_XONXOFF, NULL },
+	{ "flow dtrdsr", GPS "flow = dtrdsr\n", F_FLOW, DRV_FLOW_DTRDSR, NULL },
+	{ "flow none", GPS "flow = none\n", F_FLOW, DRV_FLOW_NONE, NULL },
 	{ "gap_us auto", GPS "gap_us = auto\n", F_GAP, 0, NULL },
 	{ "gap_us 1", GPS "gap_us = 1\n", F_GAP, 1, NULL },
 	{ "gap_us 10000000", GPS "gap_us = 10000000\n", F_GAP, 10000000, NULL },
@@ -483,8 +485,8 @@ static const struct good_case {
 	{ "driver lines", LPT "driver = lines\n", F_PDRIVER, 0, "lines" },
 	{ "driver sim", LPT "driver = sim\n", F_PDRIVER, 0, "sim" },
 	{ "driver ieee1284", LPT "driver = ieee1284\n", F_PDRIVER, 0, "ieee1284" },
-	{ "read data", LPT "read = data\n", F_PREAD, CONF_READ_DATA, NULL },
-	{ "read status+data", LPT "read = status+data\n", F_PREAD, CONF_READ_BOTH, NULL },
+	{ "read data", LPT "read = data\n", F_PREAD, DRV_READ_DATA, NULL },
+	{ "read status+data", LPT "read = status+data\n", F_PREAD, DRV_READ_BOTH, NULL },
 	{ "mask 0x1ff", LPT "mask = 0x1ff\n", F_PMASK, 0x1ff, NULL },
 	/* derived once, from the driver's value_bits */
 	{ "value width of a register", LPT, F_PBITS, 8, NULL },
@@ -915,7 +917,7 @@ static void test_load(void **state)
 	if (rc != 0)
 		fail_msg("good file: returned %d: %s", rc, err);
 	EQ_STR("good file", conf_a.path, p_good);
-	EQ_NUM("good file", conf_a.serial[0].baud, 9600);
+	EQ_NUM("good file", conf_a.serial[0].tty.baud, 9600);
 
 	rc = conf_load(&conf_a, p_bad, err, sizeof(err));
 	snprintf(want, sizeof(want), "%s:3: ", p_bad);
@@ -1130,7 +1132,8 @@ static void test_drivers(void **state)
 			fail_msg("%s: rejected: %s", (*d)->name, err);
 		assert_ptr_equal(conf_a.parallel[0].driver, *d);
 		assert_ptr_equal(drv_input_find((*d)->name), *d);
-		EQ_NUM((*d)->name, conf_a.parallel[0].bits, (*d)->value_bits(&conf_a.parallel[0]));
+		EQ_NUM((*d)->name, conf_a.parallel[0].bits,
+		       (*d)->value_bits(&conf_a.parallel[0].in));
 	}
 	assert_true(n >= 3);
 	assert_null(drv_input_find("usb"));

@@ -44,16 +44,9 @@ static void free_pty(struct pty *p)
 }
 
 /* 7E2 with RTS/CTS; a pty keeps only CS8 without parity (the kernel's pty_set_termios) */
-static struct conf_serial serial_conf(const char *device)
-{
-	struct conf_serial c = {
-		.name = "t", .baud = 9600, .data_bits = 7, .parity = 'E', .stop_bits = 2,
-		.flow = CONF_FLOW_RTSCTS, .delimiter = -1, .max_packet = 64, .priority = 0,
-	};
-
-	snprintf(c.device, sizeof(c.device), "%s", device);
-	return c;
-}
+static const struct drv_serial_config serial_7e2 = {
+	.baud = 9600, .data_bits = 7, .parity = 'E', .stop_bits = 2, .flow = DRV_FLOW_RTSCTS,
+};
 
 static void check_termios(int fd, speed_t speed, bool rtscts, bool pty)
 {
@@ -78,15 +71,13 @@ static void check_termios(int fd, speed_t speed, bool rtscts, bool pty)
 static void pty_gets_termios(void **state)
 {
 	struct pty p;
-	struct conf_serial c;
 	struct drv_serial port;
 	const char *note;
 	char buf[16];
 
 	(void)state;
 	make_pty(&p);
-	c = serial_conf(p.link);
-	assert_int_equal(drv_serial_open(&c, &port, &note), 0);
+	assert_int_equal(drv_serial_open(p.link, &serial_7e2, &port, &note), 0);
 	assert_ptr_equal(port.ops, &drv_serial_tty);
 	assert_string_equal(note, "pty");
 	/* a pty has no UART settings and no FTDI timer: neither is an error */
@@ -110,29 +101,27 @@ static void pty_gets_termios(void **state)
 static void second_open_is_busy(void **state)
 {
 	struct pty p;
-	struct conf_serial c;
 	struct drv_serial a, b;
 
 	(void)state;
 	make_pty(&p);
-	c = serial_conf(p.link);
-	assert_int_equal(drv_serial_open(&c, &a, NULL), 0);
-	assert_int_equal(drv_serial_open(&c, &b, NULL), -EBUSY);
+	assert_int_equal(drv_serial_open(p.link, &serial_7e2, &a, NULL), 0);
+	assert_int_equal(drv_serial_open(p.link, &serial_7e2, &b, NULL), -EBUSY);
 	assert_int_equal(b.fd, -1);     /* no number of a closed descriptor left behind */
 	assert_null(b.ops);
 	drv_serial_close(&a);
-	assert_int_equal(drv_serial_open(&c, &b, NULL), 0);
+	assert_int_equal(drv_serial_open(p.link, &serial_7e2, &b, NULL), 0);
 	drv_serial_close(&b);
 	free_pty(&p);
 }
 
 static void missing_device(void **state)
 {
-	struct conf_serial c = serial_conf("/dev/portlogd-no-such-port");
 	struct drv_serial port;
 
 	(void)state;
-	assert_int_equal(drv_serial_open(&c, &port, NULL), -ENOENT);
+	assert_int_equal(drv_serial_open("/dev/portlogd-no-such-port", &serial_7e2, &port, NULL),
+			 -ENOENT);
 	assert_null(port.ops);
 	drv_serial_close(&port);    /* harmless on a port that did not open */
 }
@@ -143,7 +132,7 @@ static void uart_gets_libserialport(void **state)
 	const char *dev = getenv("PORTLOGD_TEST_UART") ? getenv("PORTLOGD_TEST_UART") : "/dev/ttyS0";
 	struct serial_struct ss;
 	struct termios saved;
-	struct conf_serial c;
+	struct drv_serial_config c = serial_7e2;
 	struct drv_serial port;
 	char link[64];
 	int fd;
@@ -166,9 +155,8 @@ static void uart_gets_libserialport(void **state)
 	snprintf(link, sizeof(link), "/tmp/portlogd-test-uart-%d", (int)getpid());
 	unlink(link);
 	assert_int_equal(symlink(dev, link), 0);
-	c = serial_conf(link);
 	c.baud = 19200;
-	assert_int_equal(drv_serial_open(&c, &port, NULL), 0);
+	assert_int_equal(drv_serial_open(link, &c, &port, NULL), 0);
 	assert_ptr_equal(port.ops, &drv_serial_sp);
 	assert_string_equal(port.path, dev);
 	check_termios(port.fd, B19200, true, false);
@@ -177,7 +165,7 @@ static void uart_gets_libserialport(void **state)
 		 * the lock failed; that closed number must not stay in busy.fd */
 		struct drv_serial busy;
 
-		assert_int_equal(drv_serial_open(&c, &busy, NULL), -EBUSY);
+		assert_int_equal(drv_serial_open(link, &c, &busy, NULL), -EBUSY);
 		assert_int_equal(busy.fd, -1);
 		assert_null(busy.ops);
 		/* and the attempt left the holder's settings alone (termios is the tty's) */
@@ -195,8 +183,8 @@ static void uart_gets_libserialport(void **state)
 		assert_int_equal(errno, EAGAIN);
 	}
 	drv_serial_close(&port);
-	c.flow = CONF_FLOW_XONXOFF;
-	assert_int_equal(drv_serial_open(&c, &port, NULL), 0);
+	c.flow = DRV_FLOW_XONXOFF;
+	assert_int_equal(drv_serial_open(link, &c, &port, NULL), 0);
 	check_termios(port.fd, B19200, false, false);
 	{
 		struct termios t;

@@ -241,12 +241,12 @@ static int teardown(void **state)
 	return 0;
 }
 
-static struct conf_parallel par_conf(const char *device, enum conf_par_read read)
+static struct conf_parallel par_conf(const char *device, enum drv_read read)
 {
-	struct conf_parallel c = { .name = "lpt0", .driver = &drv_input_ieee1284, .read = read,
-				   .mask = 0xff };
+	struct conf_parallel c = { .name = "lpt0", .driver = &drv_input_ieee1284,
+				   .in = { .read = read }, .mask = 0xff };
 
-	snprintf(c.device, sizeof(c.device), "%s", device);
+	snprintf(c.in.device, sizeof(c.in.device), "%s", device);
 	return c;
 }
 
@@ -270,11 +270,11 @@ static void *open_ok(const struct conf_parallel *c)
 	will_return(__wrap_ieee1284_find_ports, E1284_OK);
 	OPEN(E1284_OK, 0);
 	CLAIM(E1284_OK, 0);
-	if (c->read & CONF_READ_STATUS)
+	if (c->in.read & DRV_READ_STATUS)
 		STATUS(0x00, 0);
-	if (c->read & CONF_READ_DATA)
+	if (c->in.read & DRV_READ_DATA)
 		DATA(0x00, 0);
-	assert_int_equal(drv_input_ieee1284.open(c, &st, err, sizeof(err)), 0);
+	assert_int_equal(drv_input_ieee1284.open(&c->in, &st, err, sizeof(err)), 0);
 	assert_non_null(st);
 	assert_int_equal(mk.lists, 0);          /* the list is freed at once, the port kept */
 	return st;
@@ -282,7 +282,7 @@ static void *open_ok(const struct conf_parallel *c)
 
 static void found_by_name(void **state)
 {
-	struct conf_parallel c = par_conf("parport1", CONF_READ_STATUS);
+	struct conf_parallel c = par_conf("parport1", DRV_READ_STATUS);
 	void *st;
 
 	(void)state;
@@ -298,7 +298,7 @@ static void found_by_name(void **state)
 
 static void found_by_dev_path(void **state)
 {
-	struct conf_parallel c = par_conf("/dev/parport2", CONF_READ_STATUS);
+	struct conf_parallel c = par_conf("/dev/parport2", DRV_READ_STATUS);
 	void *st;
 
 	(void)state;
@@ -310,14 +310,14 @@ static void found_by_dev_path(void **state)
 
 static void not_found_lists_ports(void **state)
 {
-	struct conf_parallel c = par_conf("parport1", CONF_READ_STATUS);
+	struct conf_parallel c = par_conf("parport1", DRV_READ_STATUS);
 	char err[CONF_ERR_MAX] = "";
 	void *st = (void *)1;
 
 	(void)state;
 	set_ports(2, "parport0", "parport2");
 	will_return(__wrap_ieee1284_find_ports, E1284_OK);
-	assert_int_equal(drv_input_ieee1284.open(&c, &st, err, sizeof(err)), -ENODEV);
+	assert_int_equal(drv_input_ieee1284.open(&c.in, &st, err, sizeof(err)), -ENODEV);
 	assert_null(st);
 	assert_int_equal(mk.open_calls, 0);
 	printf("# %s\n", err);
@@ -330,7 +330,7 @@ static void not_found_lists_ports(void **state)
  * parport: three guessed I/O addresses (seen here with find_ports). */
 static void no_ports_says_modprobe(void **state)
 {
-	struct conf_parallel c = par_conf("parport0", CONF_READ_STATUS);
+	struct conf_parallel c = par_conf("parport0", DRV_READ_STATUS);
 	char err[CONF_ERR_MAX];
 	void *st;
 
@@ -342,7 +342,7 @@ static void no_ports_says_modprobe(void **state)
 			set_ports(0);
 		err[0] = '\0';
 		will_return(__wrap_ieee1284_find_ports, E1284_OK);
-		assert_int_equal(drv_input_ieee1284.open(&c, &st, err, sizeof(err)), -ENODEV);
+		assert_int_equal(drv_input_ieee1284.open(&c.in, &st, err, sizeof(err)), -ENODEV);
 		printf("# %s\n", err);
 		assert_non_null(strstr(err, "modprobe parport_pc ppdev"));
 		assert_int_equal(mk.lists, 0);
@@ -352,7 +352,7 @@ static void no_ports_says_modprobe(void **state)
 
 static void permission_denied(void **state)
 {
-	struct conf_parallel c = par_conf("parport0", CONF_READ_STATUS);
+	struct conf_parallel c = par_conf("parport0", DRV_READ_STATUS);
 	char err[CONF_ERR_MAX] = "";
 	void *st = (void *)1;
 
@@ -360,7 +360,7 @@ static void permission_denied(void **state)
 	set_ports(1, "parport0");
 	will_return(__wrap_ieee1284_find_ports, E1284_OK);
 	OPEN(E1284_SYS, EACCES);
-	assert_int_equal(drv_input_ieee1284.open(&c, &st, err, sizeof(err)), -EACCES);
+	assert_int_equal(drv_input_ieee1284.open(&c.in, &st, err, sizeof(err)), -EACCES);
 	assert_null(st);
 	printf("# %s\n", err);
 	assert_non_null(strstr(err, "group lp"));
@@ -372,7 +372,7 @@ static void permission_denied(void **state)
 /* E1284_INIT without a cause: the driver looks at the node, which is missing. */
 static void init_failure_checks_node(void **state)
 {
-	struct conf_parallel c = par_conf("parport7", CONF_READ_STATUS);
+	struct conf_parallel c = par_conf("parport7", DRV_READ_STATUS);
 	char err[CONF_ERR_MAX] = "";
 	void *st;
 
@@ -384,7 +384,7 @@ static void init_failure_checks_node(void **state)
 	set_ports(1, "parport7");
 	will_return(__wrap_ieee1284_find_ports, E1284_OK);
 	OPEN(E1284_INIT, 0);
-	assert_int_equal(drv_input_ieee1284.open(&c, &st, err, sizeof(err)), -ENOENT);
+	assert_int_equal(drv_input_ieee1284.open(&c.in, &st, err, sizeof(err)), -ENOENT);
 	printf("# %s\n", err);
 	assert_non_null(strstr(err, "modprobe ppdev"));
 }
@@ -408,7 +408,7 @@ static void hidden_node_is_named(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct conf_parallel c = par_conf("parport7", CONF_READ_STATUS);
+		struct conf_parallel c = par_conf("parport7", DRV_READ_STATUS);
 		char err[CONF_ERR_MAX] = "";
 		void *st;
 		int rc;
@@ -423,7 +423,7 @@ static void hidden_node_is_named(void **state)
 		set_ports(1, "parport7");
 		will_return(__wrap_ieee1284_find_ports, E1284_OK);
 		OPEN(E1284_INIT, 0);
-		rc = drv_input_ieee1284.open(&c, &st, err, sizeof(err));
+		rc = drv_input_ieee1284.open(&c.in, &st, err, sizeof(err));
 		printf("# %s\n", err);
 		fflush(stdout);
 		_exit(rc == -ENOENT && strstr(err, "PrivateDevices=yes") != NULL
@@ -438,7 +438,7 @@ static void hidden_node_is_named(void **state)
 static void claim_busy_closes_port(void **state)
 {
 	static const int causes[] = { ENXIO, EBUSY };
-	struct conf_parallel c = par_conf("parport0", CONF_READ_STATUS);
+	struct conf_parallel c = par_conf("parport0", DRV_READ_STATUS);
 	char err[CONF_ERR_MAX];
 	void *st = (void *)1;
 
@@ -449,7 +449,7 @@ static void claim_busy_closes_port(void **state)
 		will_return(__wrap_ieee1284_find_ports, E1284_OK);
 		OPEN(E1284_OK, 0);
 		CLAIM(E1284_SYS, causes[i]);
-		assert_int_equal(drv_input_ieee1284.open(&c, &st, err, sizeof(err)), -EBUSY);
+		assert_int_equal(drv_input_ieee1284.open(&c.in, &st, err, sizeof(err)), -EBUSY);
 		assert_null(st);
 		printf("# %s\n", err);
 		assert_non_null(strstr(err, "busy"));
@@ -462,16 +462,16 @@ static void claim_busy_closes_port(void **state)
 static void read_layouts(void **state)
 {
 	static const struct {
-		enum conf_par_read read;
+		enum drv_read read;
 		int status, data, want;
 	} cases[] = {
-		{ CONF_READ_STATUS, 0x87, -1, 0x87 },
-		{ CONF_READ_STATUS, 0xf8, -1, 0xf8 },
-		{ CONF_READ_DATA, -1, 0x5a, 0x5a },
-		{ CONF_READ_DATA, -1, 0xff, 0xff },
-		{ CONF_READ_BOTH, 0x78, 0xc3, 0xc378 },
-		{ CONF_READ_BOTH, 0x80, 0x01, 0x0180 },
-		{ CONF_READ_BOTH, 0x00, 0x00, 0x0000 },
+		{ DRV_READ_STATUS, 0x87, -1, 0x87 },
+		{ DRV_READ_STATUS, 0xf8, -1, 0xf8 },
+		{ DRV_READ_DATA, -1, 0x5a, 0x5a },
+		{ DRV_READ_DATA, -1, 0xff, 0xff },
+		{ DRV_READ_BOTH, 0x78, 0xc3, 0xc378 },
+		{ DRV_READ_BOTH, 0x80, 0x01, 0x0180 },
+		{ DRV_READ_BOTH, 0x00, 0x00, 0x0000 },
 	};
 
 	(void)state;
@@ -492,7 +492,7 @@ static void read_layouts(void **state)
 
 static void read_error(void **state)
 {
-	struct conf_parallel c = par_conf("parport0", CONF_READ_BOTH);
+	struct conf_parallel c = par_conf("parport0", DRV_READ_BOTH);
 	void *st;
 
 	(void)state;
@@ -515,7 +515,7 @@ static void read_error(void **state)
  * read; the driver finds out at open, and undoes the claim and the open. */
 static void probe_fails_at_open(void **state)
 {
-	struct conf_parallel c = par_conf("parport0", CONF_READ_DATA);
+	struct conf_parallel c = par_conf("parport0", DRV_READ_DATA);
 	char err[CONF_ERR_MAX] = "";
 	void *st = (void *)1;
 
@@ -525,7 +525,7 @@ static void probe_fails_at_open(void **state)
 	OPEN(E1284_OK, 0);
 	CLAIM(E1284_OK, 0);
 	DATA(E1284_NOTAVAIL, 0);
-	assert_int_equal(drv_input_ieee1284.open(&c, &st, err, sizeof(err)), -ENODEV);
+	assert_int_equal(drv_input_ieee1284.open(&c.in, &st, err, sizeof(err)), -ENODEV);
 	assert_null(st);
 	printf("# %s\n", err);
 	assert_non_null(strstr(err, "data register"));
@@ -535,7 +535,7 @@ static void probe_fails_at_open(void **state)
 
 static void close_once(void **state)
 {
-	struct conf_parallel c = par_conf("parport0", CONF_READ_STATUS);
+	struct conf_parallel c = par_conf("parport0", DRV_READ_STATUS);
 	void *st;
 
 	(void)state;
@@ -558,7 +558,7 @@ static void bad_read_mode(void **state)
 	void *st;
 
 	(void)state;
-	assert_int_equal(drv_input_ieee1284.open(&c, &st, err, sizeof(err)), -EINVAL);
+	assert_int_equal(drv_input_ieee1284.open(&c.in, &st, err, sizeof(err)), -EINVAL);
 	assert_int_equal(mk.lists, 0);
 }
 
@@ -593,47 +593,47 @@ static void strobe_levels(void **state)
 {
 	static const struct {
 		const char *what;
-		enum conf_strobe reg;
+		enum drv_strobe reg;
 		unsigned bit;
 		bool high;
 		int found;              /* what the register reads at open */
 		const char *open_io, *on, *off;
 	} cases[] = {
-		{ "nStrobe pulsed high, nInit high", CONF_STROBE_CONTROL, 0, true, 0x04,
+		{ "nStrobe pulsed high, nInit high", DRV_STROBE_CONTROL, 0, true, 0x04,
 		  "RC,WC 04", "WC 05", "WC 04" },
-		{ "nStrobe pulsed low, resting high", CONF_STROBE_CONTROL, 0, false, 0x05,
+		{ "nStrobe pulsed low, resting high", DRV_STROBE_CONTROL, 0, false, 0x05,
 		  "RC,WC 05", "WC 04", "WC 05" },
-		{ "nSelectIn high, other lines kept", CONF_STROBE_CONTROL, 3, true, 0x0f,
+		{ "nSelectIn high, other lines kept", DRV_STROBE_CONTROL, 3, true, 0x0f,
 		  "RC,WC 07", "WC 0f", "WC 07" },
-		{ "only the four lines", CONF_STROBE_CONTROL, 1, true, 0xf4,
+		{ "only the four lines", DRV_STROBE_CONTROL, 1, true, 0xf4,
 		  "RC,WC 04", "WC 06", "WC 04" },
-		{ "D3 pulsed low", CONF_STROBE_DATA, 3, false, 0xff, "RD,WD ff", "WD f7", "WD ff" },
-		{ "D0 pulsed high", CONF_STROBE_DATA, 0, true, 0x5a, "RD,WD 5a", "WD 5b", "WD 5a" },
-		{ "D7, data unreadable: from 0", CONF_STROBE_DATA, 7, true, E1284_NOTAVAIL,
+		{ "D3 pulsed low", DRV_STROBE_DATA, 3, false, 0xff, "RD,WD ff", "WD f7", "WD ff" },
+		{ "D0 pulsed high", DRV_STROBE_DATA, 0, true, 0x5a, "RD,WD 5a", "WD 5b", "WD 5a" },
+		{ "D7, data unreadable: from 0", DRV_STROBE_DATA, 7, true, E1284_NOTAVAIL,
 		  "RD,WD 00", "WD 80", "WD 00" },
 	};
 
 	(void)state;
 	set_ports(1, "parport0");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct conf_parallel c = par_conf("parport0", CONF_READ_STATUS);
+		struct conf_parallel c = par_conf("parport0", DRV_READ_STATUS);
 		char err[CONF_ERR_MAX] = "";
 		void *st = NULL;
 		int from;
 
-		c.strobe = cases[i].reg;
-		c.strobe_bit = cases[i].bit;
-		c.strobe_high = cases[i].high;
+		c.in.strobe = cases[i].reg;
+		c.in.strobe_bit = cases[i].bit;
+		c.in.strobe_high = cases[i].high;
 		will_return(__wrap_ieee1284_find_ports, E1284_OK);
 		OPEN(E1284_OK, 0);
 		CLAIM(E1284_OK, 0);
 		STATUS(0x00, 0);
-		if (cases[i].reg == CONF_STROBE_CONTROL)
+		if (cases[i].reg == DRV_STROBE_CONTROL)
 			CONTROL(cases[i].found, 0);
 		else
 			DATA(cases[i].found, 0);
 		from = mk.nio;
-		if (drv_input_ieee1284.open(&c, &st, err, sizeof(err)) != 0)
+		if (drv_input_ieee1284.open(&c.in, &st, err, sizeof(err)) != 0)
 			fail_msg("%s: open: %s", cases[i].what, err);
 		printf("# %s\n", cases[i].what);
 		expect_io(from + 1, cases[i].open_io);          /* after the probe read */
@@ -650,19 +650,19 @@ static void strobe_levels(void **state)
 /* The control lines unreadable at open: no port, the claim and the open undone. */
 static void strobe_control_unreadable(void **state)
 {
-	struct conf_parallel c = par_conf("parport0", CONF_READ_STATUS);
+	struct conf_parallel c = par_conf("parport0", DRV_READ_STATUS);
 	char err[CONF_ERR_MAX] = "";
 	void *st = (void *)1;
 
 	(void)state;
-	c.strobe = CONF_STROBE_CONTROL;
+	c.in.strobe = DRV_STROBE_CONTROL;
 	set_ports(1, "parport0");
 	will_return(__wrap_ieee1284_find_ports, E1284_OK);
 	OPEN(E1284_OK, 0);
 	CLAIM(E1284_OK, 0);
 	STATUS(0x00, 0);
 	CONTROL(E1284_SYS, EIO);
-	assert_int_equal(drv_input_ieee1284.open(&c, &st, err, sizeof(err)), -EIO);
+	assert_int_equal(drv_input_ieee1284.open(&c.in, &st, err, sizeof(err)), -EIO);
 	assert_null(st);
 	printf("# %s\n", err);
 	assert_non_null(strstr(err, "control lines of parallel port parport0"));
@@ -681,16 +681,16 @@ static const struct rec *pop_rec(struct sampler *s, char *text, size_t cap);
  */
 static void sampler_pulses_around_the_read(void **state)
 {
-	struct conf_parallel c = par_conf("parport0", CONF_READ_STATUS);
+	struct conf_parallel c = par_conf("parport0", DRV_READ_STATUS);
 	char err[CONF_ERR_MAX] = "", text[160];
 	const struct rec *r;
 	struct sampler s;
 	int degraded = 0, from;
 
 	(void)state;
-	c.strobe = CONF_STROBE_CONTROL;
-	c.strobe_bit = 0;
-	c.strobe_high = true;
+	c.in.strobe = DRV_STROBE_CONTROL;
+	c.in.strobe_bit = 0;
+	c.in.strobe_high = true;
 	c.strobe_us = 20;
 	c.cpu = CONF_CPU_ANY;
 	c.priority = CONF_PRIO_OTHER;
@@ -727,9 +727,9 @@ static void sampler_pulses_around_the_read(void **state)
 static struct conf_parallel lines_conf(const char *device)
 {
 	struct conf_parallel c = { .name = "lines0", .driver = &drv_input_lines,
-				   .read = CONF_READ_STATUS, .mask = 0xf };
+				   .in = { .read = DRV_READ_STATUS }, .mask = 0xf };
 
-	snprintf(c.device, sizeof(c.device), "%s", device);
+	snprintf(c.in.device, sizeof(c.in.device), "%s", device);
 	return c;
 }
 
@@ -762,7 +762,7 @@ static void pty_lines(void **state)
 	(void)state;
 	assert_int_equal(openpty(&master, &slave, name, NULL, NULL), 0);
 	c = lines_conf(name);
-	rc = drv_input_lines.open(&c, &st, err, sizeof(err));
+	rc = drv_input_lines.open(&c.in, &st, err, sizeof(err));
 	e = ioctl(slave, TIOCMGET, &m) < 0 ? errno : 0;
 	if (e != 0) {
 		printf("# TIOCMGET on a pty: %s; %s\n", strerror(e), err);
@@ -788,7 +788,7 @@ static void file_has_no_lines(void **state)
 	void *st;
 
 	(void)state;
-	assert_int_equal(drv_input_lines.open(&c, &st, err, sizeof(err)), -ENOTTY);
+	assert_int_equal(drv_input_lines.open(&c.in, &st, err, sizeof(err)), -ENOTTY);
 	assert_non_null(strstr(err, "no modem lines"));
 }
 
@@ -796,17 +796,17 @@ static void file_has_no_lines(void **state)
 static void sim_pins_and_truncation(void **state)
 {
 	struct conf_parallel c = { .name = "sim0", .driver = &drv_input_sim,
-				   .read = CONF_READ_BOTH, .mask = 0xffff };
+				   .in = { .read = DRV_READ_BOTH }, .mask = 0xffff };
 	char err[CONF_ERR_MAX] = "";
 	void *st;
 	int fd;
 
 	(void)state;
-	snprintf(c.device, sizeof(c.device), "/tmp/portlogd-test-sim-%d", (int)getpid());
-	unlink(c.device);
-	assert_int_equal(drv_input_sim.open(&c, &st, err, sizeof(err)), 0);
+	snprintf(c.in.device, sizeof(c.in.device), "/tmp/portlogd-test-sim-%d", (int)getpid());
+	unlink(c.in.device);
+	assert_int_equal(drv_input_sim.open(&c.in, &st, err, sizeof(err)), 0);
 	assert_int_equal(drv_input_sim.read(st), 0);        /* a new file: all pins low */
-	fd = open(c.device, O_WRONLY);
+	fd = open(c.in.device, O_WRONLY);
 	assert_true(fd >= 0);
 	assert_int_equal(pwrite(fd, "\x5a\xa5", 2, 0), 2);
 	assert_int_equal(drv_input_sim.read(st), 0xa55a);
@@ -816,7 +816,7 @@ static void sim_pins_and_truncation(void **state)
 	assert_int_equal(drv_input_sim.read(st), 0x01);     /* and works again once whole */
 	close(fd);
 	drv_input_sim.close(st);
-	unlink(c.device);
+	unlink(c.in.device);
 }
 
 /* The sim driver counts its pulses in its file (bytes 8-19: sets, resets, reads
@@ -824,18 +824,18 @@ static void sim_pins_and_truncation(void **state)
 static void sim_strobes_counted(void **state)
 {
 	struct conf_parallel c = { .name = "sim0", .driver = &drv_input_sim,
-				   .read = CONF_READ_STATUS, .mask = 0xff,
-				   .strobe = CONF_STROBE_DATA, .strobe_bit = 1 };
+				   .in = { .read = DRV_READ_STATUS, .strobe = DRV_STROBE_DATA,
+					   .strobe_bit = 1 }, .mask = 0xff };
 	char err[CONF_ERR_MAX] = "";
 	uint32_t n[3];
 	void *st;
 	int fd;
 
 	(void)state;
-	snprintf(c.device, sizeof(c.device), "/tmp/portlogd-test-strobe-%d", (int)getpid());
-	unlink(c.device);
+	snprintf(c.in.device, sizeof(c.in.device), "/tmp/portlogd-test-strobe-%d", (int)getpid());
+	unlink(c.in.device);
 	for (int round = 0; round < 2; round++) {
-		assert_int_equal(drv_input_sim.open(&c, &st, err, sizeof(err)), 0);
+		assert_int_equal(drv_input_sim.open(&c.in, &st, err, sizeof(err)), 0);
 		assert_int_equal(drv_input_sim.read(st), 0);    /* no pulse: not counted */
 		for (int i = 0; i < 5; i++) {
 			assert_int_equal(drv_input_sim.strobe(st, true), 0);
@@ -843,14 +843,14 @@ static void sim_strobes_counted(void **state)
 			assert_int_equal(drv_input_sim.strobe(st, false), 0);
 		}
 		drv_input_sim.close(st);
-		fd = open(c.device, O_RDONLY);
+		fd = open(c.in.device, O_RDONLY);
 		assert_true(fd >= 0);
 		assert_int_equal(pread(fd, n, sizeof(n), 8), (ssize_t)sizeof(n));
 		close(fd);
 		for (int k = 0; k < 3; k++)     /* little-endian, as on this machine */
 			assert_int_equal(n[k], 5 * (round + 1));
 	}
-	unlink(c.device);
+	unlink(c.in.device);
 }
 
 /* One tick from the test, as the timer gives it; returns once it is sampled. */
@@ -886,19 +886,20 @@ static const struct rec *pop_rec(struct sampler *s, char *text, size_t cap)
 static void lost_port_is_reopened(void **state)
 {
 	struct conf_parallel c = { .name = "sim0", .driver = &drv_input_sim,
-				   .read = CONF_READ_STATUS, .mask = 0xff, .cpu = CONF_CPU_ANY };
-	char err[CONF_ERR_MAX] = "", text[160], want[sizeof(c.device) + 64];
+				   .in = { .read = DRV_READ_STATUS }, .mask = 0xff,
+				   .cpu = CONF_CPU_ANY };
+	char err[CONF_ERR_MAX] = "", text[160], want[sizeof(c.in.device) + 64];
 	const struct rec *r;
 	struct sampler s;
 	int fd, degraded = 0;
 
 	(void)state;
-	snprintf(c.device, sizeof(c.device), "/tmp/portlogd-test-lost-%d", (int)getpid());
+	snprintf(c.in.device, sizeof(c.in.device), "/tmp/portlogd-test-lost-%d", (int)getpid());
 	conf_resolve_parallel(&c);
-	unlink(c.device);
+	unlink(c.in.device);
 	assert_int_equal(sampler_init(&s, &c, 64, err, sizeof(err)), 0);
 	assert_int_equal(sampler_start(&s, &degraded), 0);
-	fd = open(c.device, O_WRONLY);
+	fd = open(c.in.device, O_WRONLY);
 	assert_true(fd >= 0);
 	assert_int_equal(pwrite(fd, "\x01", 1, 0), 1);
 	tick(&s, 1);
@@ -918,7 +919,7 @@ static void lost_port_is_reopened(void **state)
 	r = pop_rec(&s, text, sizeof(text));
 	assert_int_equal(r->kind, REC_EV);
 	assert_int_equal(r->a, EV_OPEN);
-	snprintf(want, sizeof(want), "driver=sim device=%s read=status mask=0xff", c.device);
+	snprintf(want, sizeof(want), "driver=sim device=%s read=status mask=0xff", c.in.device);
 	assert_string_equal(text, want);
 	r = pop_rec(&s, text, sizeof(text));
 	assert_int_equal(r->kind, REC_IN);
@@ -930,7 +931,8 @@ static void lost_port_is_reopened(void **state)
 	r = pop_rec(&s, text, sizeof(text));
 	assert_int_equal(r->kind, REC_EV);
 	assert_int_equal(r->a, EV_OPEN);
-	snprintf(want, sizeof(want), "driver=sim device=%s read=status mask=0xff unread=2", c.device);
+	snprintf(want, sizeof(want), "driver=sim device=%s read=status mask=0xff unread=2",
+		 c.in.device);
 	assert_string_equal(text, want);
 	r = pop_rec(&s, text, sizeof(text));
 	assert_int_equal(r->kind, REC_IN);
@@ -938,7 +940,7 @@ static void lost_port_is_reopened(void **state)
 	assert_int_equal(ring_ready_now(&s.src.ring), 0);
 	close(fd);
 	sampler_fini(&s);
-	unlink(c.device);
+	unlink(c.in.device);
 }
 
 static void lines_missing_device(void **state)
@@ -948,7 +950,7 @@ static void lines_missing_device(void **state)
 	void *st = (void *)1;
 
 	(void)state;
-	assert_int_equal(drv_input_lines.open(&c, &st, err, sizeof(err)), -ENOENT);
+	assert_int_equal(drv_input_lines.open(&c.in, &st, err, sizeof(err)), -ENOENT);
 	assert_null(st);
 	assert_non_null(strstr(err, "/dev/portlogd-no-such-port"));
 	drv_input_lines.close(NULL);
@@ -973,7 +975,7 @@ static void uart_lines(void **state)
 			close(fd);
 		skip();
 	}
-	assert_int_equal(drv_input_lines.open(&c, &st, err, sizeof(err)), 0);
+	assert_int_equal(drv_input_lines.open(&c.in, &st, err, sizeof(err)), 0);
 	v = drv_input_lines.read(st);
 	assert_int_equal(ioctl(fd, TIOCMGET, &m), 0);
 	printf("# %s: TIOCMGET %#x, lines %#x\n", dev, (unsigned)m, (unsigned)v);

@@ -128,8 +128,8 @@ static void tty_interrupts(void **state)
  * UART's for the lines driver, none for the simulator. */
 static void parallel_interrupts(void **state)
 {
-	struct conf_parallel p = { .name = "lpt0", .device = "parport0", .read = CONF_READ_STATUS,
-				   .mask = 0xff };
+	struct conf_parallel p = { .name = "lpt0", .in = { .device = "parport0",
+							   .read = DRV_READ_STATUS }, .mask = 0xff };
 	const char *why;
 
 	(void)state;
@@ -144,14 +144,15 @@ static void parallel_interrupts(void **state)
 	p.driver = drv_input_find("ieee1284");
 	if (p.driver->irq != NULL) {
 		assert_int_equal(irq_of_parallel(root, &p, &why), 7);
-		snprintf(p.device, sizeof(p.device), "/dev/parport0");     /* by its basename */
+		/* by its basename */
+		snprintf(p.in.device, sizeof(p.in.device), "/dev/parport0");
 		assert_int_equal(irq_of_parallel(root, &p, &why), 7);
 	}
 	p.driver = drv_input_find("lines");
-	snprintf(p.device, sizeof(p.device), "/dev/ttyS1");
+	snprintf(p.in.device, sizeof(p.in.device), "/dev/ttyS1");
 	assert_int_equal(irq_of_parallel(root, &p, &why), 3);
 	p.driver = drv_input_find("sim");
-	snprintf(p.device, sizeof(p.device), "/run/x.sim");
+	snprintf(p.in.device, sizeof(p.in.device), "/run/x.sim");
 	assert_int_equal(irq_of_parallel(root, &p, &why), -1);
 	assert_string_equal(why, IRQ_WHY_FILE);
 }

@@ -74,7 +74,7 @@ static void edges_become_lines_records(void **state)
 	};
 	struct sigaction sa = { .sa_handler = on_usr1 };
 	struct conf_serial c = {
-		.name = "m", .baud = 9600, .data_bits = 8, .parity = 'N', .stop_bits = 1,
+		.name = "m", .tty = { .baud = 9600, .data_bits = 8, .parity = 'N', .stop_bits = 1 },
 		.delimiter = -1, .max_packet = 64, .lines = true, .priority = 0,
 	};
 	struct serial_port p;

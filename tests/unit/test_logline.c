@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_logline.c - unit tests of the log-line parser (daemon/logline.c), against fmt. */
+/* test_logline.c - unit tests of the log-line parser (daemon/export/logline.c), against fmt. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>

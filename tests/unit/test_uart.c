@@ -161,7 +161,7 @@ int __wrap_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const
 static struct conf_serial pty_conf(char *device)
 {
 	struct conf_serial c = {
-		.name = "u", .baud = 9600, .data_bits = 8, .parity = 'N', .stop_bits = 1,
+		.name = "u", .tty = { .baud = 9600, .data_bits = 8, .parity = 'N', .stop_bits = 1 },
 		.delimiter = '\n', .max_packet = 64, .priority = 0, .cpu = -1,
 	};
 	snprintf(c.device, sizeof(c.device), "%s", device);

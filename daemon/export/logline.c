@@ -25,7 +25,7 @@ static inline bool digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-/* A SOURCE name's characters (conf.c's rule), also those of EV and STAT names. */
+/* A SOURCE name's characters (conf_read.c's rule), also those of EV and STAT names. */
 static inline bool name_char(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || digit((char)c) || c == '_'
