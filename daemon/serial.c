@@ -397,12 +397,11 @@ int serial_open(struct serial_port *p)
 	if (c->lines) {
 		/* the lines thread gets its own descriptor of the same open port */
 		int old, fd = fcntl(p->drv.fd, F_DUPFD_CLOEXEC, 0);
-		uint64_t one = 1;
 
 		old = atomic_exchange(&p->lines_fd, fd);
 		if (old >= 0)
 			close(old);     /* never taken: the port was lost again meanwhile */
-		(void)write(p->lines_wake, &one, sizeof(one));     /* an eventfd add cannot fail */
+		(void)eventfd_write(p->lines_wake, 1);     /* an eventfd add cannot fail */
 	}
 	if (p->peer != NULL && p->peer->relaying && p->kind == REC_RX)
 		/* pass: the TX reader writes to the device through a descriptor of its own */
@@ -685,7 +684,7 @@ static void *lines_thread(void *arg)
 			health_unpark(&p->lines_beat);
 			if (pfd[1].revents != 0)
 				break;
-			(void)read(p->lines_wake, &v, sizeof(v));  /* clears the wake-up */
+			(void)eventfd_read(p->lines_wake, &v);     /* clears the wake-up */
 			continue;
 		}
 		if (prev < 0) {

@@ -94,6 +94,16 @@ static void write_conf(const struct opts *o, const char *dir, unsigned n, unsign
 	e2e_write_file(conf, text);
 }
 
+/* The run's directory and its logs, unless -k keeps them. */
+static void remove_dir(const char *dir)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "bench_serial: could not remove %s\n", dir);
+}
+
 static int start(struct e2e_daemon *d, const char *dir, const char *conf, struct sim_port *p,
 		 unsigned n)
 {
@@ -361,14 +371,10 @@ static int run_traffic(const struct opts *o)
 	for (unsigned i = 0; i < o->ports; i++)
 		sim_port_close(&p[i]);
 	free(p);
-	if (!o->keep) {
-		char cmd[300];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		(void)system(cmd);
-	} else {
+	if (!o->keep)
+		remove_dir(dir);
+	else
 		printf("kept %s\n", dir);
-	}
 	return 0;
 }
 
@@ -493,12 +499,8 @@ static int run_stall(const struct opts *o, int stall_us, struct spinner *spin)
 	free(idx);
 	e2e_free_log(&log);
 	sim_port_close(&p);
-	if (!o->keep) {
-		char cmd[300];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		(void)system(cmd);
-	}
+	if (!o->keep)
+		remove_dir(dir);
 	return 0;
 }
 

@@ -333,6 +333,21 @@ int e2e_run(const char *const *argv, char *err, size_t errlen)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+void e2e_show_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char buf[4096];
+	size_t n;
+
+	if (f == NULL) {
+		fprintf(stderr, "(%s: %s)\n", path, strerror(errno));
+		return;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, stderr);
+	fclose(f);
+}
+
 char *e2e_sh(int *status, const char *fmt, ...)
 {
 	char cmd[4096];

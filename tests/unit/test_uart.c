@@ -436,6 +436,7 @@ static void stalled_read_is_reported(void **state)
 		struct timespec ms = { 0, 1000000 };
 		unsigned n = ring_ready(&p.src.ring);
 		char more[128];
+		size_t gl;
 		bool at;
 
 		if (n == 0) {
@@ -443,7 +444,8 @@ static void stalled_read_is_reported(void **state)
 			continue;
 		}
 		pop_late_and_rx(&p, n, more, sizeof(more), &at);
-		strncat(got, more, sizeof(got) - strlen(got) - 1);
+		gl = strlen(got);
+		snprintf(got + gl, sizeof(got) - gl, "%s", more);
 		late_at_rx = late_at_rx && at;
 	}
 	printf("# %s\n", got);
