@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "flush.h"
+#include "libc.h"
 #include "log.h"
 #include "thread.h"
 
@@ -576,7 +577,7 @@ static void *flush_thread(void *arg)
 			wait = 0;
 		ts = ns_to_ts(wait);
 		health_park(&f->beat);
-		if (ppoll(pfd, 2, &ts, NULL) > 0 && pfd[0].revents != 0)
+		if (libc_ppoll(pfd, 2, &ts, NULL) > 0 && pfd[0].revents != 0)
 			(void)eventfd_read(f->cmd_fd, &v);      /* just clears the wake-up */
 		health_unpark(&f->beat);
 		if (health_stall_wanted(&f->beat))

@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "fmt.h"
+#include "libc.h"
 #include "serial.h"
 #include "thread.h"
 
@@ -506,7 +507,7 @@ static bool wait_stop(struct serial_port *p, const struct timespec *timeout)
 	int n;
 
 	health_park(&p->beat);
-	n = ppoll(&pfd, 1, timeout, NULL);
+	n = libc_ppoll(&pfd, 1, timeout, NULL);
 	health_unpark(&p->beat);
 	return n > 0;
 }
@@ -589,7 +590,7 @@ static void *serial_thread(void *arg)
 		if (p->peer != NULL)
 			say_horizon(p, &ts, &timeout);
 		health_park(&p->beat);
-		(void)ppoll(pfd, 4, timeout, NULL);     /* EINTR: just look again */
+		(void)libc_ppoll(pfd, 4, timeout, NULL);        /* EINTR: just look again */
 		now_mono = mono_ns();
 		now_real = real_ns();
 		atomic_fetch_add_explicit(&p->wakeups, 1, memory_order_relaxed);
