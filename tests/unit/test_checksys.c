@@ -21,6 +21,7 @@
 #include "checksys.h"
 #include "conf.h"
 #include "fixture.h"
+#include "wrap.h"
 
 #define NOBODY 65534
 #define GPS "[serial gps]\ndevice = /dev/ttyS0\n"       /* priority 97 */
@@ -49,9 +50,9 @@ static struct {
 	long maxerror, esterror;
 } fake_tx = { TIME_OK, 0, 0, 1500, 40 };
 
-int __wrap_adjtimex(struct timex *tx);
+int WRAP(adjtimex)(struct timex *tx);
 
-int __wrap_adjtimex(struct timex *tx)
+int WRAP(adjtimex)(struct timex *tx)
 {
 	if (fake_tx.rc < 0) {
 		errno = fake_tx.err;

@@ -26,6 +26,7 @@
 #include "flush.h"
 #include "parts.h"
 #include "source.h"
+#include "wrap.h"
 
 enum clock_case { SYNCED, SYNCED_UNSYNC_FLAG, NEAR_LIMIT, AT_LIMIT, UNSYNCED, LEAP_INS,
 		  LEAP_DEL, REFUSED };
@@ -48,9 +49,9 @@ static const struct { int rc, err, status; long maxerror, esterror; } kernel[] =
 static _Atomic int tx_case = SYNCED;
 static _Atomic unsigned tx_calls;
 
-int __wrap_adjtimex(struct timex *tx);
+int WRAP(adjtimex)(struct timex *tx);
 
-int __wrap_adjtimex(struct timex *tx)
+int WRAP(adjtimex)(struct timex *tx)
 {
 	int c = atomic_load(&tx_case);
 
@@ -73,12 +74,12 @@ int __wrap_adjtimex(struct timex *tx)
  */
 static _Atomic int64_t real_shift_ns;
 
-int __real_clock_gettime(clockid_t id, struct timespec *ts);
-int __wrap_clock_gettime(clockid_t id, struct timespec *ts);
+int REAL(clock_gettime)(clockid_t id, struct timespec *ts);
+int WRAP(clock_gettime)(clockid_t id, struct timespec *ts);
 
-int __wrap_clock_gettime(clockid_t id, struct timespec *ts)
+int WRAP(clock_gettime)(clockid_t id, struct timespec *ts)
 {
-	int rc = __real_clock_gettime(id, ts);
+	int rc = REAL(clock_gettime)(id, ts);
 	int64_t shift = atomic_load(&real_shift_ns);
 
 	if (rc == 0 && id == CLOCK_REALTIME && shift != 0) {
