@@ -133,6 +133,7 @@ static void fx_begin(const char *conf_text)
 
 static void fx_end(void)
 {
+	fx_fail_readdir(0, 0);
 	fx_rmroot(root);
 }
 
@@ -259,6 +260,18 @@ static void tasks_deadline(void)
 	fx_write("/proc/302/stat", "302 (few) S 1 2 3\n");
 }
 
+/* /proc cannot be listed: EOVERFLOW at once, or after three entries */
+static void proc_eoverflow(void)
+{
+	fx_fail_readdir(EOVERFLOW, 0);
+}
+
+static void tasks_then_eoverflow(void)
+{
+	tasks_harmless();
+	fx_fail_readdir(EOVERFLOW, 3);
+}
+
 struct fx_file {
 	const char *path, *text;
 };
@@ -285,6 +298,7 @@ struct row {
 #define RT_REQ "[logger]\nrt = required\n" GPS
 #define TTYS0_IRQ "/sys/class/tty/ttyS0/irq"
 #define UART4 { "/dev/ttyS0", "" }, { TTYS0_IRQ, "4\n" }
+#define PROC1 { "/proc/1/comm", "systemd\n" }      /* a live system's /proc is never empty */
 #define RT_ON { "/sys/kernel/realtime", "1\n" }
 #define CAPS_NICE { "/proc/self/status", STATUS(CAP_SYS_NICE) }
 #define PARPORT7 { "/proc/sys/dev/parport/parport0/irq", "7\n" }
@@ -478,6 +492,9 @@ static const struct row rows[] = {
 	  { { "/proc/1/comm", "systemd\n" }, { "/proc/812/comm", "irqbalance\n" } }, NULL,
 	  CHECKSYS_WARN, "irqbalance", "irqbalance runs (pid 812)",
 	  "; fix: IRQBALANCE_BANNED_CPULIST=2 in /etc/default/irqbalance", NULL },
+	{ "/proc cannot be listed", checksys_irqbalance, NULL, { PROC1 }, proc_eoverflow,
+	  CHECKSYS_WARN, "irqbalance", "/proc (EOVERFLOW): whether irqbalance runs is unknown",
+	  "; fix: this is a 32-bit portlogd built without 64-bit file offsets", NULL },
 	/* rt-tasks */
 	{ "kernel threads, low and own RT tasks", checksys_rt_tasks, NULL, {{0}}, tasks_harmless,
 	  CHECKSYS_OK, "rt-tasks", "no other user-space SCHED_FIFO/RR task at priority 97 or "
@@ -493,6 +510,9 @@ static const struct row rows[] = {
 	  "42 jackd SCHED_FIFO 50", "; fix: ", "migration" },
 	{ "SCHED_DEADLINE", checksys_rt_tasks, NULL, {{0}}, tasks_deadline, CHECKSYS_WARN,
 	  "rt-tasks", "300 dlworker SCHED_DEADLINE 0", "; fix: ", NULL },
+	{ "/proc listed only in part", checksys_rt_tasks, NULL, {{0}}, tasks_then_eoverflow,
+	  CHECKSYS_WARN, "rt-tasks", "/proc (EOVERFLOW): which real-time tasks run before "
+	  "portlogd's threads is unknown", "; fix: this is a 32-bit portlogd built", NULL },
 	/* rlimit-rtprio */
 	{ "CAP_SYS_NICE", checksys_rlimit_rtprio, RT_REQ,
 	  { { "/proc/self/status", STATUS(CAP_SYS_NICE) }, { "/proc/self/limits", LIMITS("0", "65536") } },
@@ -599,7 +619,7 @@ static const struct row rows[] = {
 	  { { "/dev/ttyS1", "" }, { "/sys/class/tty/ttyS1/flags", "0x10002040\n" } }, NULL,
 	  CHECKSYS_OK, "port:gps:tx:low-latency", "/dev/ttyS1: ASYNC_LOW_LATENCY set", NULL, NULL },
 	{ "tap port's irq not threaded", serial_tx_irq, TAP,
-	  { UART4, { "/dev/ttyS1", "" }, { "/sys/class/tty/ttyS1/irq", "3\n" } }, NULL,
+	  { UART4, { "/dev/ttyS1", "" }, { "/sys/class/tty/ttyS1/irq", "3\n" }, PROC1 }, NULL,
 	  CHECKSYS_OK, "port:gps:tx:irq", "irq 3 is not threaded", NULL, NULL },
 	{ "tap port's irq, RT, irq_priority off", serial_tx_irq, TAP "irq_priority = off\n",
 	  { UART4, { "/dev/ttyS1", "" }, { "/sys/class/tty/ttyS1/irq", "3\n" }, RT_ON, CAPS_NICE },
@@ -660,8 +680,12 @@ static const struct row rows[] = {
 	  CHECKSYS_OK, "port:gps:irq", "n/a: no interrupt line", NULL, NULL },
 	{ "irq: device missing", serial_irq, NULL, {{0}}, NULL, CHECKSYS_OK, "", SKIPPED, NULL,
 	  NULL },
-	{ "irq not threaded", serial_irq, NULL, { UART4 }, NULL, CHECKSYS_OK,
+	{ "irq not threaded", serial_irq, NULL, { UART4, PROC1 }, NULL, CHECKSYS_OK,
 	  "port:gps:irq", "irq 4 is not threaded (no PREEMPT_RT, no threadirqs)", NULL, NULL },
+	{ "/proc cannot be listed", serial_irq, NULL, { UART4, PROC1, RT_ON, CAPS_NICE },
+	  proc_eoverflow, CHECKSYS_WARN, "port:gps:irq", "irq 4: its threads cannot be looked "
+	  "for: /proc cannot be listed (EOVERFLOW)", "; fix: this is a 32-bit portlogd built "
+	  "without 64-bit file offsets", NULL },
 	{ "RT, thread not yet there, auto", serial_irq, NULL, { UART4, RT_ON, CAPS_NICE }, NULL,
 	  CHECKSYS_OK, "port:gps:irq", "irq 4: its thread starts when the port is opened", "portlogd "
 	  "sets it to SCHED_FIFO 98, above the reader's 97", NULL },
