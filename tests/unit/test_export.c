@@ -30,21 +30,6 @@ static const char log_2040[] =
 	"2040-02-29T12:00:01.000000000Z lpt0 IN 0x88 0x08 900\n"
 	"2040-02-29T12:00:01.500000000Z plc RX 3 010203 \"\\x01\\x02\\x03\"\n";
 
-static char root[64];
-
-static void make_root(void)
-{
-	snprintf(root, sizeof(root), "/tmp/portlogd-test-export-XXXXXX");
-	assert_non_null(mkdtemp(root));
-}
-
-static void remove_root(const char *log, const char *out)
-{
-	unlink(log);
-	unlink(out);
-	rmdir(root);
-}
-
 static void put(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -78,6 +63,24 @@ static int run_export(const char *format, const char *out, const char *since, co
 	return export_main(8, argv);
 }
 
+/* portlogd --export FORMAT --since SINCE of log_2040, in a directory of its own: the output
+ * (malloc'd), its length in *len. */
+static char *export_2040(const char *format, const char *since, size_t *len)
+{
+	char root[] = "/tmp/portlogd-test-export-XXXXXX", log[64], out[64], *text;
+
+	assert_non_null(mkdtemp(root));
+	snprintf(log, sizeof(log), "%s/portlogd.log", root);
+	snprintf(out, sizeof(out), "%s/out.%s", root, format);
+	put(log, log_2040);
+	assert_int_equal(run_export(format, out, since, log), EXPORT_OK);
+	text = slurp(out, len);
+	unlink(log);
+	unlink(out);
+	rmdir(root);
+	return text;
+}
+
 static uint32_t get32(const unsigned char *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -86,18 +89,11 @@ static uint32_t get32(const unsigned char *p)
 /* The packet's timestamp (if_tsresol 9: ns) and its RTAC header's seconds, big-endian. */
 static void pcapng_2040(void **state)
 {
-	char log[300], out[300];
-	unsigned char *b;
 	size_t len, at = 0;
+	unsigned char *b = (unsigned char *)export_2040("pcapng", "2040-02-29", &len);
 	unsigned packets = 0;
 
 	(void)state;
-	make_root();
-	snprintf(log, sizeof(log), "%s/portlogd.log", root);
-	snprintf(out, sizeof(out), "%s/out.pcapng", root);
-	put(log, log_2040);
-	assert_int_equal(run_export("pcapng", out, "2040-02-29", log), EXPORT_OK);
-	b = (unsigned char *)slurp(out, &len);
 	/* blocks: type, total length, body; the host's byte order (little-endian writers) */
 	while (at + 12 <= len) {
 		uint32_t type = get32(b + at), blen = get32(b + at + 4);
@@ -121,22 +117,15 @@ static void pcapng_2040(void **state)
 	printf("# the RX packet of 2040-02-29T12:00:01.5Z: pcapng timestamp %lld.500000000 s\n",
 	       T2040 + 1);
 	free(b);
-	remove_root(log, out);
 }
 
 /* The VCD's time 0 is --since, 2040, in ns since the epoch; the changes after it. */
 static void vcd_2040(void **state)
 {
-	char log[300], out[300], *v;
 	size_t len;
+	char *v = export_2040("vcd", "2040-02-29T12:00:00.5Z", &len);
 
 	(void)state;
-	make_root();
-	snprintf(log, sizeof(log), "%s/portlogd.log", root);
-	snprintf(out, sizeof(out), "%s/out.vcd", root);
-	put(log, log_2040);
-	assert_int_equal(run_export("vcd", out, "2040-02-29T12:00:00.5Z", log), EXPORT_OK);
-	v = slurp(out, &len);
 	assert_non_null(strstr(v, "$date 2040-02-29T12:00:00.500000000Z $end"));
 	assert_non_null(strstr(v, "2214129600500000000 ns since the epoch"));
 	/* lpt0's IN at +0.5 s, plc's RX from +1 s for 3 characters of 10 bits at 9600 baud */
@@ -144,7 +133,6 @@ static void vcd_2040(void **state)
 	assert_non_null(strstr(v, "\n#1000000000\n1"));
 	assert_non_null(strstr(v, "\n#1003125000\n0"));
 	free(v);
-	remove_root(log, out);
 }
 
 int main(void)
