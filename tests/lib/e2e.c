@@ -24,6 +24,7 @@
 
 #include "e2e.h"
 #include "logline.h"
+#include "testutil.h"
 
 /* The daemon under test: $PORTLOGD_BIN (an installed binary), or this build's. */
 static const char *daemon_bin(void)
@@ -800,4 +801,107 @@ void e2e_filter_from_env(void)
 
 	if (only != NULL && *only != '\0')
 		cmocka_set_test_filter(only);
+}
+
+/* ---- helper processes: socat, a Modbus slave, gpsd, a replay ---- */
+
+static pid_t helpers[8];        /* killed by e2e_reap_all after a failed test */
+
+pid_t e2e_spawn(const char *const *argv, const char *out)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		unsetenv("NOTIFY_SOCKET");
+		if (strcmp(argv[0], "portlogd") == 0)
+			execv(daemon_bin(), (char *const *)argv);
+		else
+			execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		if (helpers[i] == 0) {
+			helpers[i] = pid;
+			break;
+		}
+	return pid;
+}
+
+static void forget(pid_t pid)
+{
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		if (helpers[i] == pid)
+			helpers[i] = 0;
+}
+
+void e2e_reap(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	forget(pid);
+}
+
+int e2e_wait_exit(pid_t pid, int timeout_ms)
+{
+	int64_t end = mono() + (int64_t)timeout_ms * 1000000;
+	int status;
+
+	for (;;) {
+		pid_t got = waitpid(pid, &status, WNOHANG);
+
+		if (got == pid) {
+			forget(pid);
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		}
+		if (got < 0 || mono() > end)
+			return -1;
+		tu_sleep_ms(10);
+	}
+}
+
+void e2e_reap_all(void)
+{
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		if (helpers[i] > 0) {
+			kill(helpers[i], SIGTERM);
+			waitpid(helpers[i], NULL, 0);
+			helpers[i] = 0;
+		}
+}
+
+void e2e_wait_path(const char *path, int timeout_ms)
+{
+	for (int i = 0; i < timeout_ms / 10; i++) {
+		if (access(path, F_OK) == 0)
+			return;
+		tu_sleep_ms(10);
+	}
+	fail_msg("%s did not appear within %d ms", path, timeout_ms);
+}
+
+bool e2e_holds(pid_t pid, const char *path)
+{
+	char real[256], fd[64], target[256];
+
+	if (realpath(path, real) == NULL)
+		return false;
+	for (int i = 0; i < 64; i++) {
+		ssize_t n;
+
+		snprintf(fd, sizeof(fd), "/proc/%d/fd/%d", (int)pid, i);
+		n = readlink(fd, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			if (strcmp(target, real) == 0)
+				return true;
+		}
+	}
+	return false;
 }

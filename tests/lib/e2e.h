@@ -167,6 +167,22 @@ int e2e_check_clock(const struct e2e_log *log, char *why, size_t whylen);
  * line could be checked; prints how many were. */
 void e2e_expect_accounted(const struct e2e_log *log);
 
+/*
+ * Helper processes. e2e_spawn runs argv in the background (argv[0]
+ * "portlogd": the daemon binary under test, else a program on PATH), its
+ * stdout and stderr to the file out, and remembers it for e2e_reap_all (a
+ * test's teardown, after a failure). e2e_reap: SIGTERM and wait.
+ * e2e_wait_exit: its exit code (128 + signal), or -1 after timeout_ms.
+ */
+pid_t e2e_spawn(const char *const *argv, const char *out);
+void e2e_reap(pid_t pid);
+int e2e_wait_exit(pid_t pid, int timeout_ms);
+void e2e_reap_all(void);
+/* Waits until path exists; fails the test after timeout_ms. */
+void e2e_wait_path(const char *path, int timeout_ms);
+/* Does process pid hold a descriptor of path (its real path)? */
+bool e2e_holds(pid_t pid, const char *path);
+
 /* PORTLOGD_E2E_ONLY=NAME runs one test of the group (cmocka_set_test_filter). */
 void e2e_filter_from_env(void);
 
