@@ -2,6 +2,7 @@
 /* replay_play.c - the replay's outputs and its player: packets on absolute deadlines. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 static void out_cfg(struct replay_out *o)
 {
 	struct conf_serial *c = &o->cfg;
+	struct group *gr;
 
 	memset(c, 0, sizeof(*c));
 	snprintf(c->name, sizeof(c->name), "%s", o->source);
@@ -35,7 +37,11 @@ static void out_cfg(struct replay_out *o)
 	c->parity = o->format[0] ? o->format[1] : 'N';
 	c->stop_bits = o->format[0] ? (unsigned)(o->format[2] - '0') : 1;
 	c->flow = CONF_FLOW_NONE;
-	c->pass_uid = c->pass_gid = -1;         /* the pty stays the user's */
+	/* as pass's defaults: the user's, group dialout, 0660, so that a serial
+	 * application that runs as its own user in dialout (gpsd) may open it */
+	c->pass_uid = -1;
+	c->pass_gid = (gr = getgrnam("dialout")) != NULL ? (int)gr->gr_gid : -1;
+	snprintf(c->pass_group, sizeof(c->pass_group), "%s", gr != NULL ? "dialout" : "");
 	c->pass_mode = 0660;
 }
 
@@ -63,6 +69,11 @@ static int open_one(struct replay_out *o)
 			return -1;
 		}
 		rc = pass_open(&o->pass, &o->cfg, err, sizeof(err));
+		if (rc == -EPERM && o->cfg.pass_gid != -1) {
+			/* not root and not in dialout: the pty stays in the user's group */
+			o->cfg.pass_gid = -1;
+			rc = pass_open(&o->pass, &o->cfg, err, sizeof(err));
+		}
 		if (rc < 0) {
 			fprintf(stderr, "portlogd: --pty %s: %s\n", o->path, err);
 			return -1;

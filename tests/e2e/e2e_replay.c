@@ -257,6 +257,38 @@ static void what_is_said(void **state)
 	expect_said(err, "--since soon: not a time");
 }
 
+/*
+ * --to an existing pty (as a port: opened with the termios driver, locked, set
+ * to the logged baud): the bytes come out of its master, paced (a pty paces
+ * nothing itself), the replay starts at once (no application to wait for).
+ */
+static void to_existing_pty(void **state)
+{
+	char dir[256], log[300], slave[64], err[8192];
+	uint8_t got[64];
+	ssize_t n, have = 0;
+	int64_t t0;
+	int master;
+
+	(void)state;
+	e2e_tmpdir(dir, sizeof(dir));
+	snprintf(log, sizeof(log), "%s/good.log", dir);
+	e2e_write_file(log, good);
+	master = e2e_open_pty(slave, sizeof(slave));
+	assert_true(master >= 0);
+	t0 = tu_mono_ns();
+	assert_int_equal(replay(err, sizeof(err), "--source", "plc", "--to", slave, log, NULL), 0);
+	/* 0.5 s from the first packet to the last, and 5 characters at 9600 baud after it */
+	assert_true(tu_mono_ns() - t0 >= 500000000 + 5 * 1041666);
+	assert_int_equal(fcntl(master, F_SETFL, O_NONBLOCK), 0);
+	while (have < (ssize_t)sizeof(got) && (n = read(master, got + have, sizeof(got) - (size_t)have)) > 0)
+		have += n;
+	assert_int_equal(have, 8);
+	assert_memory_equal(got, "\x01\x02\x03hello", 8);
+	expect_said(err, "start error p50=");
+	close(master);
+}
+
 /* ---- the round trip ---- */
 
 /* The log lines (1-based) of the packets the replay said were late, from its stderr. */
@@ -405,6 +437,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(packets_to_files, teardown),
 		cmocka_unit_test_teardown(what_is_said, teardown),
+		cmocka_unit_test_teardown(to_existing_pty, teardown),
 		cmocka_unit_test_teardown(round_trip, teardown),
 	};
 
