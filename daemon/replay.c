@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -76,6 +75,7 @@ struct rsrc {
 	size_t npkt, nother;        /* packets of the direction in the window; of the other */
 	int64_t first_t, last_t;    /* of its packets */
 	unsigned baud, last_baud;   /* at its first packet; at its latest */
+	uint32_t gap_ns;            /* gap_us of its latest EV open */
 	char format[4];
 	int64_t closed_t;           /* its reader's EV close; INT64_MIN: open */
 	const char *closed_file;
@@ -182,7 +182,7 @@ static void add_packet(struct load *ld, struct export *x, struct export_src *s,
 	*p = (struct replay_pkt){
 		.t = t, .off = r->data_len, .file = x->file, .lineno = x->lineno, .len = (uint32_t)l->len,
 		.char_ns = s->baud ? (uint32_t)((uint64_t)s->char_bits * NS_PER_S / s->baud) : 0,
-		.src = s->idx,
+		.gap_ns = rs->gap_ns, .src = s->idx,
 	};
 	r->data_len += l->len;
 	if (rs->npkt++ == 0) {
@@ -266,10 +266,14 @@ static void ld_line(struct export *x, struct export_src *s, const struct logline
 		rs->closed_t = t;
 		rs->closed_file = x->file;
 		rs->closed_line = x->lineno;
-	} else if (ev_is(l, "open") && mine && rs->closed_t != INT64_MIN) {
-		add_note(ld, x, (struct note){ .kind = NOTE_PORT_GAP, .src = (int)s->idx,
-					       .t = rs->closed_t, .t2 = t, .file2 = rs->closed_file,
-					       .lineno2 = rs->closed_line });
+	} else if (ev_is(l, "open") && mine) {
+		uint64_t us;
+
+		rs->gap_ns = logline_kv_u64(l, "gap_us", &us) && us < 4000000 ? (uint32_t)(us * 1000) : 0;
+		if (rs->closed_t != INT64_MIN)
+			add_note(ld, x, (struct note){ .kind = NOTE_PORT_GAP, .src = (int)s->idx,
+						       .t = rs->closed_t, .t2 = t, .file2 = rs->closed_file,
+						       .lineno2 = rs->closed_line });
 		rs->closed_t = INT64_MIN;
 	}
 	ld->last_line_t = t;
@@ -391,7 +395,7 @@ static bool out_of(const struct replay *r, int src)
 }
 
 struct tally {
-	uint64_t drops, drop_pkts, drop_bytes, gaps, late_deliveries, steps, backward, bauds;
+	uint64_t drops, drop_pkts, drop_bytes, gaps, late_deliveries, steps, backward, bauds, held;
 };
 
 /* Prints the notes that concern what is replayed; counts them. */
@@ -474,18 +478,88 @@ static void say_notes(const struct replay *r, const struct load *ld, const struc
 	}
 }
 
+/* ---- the timeline ---- */
+
+/* Marks the packets an EV late-delivery is dated at (the notes are in log order,
+ * the packets of a source in time order). */
+static void mark_doubted(struct replay *r, const struct load *ld, struct replay_out *o)
+{
+	for (size_t i = 0; i < ld->nnote; i++) {
+		const struct note *n = &ld->note[i];
+		size_t lo = 0, hi = o->n;
+
+		if (n->kind != NOTE_LATE || n->src != (int)o->src)
+			continue;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (r->pkt[o->idx[mid]].t < n->t)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < o->n && r->pkt[o->idx[lo]].t == n->t; lo++)
+			r->pkt[o->idx[lo]].doubted = true;
+	}
+}
+
+/*
+ * Each packet's place on the replay's timeline: its time after the first
+ * packet's, divided by --speed. A boundary the log does not doubt was a
+ * silence of at least the logging port's gap_us (README, "Packet
+ * boundaries"), but the first-byte times are estimates (the reader's
+ * wake-up): where they leave less silence after the packet before, at the
+ * logged baud, the packet is held back until there is that gap (or 3.5
+ * characters without one in the log), so that a reader frames the packets
+ * as the logger did; each such packet is said. Returns how many.
+ */
+static uint64_t timeline(struct replay *r, const struct load *ld)
+{
+	int64_t base = INT64_MAX;
+	uint64_t held = 0;
+	struct fmt f;
+	char a[FMT_TIME_MAX];
+
+	fmt_init(&f, CONF_TS_ISO, CONF_PAYLOAD_BOTH);
+	for (unsigned i = 0; i < r->nout; i++)
+		if (r->pkt[r->out[i].idx[0]].t < base)
+			base = r->pkt[r->out[i].idx[0]].t;
+	for (unsigned i = 0; i < r->nout; i++) {
+		struct replay_out *o = &r->out[i];
+		int64_t end = INT64_MIN;        /* the packet before: its last byte's end */
+
+		mark_doubted(r, ld, o);
+		for (size_t k = 0; k < o->n; k++) {
+			struct replay_pkt *p = &r->pkt[o->idx[k]];
+			int64_t gap = p->gap_ns ? p->gap_ns : (int64_t)p->char_ns * REPLAY_SPLIT_CHARS_X2 / 2;
+
+			p->at_ns = r->speed > 0 ? (int64_t)((double)(p->t - base) / r->speed) : 0;
+			if (r->speed > 0 && p->char_ns > 0 && !p->doubted && end != INT64_MIN
+			    && p->at_ns < end + gap) {
+				fprintf(stderr, "portlogd: %s:%llu: %s %s at %s: its time leaves %lld us "
+					"of silence after the packet before it (at the logged baud), less "
+					"than the gap of %lld us that ended that packet: held back %lld us\n",
+					p->file, (unsigned long long)p->lineno, o->source, dir_word(r),
+					when(&f, p->t, a), (long long)((p->at_ns - end) / NS_PER_US),
+					(long long)(gap / NS_PER_US),
+					(long long)((end + gap - p->at_ns) / NS_PER_US));
+				p->at_ns = end + gap;
+				held++;
+			}
+			end = p->at_ns + (int64_t)p->len * p->char_ns;
+		}
+	}
+	return held;
+}
+
 /* ---- the play ---- */
 
 static atomic_bool *stop_flag;
-static int stop_fd = -1;
 
 static void on_signal(int sig)
 {
-	uint64_t one = 1;
-
 	(void)sig;
 	atomic_store(stop_flag, true);
-	(void)!write(stop_fd, &one, sizeof(one));       /* wakes the player; full: awake already */
 }
 
 static void say_late(struct replay *r, size_t *said, struct fmt *f)
@@ -501,11 +575,16 @@ static void say_late(struct replay *r, size_t *said, struct fmt *f)
 		for (unsigned i = 0; i < r->nout; i++)
 			if (r->out[i].src == p->src)
 				o = &r->out[i];
-		fprintf(stderr, "portlogd: %s:%llu: %s %s at %s: late on %s: its first byte %lld us "
-			"after its time, a write %lld us (a character: %lld us)\n", p->file,
-			(unsigned long long)p->lineno, o->source, dir_word(r), when(f, p->t, a), o->path,
-			(long long)(p->late_ns / NS_PER_US), (long long)(p->late_max_ns / NS_PER_US),
-			(long long)(o->late_ns / NS_PER_US));
+		fprintf(stderr, "portlogd: %s:%llu: %s %s at %s: late on %s: ", p->file,
+			(unsigned long long)p->lineno, o->source, dir_word(r), when(f, p->t, a), o->path);
+		if (p->late_ns > o->late_ns)
+			fprintf(stderr, "its first byte %lld us after its time (a character: %lld us)",
+				(long long)(p->late_ns / NS_PER_US), (long long)(o->late_ns / NS_PER_US));
+		if (o->pace && p->pause_ns > o->split_ns)
+			fprintf(stderr, "%sa pause of %lld us inside it (3.5 characters: %lld us; a "
+				"reader may end the packet there)", p->late_ns > o->late_ns ? "; " : "",
+				(long long)(p->pause_ns / NS_PER_US), (long long)(o->split_ns / NS_PER_US));
+		fputc('\n', stderr);
 	}
 }
 
@@ -555,7 +634,7 @@ static int play(struct replay *r, int priority)
 	if (priority > 0 && mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
 		fprintf(stderr, "portlogd: replay: cannot lock memory (%s): page faults may delay "
 			"it; fix: ulimit -l unlimited, or CAP_IPC_LOCK\n", strerror(errno));
-	/* the player takes no signal: they wake it through stop_fd */
+	/* the player takes no signal: it sees the flag within 20 ms */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
@@ -610,7 +689,7 @@ int replay_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct replay r = { .dir = REC_DIR_MAIN, .speed = 1, .stop_fd = -1 };
+	struct replay r = { .dir = REC_DIR_MAIN, .speed = 1 };
 	struct load ld = { .r = &r, .last_line_t = INT64_MIN, .stop_t = INT64_MIN };
 	struct export x = { .ops = &load_ops, .until = INT64_MAX, .out_fd = -1, .priv = &ld };
 	struct tally ty = { 0 };
@@ -712,19 +791,14 @@ int replay_main(int argc, char **argv)
 	if ((ty.drops > 0 || ty.gaps > 0) && rc == REPLAY_OK)
 		rc = REPLAY_INCOMPLETE;
 
-	r.base_t = INT64_MAX;
-	for (unsigned i = 0; i < r.nout; i++)
-		if (r.pkt[r.out[i].idx[0]].t < r.base_t)
-			r.base_t = r.pkt[r.out[i].idx[0]].t;
+	ty.held = timeline(&r, &ld);
 	r.late = malloc(r.npkt * sizeof(*r.late));
-	r.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (r.late == NULL || r.stop_fd < 0) {
-		fprintf(stderr, "portlogd: %s\n", strerror(r.late == NULL ? ENOMEM : errno));
+	if (r.late == NULL) {
+		fprintf(stderr, "portlogd: out of memory\n");
 		rc = REPLAY_FAILED;
 		goto done;
 	}
 	stop_flag = &r.stop;
-	stop_fd = r.stop_fd;
 	signal(SIGPIPE, SIG_IGN);       /* a reader gone: EPIPE, said below */
 	if (replay_open(&r) < 0) {
 		rc = REPLAY_FAILED;
@@ -757,14 +831,14 @@ int replay_main(int argc, char **argv)
 	if (unread > 0)
 		fprintf(stderr, "portlogd: replay: %llu bytes were still unread by the application "
 			"at the end\n", (unsigned long long)unread);
-	if (ty.drops + ty.gaps + ty.late_deliveries + ty.steps + ty.backward + ty.bauds > 0)
+	if (ty.drops + ty.gaps + ty.late_deliveries + ty.steps + ty.backward + ty.bauds + ty.held > 0)
 		fprintf(stderr, "portlogd: replay: not as logged (each said above): drops=%llu "
 			"(%llu packets, %llu bytes) gaps=%llu late_delivery=%llu clock_steps=%llu "
-			"backwards=%llu baud_changes=%llu\n", (unsigned long long)ty.drops,
+			"backwards=%llu baud_changes=%llu held=%llu\n", (unsigned long long)ty.drops,
 			(unsigned long long)ty.drop_pkts, (unsigned long long)ty.drop_bytes,
 			(unsigned long long)ty.gaps, (unsigned long long)ty.late_deliveries,
 			(unsigned long long)ty.steps, (unsigned long long)ty.backward,
-			(unsigned long long)ty.bauds);
+			(unsigned long long)ty.bauds, (unsigned long long)ty.held);
 	if (atomic_load(&r.stop)) {
 		size_t total = 0;
 
@@ -778,8 +852,6 @@ int replay_main(int argc, char **argv)
 done:
 	for (unsigned i = 0; r.out != NULL && i < r.nout; i++)
 		free(r.out[i].idx);
-	if (r.stop_fd >= 0)
-		close(r.stop_fd);
 	free(r.out);
 	free(r.late);
 	free(r.pkt);

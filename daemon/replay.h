@@ -7,12 +7,16 @@
  * DROP, an EV late-delivery, a stretch when the daemon or the port was away, a
  * clock step, time running backwards). After reading it gives each source its
  * output and prints those notes. replay_play.c then opens the outputs and
- * plays every packet in one thread on absolute CLOCK_MONOTONIC deadlines: a
+ * plays every packet in one thread on absolute CLOCK_MONOTONIC deadlines
+ * (clock_nanosleep TIMER_ABSTIME, as the timer thread): a
  * packet's first byte at its TIME after the first packet's, divided by
  * --speed; on a pty, byte i a character time after byte i - 1 at the port's
  * logged baud (a real port's UART paces its bytes itself). The player
- * measures how late each write returned and hands every late packet to the
- * main thread, which says it; at the end replay.c prints the p50/p99/max.
+ * measures how late each packet's first write returned, and the pauses
+ * between its writes, and hands every packet that started more than a
+ * character time late, or had a pause of 3.5 character times inside (a reader
+ * may end the packet there), to the main thread, which says it; at the end
+ * replay.c prints the p50/p99/max of the start error.
  *
  * The player allocates nothing and prints nothing: everything it touches is
  * made before it starts, so it may run at a real-time priority (--priority).
@@ -40,6 +44,8 @@ enum {
 
 #define REPLAY_PACE_NS 50000            /* a pty gets one write per byte, or per bytes of 50 us */
 #define REPLAY_LATE_DEFAULT_NS 1000000  /* "late" without a baud: 1 ms */
+#define REPLAY_SPLIT_CHARS_X2 7         /* a pause of 3.5 characters ends a packet (Modbus RTU,
+					 * portlogd's gap_us = auto) */
 #define REPLAY_OUT_MAX 64               /* outputs (sources) at most */
 
 struct replay_pkt {
@@ -49,10 +55,16 @@ struct replay_pkt {
 	uint64_t lineno;
 	uint32_t len;
 	uint32_t char_ns;           /* a character at the port's baud then; 0: not known */
+	uint32_t gap_ns;            /* the logging port's gap_us then (EV open); 0: not known */
 	unsigned src;               /* export_src idx */
-	/* the player's: how long after their deadlines its first write and its
-	 * latest write returned (a real port: plus what was still queued before it) */
-	int64_t late_ns, late_max_ns;
+	bool doubted;               /* an EV late-delivery at it: the boundary before it too */
+	int64_t at_ns;              /* its first byte's time on the replay's timeline: from the
+				     * first packet's, divided by --speed, held back where the
+				     * times leave less silence before it than the logger saw */
+	/* the player's: how long after its deadline its first write returned (a real
+	 * port: plus what was still queued before it); the longest time between two
+	 * of its writes' returns (a pty's bytes: a character time when on time) */
+	int64_t late_ns, pause_ns;
 	bool played;
 };
 
@@ -75,7 +87,10 @@ struct replay_out {
 	enum replay_out_kind kind;
 	int fd;
 	bool pace;                  /* the player spaces the bytes (a pty: nothing else does) */
-	int64_t late_ns;            /* a write this much after its deadline is late */
+	int64_t late_ns;            /* a first byte this much after its time is late: a character */
+	int64_t split_ns;           /* a pause this long inside a packet may split it: 3.5
+				     * characters (a pty's; 0: not paced, not looked at) */
+	int64_t last_write_ns;      /* the player's: when its last write returned */
 	struct conf_serial cfg;     /* what a port or pty is set to */
 	struct pass pass;           /* REPLAY_OUT_PTY */
 	struct drv_serial port;     /* REPLAY_OUT_TTY */
@@ -101,11 +116,9 @@ struct replay {
 	/* the player and the main thread */
 	size_t *late;               /* packets found late, in the order found (npkt places) */
 	_Atomic size_t nlate;       /* entries of late[] the main thread may read */
-	_Atomic bool stop;          /* the main thread: stop (a signal) */
+	_Atomic bool stop;          /* the main thread: stop (a signal); seen within 20 ms */
 	_Atomic bool done;          /* the player: finished */
-	int stop_fd;                /* eventfd: wakes the player for stop */
 	int64_t start_ns;           /* CLOCK_MONOTONIC of the timeline's first packet */
-	int64_t base_t;             /* the first packet's t */
 	uint64_t played;            /* packets written whole */
 };
 

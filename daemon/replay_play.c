@@ -10,7 +10,6 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/timerfd.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #define LEAD_NS (2 * NS_PER_MS)         /* from the player's start to the first deadline */
 #define BACK_BUF 4096
 #define DRAIN_IDLE_NS (2 * NS_PER_S)    /* at the end: give up on a reader this long idle */
+#define LOOK_MS 20                      /* while idle or blocked: look back and for stop this often */
 
 /* The port's settings for drv_tty_raw, drv_serial_open and pass_open. */
 static void out_cfg(struct replay_out *o)
@@ -63,6 +63,7 @@ static int open_one(struct replay_out *o)
 	o->pass.master = o->pass.slave = -1;
 	o->port.ops = NULL;
 	o->late_ns = o->baud ? char_ns(o) : REPLAY_LATE_DEFAULT_NS;
+	o->split_ns = char_ns(o) * REPLAY_SPLIT_CHARS_X2 / 2;
 	if (o->make_pty) {
 		if (strlen(o->path) >= sizeof(o->cfg.device)) {
 			fprintf(stderr, "portlogd: --pty %s: the path is too long\n", o->path);
@@ -202,7 +203,7 @@ static int64_t deadline(const struct replay *r, const struct replay_out *o)
 
 	if (r->speed == 0)
 		return r->start_ns;     /* everything is due: the outputs set the pace */
-	d = r->start_ns + (int64_t)((double)(p->t - r->base_t) / r->speed);
+	d = r->start_ns + p->at_ns;
 	return o->pace ? d + (int64_t)o->sent * p->char_ns : d;
 }
 
@@ -222,7 +223,7 @@ static void publish_late(struct replay *r, size_t i)
 	size_t n = atomic_load_explicit(&r->nlate, memory_order_relaxed);
 
 	r->late[n] = i;
-	/* release: the entry, and the packet's late_ns, before the count that shows it */
+	/* release: the entry, and the packet's figures, before the count that shows it */
 	atomic_store_explicit(&r->nlate, n + 1, memory_order_release);
 }
 
@@ -234,7 +235,7 @@ static void step(struct replay *r, struct replay_out *o, int64_t due)
 	uint32_t n = chunk(r, o, p);
 	int queued = 0;
 	ssize_t w;
-	int64_t late;
+	int64_t late, now;
 
 	if (o->kind == REPLAY_OUT_TTY && !o->pace && o->sent == 0 && ioctl(o->fd, TIOCOUTQ, &queued) < 0)
 		queued = 0;
@@ -247,13 +248,17 @@ static void step(struct replay *r, struct replay_out *o, int64_t due)
 		return;
 	}
 	/* a real port: the bytes still in its queue go first, at the baud */
-	late = mono_ns() - due + (int64_t)queued * p->char_ns;
+	now = mono_ns();
+	late = now - due + (int64_t)queued * p->char_ns;
 	if (r->speed == 0)
 		late = 0;
-	if (o->sent == 0)
-		p->late_ns = p->late_max_ns = late;
-	else if (late > p->late_max_ns)
-		p->late_max_ns = late;
+	if (o->sent == 0) {
+		p->late_ns = late;
+		p->pause_ns = 0;
+	} else if (now - o->last_write_ns > p->pause_ns) {
+		p->pause_ns = now - o->last_write_ns;
+	}
+	o->last_write_ns = now;
 	o->sent += (uint32_t)w;
 	if ((uint32_t)w < n)
 		o->blocked = true;
@@ -261,7 +266,7 @@ static void step(struct replay *r, struct replay_out *o, int64_t due)
 		return;
 	p->played = true;
 	r->played++;
-	if (p->late_max_ns > o->late_ns)
+	if (r->speed != 0 && (p->late_ns > o->late_ns || (o->pace && p->pause_ns > o->split_ns)))
 		publish_late(r, i);
 	o->next++;
 	o->sent = 0;
@@ -308,63 +313,55 @@ static bool busy(const struct replay *r)
 	return false;
 }
 
+/* What the other sides sent back (read, counted), and room where a write was
+ * refused: poll for at most timeout_ms. */
+static void look(struct replay *r, int timeout_ms)
+{
+	struct pollfd pfd[REPLAY_OUT_MAX];
+
+	for (unsigned i = 0; i < r->nout; i++) {
+		struct replay_out *q = &r->out[i];
+
+		pfd[i] = (struct pollfd){
+			.fd = q->kind == REPLAY_OUT_FILE || q->err ? -1 : q->fd,
+			.events = (short)(POLLIN | (q->blocked ? POLLOUT : 0)),
+		};
+	}
+	if (poll(pfd, r->nout, timeout_ms) <= 0)
+		return;
+	for (unsigned i = 0; i < r->nout; i++) {
+		if (pfd[i].revents & POLLIN)
+			drain_back(&r->out[i]);
+		if (pfd[i].revents & (POLLOUT | POLLERR))
+			r->out[i].blocked = false;      /* a POLLERR shows in the next write */
+	}
+}
+
 void *replay_play(void *arg)
 {
 	struct replay *r = arg;
-	struct pollfd pfd[2 + REPLAY_OUT_MAX];
-	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 
 	/* SCHED_OTHER sleeps take 50 us of slack by default: not on a deadline */
 	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	if (tfd < 0) {
-		for (unsigned i = 0; i < r->nout; i++)
-			r->out[i].err = errno;
-		atomic_store_explicit(&r->done, true, memory_order_release);
-		return NULL;
-	}
 	r->start_ns = mono_ns() + LEAD_NS;
 	while (!atomic_load_explicit(&r->stop, memory_order_relaxed) && busy(r)) {
 		int64_t due = 0, now = mono_ns();
 		struct replay_out *o = next_out(r, &due);
-		unsigned n = 0;
+		struct timespec ts;
 
 		if (o != NULL && due <= now) {
 			step(r, o, due);
 			continue;
 		}
-		pfd[n++] = (struct pollfd){ .fd = r->stop_fd, .events = POLLIN };
-		if (o != NULL) {
-			struct itimerspec its = { .it_value = ns_to_ts(due) };
-
-			(void)timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
-			pfd[n++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
-		}
-		for (unsigned i = 0; i < r->nout; i++) {
-			struct replay_out *q = &r->out[i];
-
-			pfd[n++] = (struct pollfd){
-				.fd = q->kind == REPLAY_OUT_FILE || q->err ? -1 : q->fd,
-				.events = (short)(POLLIN | (q->blocked ? POLLOUT : 0)),
-			};
-		}
-		if (poll(pfd, n, -1) < 0)
-			continue;       /* EINTR */
-		for (unsigned i = 0; i < r->nout; i++) {
-			struct replay_out *q = &r->out[i];
-			short ev = pfd[n - r->nout + i].revents;
-
-			if (ev & POLLIN)
-				drain_back(q);
-			if (ev & (POLLOUT | POLLERR))
-				q->blocked = false;     /* a POLLERR shows in the next write */
-		}
-		if (o != NULL) {
-			uint64_t ticks;
-
-			(void)read(tfd, &ticks, sizeof(ticks));   /* EAGAIN when it has not fired */
-		}
+		look(r, o == NULL ? LOOK_MS : 0);
+		if (o == NULL)
+			continue;       /* every output with work to do took no more: waited for room */
+		/* clock_nanosleep to an absolute deadline, as the timer thread does; a long
+		 * silence is slept in pieces, to read what comes back and to see a stop */
+		ts = ns_to_ts(due - now > LOOK_MS * NS_PER_MS ? now + LOOK_MS * NS_PER_MS : due);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
 	}
-	close(tfd);
 	/* release: every packet's figures before the main thread reads them */
 	atomic_store_explicit(&r->done, true, memory_order_release);
 	return NULL;
