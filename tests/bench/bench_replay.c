@@ -113,10 +113,9 @@ int main(int argc, char **argv)
 				"-D", secs, NULL };
 	struct e2e_daemon d;
 	struct e2e_log l1 = { 0 }, l2 = { 0 };
-	size_t len1, len2, *s1, *s2, *i1, *i2, n1, n2, one = 0, nerr = 0, j = 0;
+	struct e2e_pair pr;
 	long long c50, c99, cmax;
-	int64_t span, *err;
-	uint8_t *b1, *b2;
+	int64_t span;
 	char *rout, *cout;
 	pid_t rp, cp;
 	int rc;
@@ -164,24 +163,10 @@ int main(int argc, char **argv)
 	/* the second log's first bytes against the first's: each packet that is one line */
 	e2e_read_log(&l1, log1);
 	e2e_read_log(&l2, log2);
-	b1 = e2e_concat(&l1, "a", &len1, &s1, &i1, &n1);
-	b2 = e2e_concat(&l2, "a", &len2, &s2, &i2, &n2);
-	err = calloc(n1, sizeof(*err));
-	for (size_t k = 0, prev = SIZE_MAX, prevj = 0; k < n1; k++) {
-		while (j < n2 && s2[j] < s1[k])
-			j++;
-		if (j == n2 || s2[j] != s1[k] || s2[j + 1] != s1[k + 1])
-			continue;
-		one++;
-		if (prev == k - 1 && k > 0)
-			err[nerr++] = llabs((l2.line[i2[j]].t - l2.line[i2[prevj]].t)
-					    - (l1.line[i1[k]].t - l1.line[i1[k - 1]].t));
-		prev = k;
-		prevj = j;
-	}
+	e2e_pair_logs(&pr, &l1, "a", "RX", &l2, "a", "RX");
 	cyclictest_pct(cout, &c50, &c99, &cmax);
 	printf("bench_replay: %zu packets of 1-32 bytes over %.1f s at %u baud; portlogd --replay "
-	       "--priority 90 --pty into the daemon; cyclictest -m -p 90 -i 1000 beside it\n", n1,
+	       "--priority 90 --pty into the daemon; cyclictest -m -p 90 -i 1000 beside it\n", pr.na,
 	       (double)span / 1e9, baud);
 	{
 		const char *p = strstr(rout, "start error ");
@@ -189,21 +174,15 @@ int main(int argc, char **argv)
 		printf("  the replay's start error (its report):  %.*s\n",
 		       p ? (int)strcspn(p + 12, "\n") : 0, p ? p + 12 : "(none)");
 	}
-	if (nerr > 0)
+	if (pr.nerr > 0)
 		printf("  second daemon, interval error:          p50=%" PRId64 "us p99=%" PRId64 "us "
 		       "max=%" PRId64 "us over %zu intervals (%zu of %zu packets one line; bytes %s)\n",
-		       e2e_pct(err, nerr, 50) / 1000, e2e_pct(err, nerr, 99) / 1000,
-		       e2e_pct(err, nerr, 100) / 1000, nerr, one, n1,
-		       len1 == len2 && memcmp(b1, b2, len1) == 0 ? "all equal" : "DIFFER");
+		       e2e_pct(pr.err, pr.nerr, 50) / 1000, e2e_pct(pr.err, pr.nerr, 99) / 1000,
+		       e2e_pct(pr.err, pr.nerr, 100) / 1000, pr.nerr, pr.one, pr.na,
+		       pr.same ? "all equal" : "DIFFER");
 	printf("  cyclictest wake-up latency:             p50=%lldus p99=%lldus max=%lldus\n", c50,
 	       c99, cmax);
-	free(err);
-	free(b1);
-	free(b2);
-	free(s1);
-	free(s2);
-	free(i1);
-	free(i2);
+	e2e_pair_free(&pr);
 	free(rout);
 	free(cout);
 	e2e_free_log(&l1);

@@ -339,12 +339,8 @@ static void round_trip(void **state)
 	const char *argv[] = { "portlogd", "--replay", "--priority", "90", "--pty", pty, log1, NULL };
 	struct sim_port port;
 	struct e2e_log l1 = { 0 }, l2 = { 0 };
-	size_t len1, len2, *s1, *s2, *i1, *i2, n1, n2, exact = 0, said = 0, marked = 0, doubted = 0;
-	size_t stalled = 0, nerr = 0, *line2;
-	enum e2e_fit *fit;
-	int64_t offset;
-	uint8_t *b1, *b2;
-	int64_t *ierr;
+	size_t exact = 0, said = 0, marked = 0, doubted = 0, stalled = 0;
+	struct e2e_pair pr;
 	char *err;
 	pid_t rp;
 	int rc;
@@ -388,84 +384,44 @@ static void round_trip(void **state)
 
 	assert_int_equal(e2e_read_log(&l1, log1), 0);
 	assert_int_equal(e2e_read_log(&l2, log2), 0);
-	b1 = e2e_concat(&l1, "a", &len1, &s1, &i1, &n1);
-	b2 = e2e_concat(&l2, "b", &len2, &s2, &i2, &n2);
-	if (len1 != len2 || memcmp(b1, b2, len1) != 0)
-		fail_msg("the second log holds %zu bytes, the first %zu (or they differ)", len2, len1);
+	e2e_pair_logs(&pr, &l1, "a", "RX", &l2, "b", "RX");
+	if (!pr.same)
+		fail_msg("the second log holds %zu bytes, the first %zu (or they differ)", pr.lb, pr.la);
 	{
 		char want[64];
 
-		snprintf(want, sizeof(want), ": %zu of %zu packets, %zu bytes", n1, n1, len1);
+		snprintf(want, sizeof(want), ": %zu of %zu packets, %zu bytes", pr.na, pr.na, pr.la);
 		expect_said(err, want);
 	}
-	/* the replayed timeline in the second log: its offset from the first, from the
-	 * packets that are one line there */
-	ierr = calloc(n1 + 1, sizeof(*ierr));
-	fit = calloc(n1, sizeof(*fit));
-	line2 = calloc(n1, sizeof(*line2));
-	for (size_t k = 0, last; k < n1; k++) {
-		fit[k] = e2e_packet_fit(&l2, "b", s2, i2, n2, 0, s1[k], s1[k + 1] - s1[k], &line2[k], &last);
-		if (fit[k] == E2E_FIT_ONE)
-			ierr[nerr++] = l2.line[i2[line2[k]]].t - l1.line[i1[k]].t;
-	}
-	assert_true(nerr > 0);
-	offset = e2e_pct(ierr, nerr, 50);
-	nerr = 0;
-	for (size_t k = 0; k < n1; k++) {
-		size_t line = i1[k] + 1;
+	for (size_t k = 0; k < pr.na; k++) {
+		size_t line = pr.ia[k] + 1;
+		char why;
 
-		if (fit[k] == E2E_FIT_ONE) {
+		if (pr.fit[k] == E2E_FIT_ONE)
 			exact++;
-			if (k > 0 && fit[k - 1] == E2E_FIT_ONE)
-				ierr[nerr++] = llabs((l2.line[i2[line2[k]]].t - l2.line[i2[line2[k - 1]]].t)
-						     - (l1.line[i1[k]].t - l1.line[i1[k - 1]].t));
-		} else if (said_of(err, "a.log", line) || (k > 0 && said_of(err, "a.log", i1[k - 1] + 1))
-			   || (k + 1 < n1 && said_of(err, "a.log", i1[k + 1] + 1))) {
+		else if (said_of(err, "a.log", line) || (k > 0 && said_of(err, "a.log", pr.ia[k - 1] + 1))
+			 || (k + 1 < pr.na && said_of(err, "a.log", pr.ia[k + 1] + 1)))
 			said++;
-		} else if (fit[k] == E2E_FIT_MARKED) {
-			marked++;
-		} else if (e2e_late_mark_at(&l1, "a", l1.line[i1[k]].t)
-			   || (k + 1 < n1 && e2e_late_mark_at(&l1, "a", l1.line[i1[k + 1]].t))) {
-			doubted++;      /* replayed as logged: a gap the first daemon doubted */
-		} else if (l2.line[i2[line2[k]]].t
-			   - (l1.line[i1[e2e_line_of(s1, n1, s2[line2[k]])]].t + offset) > GAP_NS) {
-			/* the second daemon dated the line that holds its first byte a gap or more
-			 * after the replay wrote that line's first byte (on time: nothing said):
-			 * its reader woke that late, and a silence shorter than its stall can
-			 * merge unmarked (README, "Packet boundaries") */
-			stalled++;
-		} else {
+		else if ((why = e2e_pair_why(&pr, k, GAP_NS)) != 0)
+			*(why == 'm' ? &marked : why == 'a' ? &doubted : &stalled) += 1;
+		else
 			fail_msg("packet %zu (a.log:%zu: %s) is not one line of the second log (line %zu "
 				 "holds its first byte), and nothing said why:\n%s", k, line,
-				 l1.line[i1[k]].text, i2[line2[k]] + 1, err);
-		}
+				 l1.line[pr.ia[k]].text, pr.ib[pr.line_b[k]] + 1, err);
 	}
 	printf("# round trip: %zu packets; %zu one line each; of the others %zu said by the replay "
 	       "(late, or held for the log's gap), %zu marked by the second daemon, %zu at a boundary "
-	       "the first daemon doubted, %zu where the second daemon's reader woke a gap late\n", n1,
-	       exact, said, marked, doubted, stalled);
-	if (nerr > 0)
+	       "the first daemon doubted, %zu where the second daemon's reader woke a gap late\n",
+	       pr.na, exact, said, marked, doubted, stalled);
+	if (pr.nerr > 0)
 		printf("# interval between first bytes, second log against first: |error| p50 %" PRId64
 		       " us, p99 %" PRId64 " us, max %" PRId64 " us over %zu intervals\n",
-		       e2e_pct(ierr, nerr, 50) / 1000, e2e_pct(ierr, nerr, 99) / 1000,
-		       e2e_pct(ierr, nerr, 100) / 1000, nerr);
-	{
-		const char *p = strstr(err, "start error"), *q = strstr(err, "not as logged");
-
-		printf("# the replay's own: %.*s\n", p ? (int)strcspn(p, "\n") : 0, p ? p : "");
-		if (q != NULL)
-			printf("# %.*s\n", (int)strcspn(q, "\n"), q);
-	}
-	free(ierr);
-	free(fit);
-	free(line2);
+		       e2e_pct(pr.err, pr.nerr, 50) / 1000, e2e_pct(pr.err, pr.nerr, 99) / 1000,
+		       e2e_pct(pr.err, pr.nerr, 100) / 1000, pr.nerr);
+	e2e_print_from("the replay's own", err, "start error");
+	e2e_print_from("the replay", err, "not as logged");
+	e2e_pair_free(&pr);
 	free(err);
-	free(b1);
-	free(b2);
-	free(s1);
-	free(s2);
-	free(i1);
-	free(i2);
 	e2e_free_log(&l1);
 	e2e_free_log(&l2);
 }

@@ -181,11 +181,7 @@ static void gpsd_reads_replay(void **state)
 	}
 	printf("# gpsd: %u TPV reports, %u of %d fixes of the log, each at the position its "
 	       "sentences carry\n", tpv, nseen, FIXES);
-	{
-		const char *p = strstr(err, "start error");
-
-		printf("# the replay's own: %.*s\n", p ? (int)strcspn(p, "\n") : 0, p ? p : "");
-	}
+	e2e_print_from("the replay's own", err, "start error");
 	/* gpsd takes a few sentences to know the device; the rest it must report */
 	if (nseen < FIXES / 2)
 		fail_msg("gpsd reported %u of %d fixes; gpspipe:\n%s\nthe replay and gpsd:\n%s", nseen,

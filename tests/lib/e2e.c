@@ -905,3 +905,73 @@ bool e2e_holds(pid_t pid, const char *path)
 	}
 	return false;
 }
+
+/* ---- a log and its replay ---- */
+
+void e2e_pair_logs(struct e2e_pair *p, const struct e2e_log *a, const char *src_a,
+		   const char *kind_a, const struct e2e_log *b, const char *src_b, const char *kind_b)
+{
+	memset(p, 0, sizeof(*p));
+	p->a = a;
+	p->b = b;
+	p->src_a = src_a;
+	p->src_b = src_b;
+	p->ba = e2e_concat_kind(a, src_a, kind_a, &p->la, &p->sa, &p->ia, &p->na);
+	p->bb = e2e_concat_kind(b, src_b, kind_b, &p->lb, &p->sb, &p->ib, &p->nb);
+	p->same = p->la == p->lb && memcmp(p->ba, p->bb, p->la) == 0;
+	p->fit = calloc(p->na + 1, sizeof(*p->fit));
+	p->line_b = calloc(p->na + 1, sizeof(*p->line_b));
+	p->err = calloc(p->na + 1, sizeof(*p->err));
+	assert_true(p->fit != NULL && p->line_b != NULL && p->err != NULL);
+	for (size_t k = 0, last; k < p->na && p->nb > 0; k++) {
+		p->fit[k] = e2e_packet_fit(b, src_b, p->sb, p->ib, p->nb, 0, p->sa[k],
+					   p->sa[k + 1] - p->sa[k], &p->line_b[k], &last);
+		if (p->fit[k] == E2E_FIT_ONE)
+			p->err[p->one++] = b->line[p->ib[p->line_b[k]]].t - a->line[p->ia[k]].t;
+	}
+	p->offset = p->one > 0 ? e2e_pct(p->err, p->one, 50) : 0;
+	for (size_t k = 1; k < p->na; k++)
+		if (p->fit[k] == E2E_FIT_ONE && p->fit[k - 1] == E2E_FIT_ONE) {
+			int64_t db = b->line[p->ib[p->line_b[k]]].t - b->line[p->ib[p->line_b[k - 1]]].t;
+			int64_t da = a->line[p->ia[k]].t - a->line[p->ia[k - 1]].t;
+
+			p->err[p->nerr++] = db > da ? db - da : da - db;
+		}
+}
+
+char e2e_pair_why(const struct e2e_pair *p, size_t k, int64_t gap_ns)
+{
+	size_t lb = p->line_b[k], first_a;
+
+	if (p->fit[k] == E2E_FIT_MARKED)
+		return 'm';
+	if (e2e_late_mark_at(p->a, p->src_a, p->a->line[p->ia[k]].t)
+	    || (k + 1 < p->na && e2e_late_mark_at(p->a, p->src_a, p->a->line[p->ia[k + 1]].t)))
+		return 'a';
+	first_a = e2e_line_of(p->sa, p->na, p->sb[lb]);
+	if (p->b->line[p->ib[lb]].t - (p->a->line[p->ia[first_a]].t + p->offset) > gap_ns)
+		return 's';
+	return 0;
+}
+
+void e2e_pair_free(struct e2e_pair *p)
+{
+	free(p->ba);
+	free(p->bb);
+	free(p->sa);
+	free(p->sb);
+	free(p->ia);
+	free(p->ib);
+	free(p->fit);
+	free(p->line_b);
+	free(p->err);
+	memset(p, 0, sizeof(*p));
+}
+
+void e2e_print_from(const char *what, const char *text, const char *from)
+{
+	const char *p = strstr(text, from);
+
+	if (p != NULL)
+		printf("# %s: %.*s\n", what, (int)strcspn(p, "\n"), p);
+}
