@@ -32,11 +32,11 @@ static void out_cfg(struct replay_out *o)
 	snprintf(c->name, sizeof(c->name), "%s", o->source);
 	snprintf(c->device, sizeof(c->device), "%s", o->path);
 	snprintf(c->pass_path, sizeof(c->pass_path), "%s", o->path);
-	c->baud = o->baud;
-	c->data_bits = o->format[0] ? (unsigned)(o->format[0] - '0') : 8;
-	c->parity = o->format[0] ? o->format[1] : 'N';
-	c->stop_bits = o->format[0] ? (unsigned)(o->format[2] - '0') : 1;
-	c->flow = CONF_FLOW_NONE;
+	c->tty.baud = o->baud;
+	c->tty.data_bits = o->format[0] ? (unsigned)(o->format[0] - '0') : 8;
+	c->tty.parity = o->format[0] ? o->format[1] : 'N';
+	c->tty.stop_bits = o->format[0] ? (unsigned)(o->format[2] - '0') : 1;
+	c->tty.flow = DRV_FLOW_NONE;
 	/* as pass's defaults: the user's, group dialout, 0660, so that a serial
 	 * application that runs as its own user in dialout (gpsd) may open it */
 	c->pass_uid = -1;
@@ -47,7 +47,8 @@ static void out_cfg(struct replay_out *o)
 
 static int64_t char_ns(const struct replay_out *o)
 {
-	unsigned bits = 1 + o->cfg.data_bits + (o->cfg.parity != 'N') + o->cfg.stop_bits;
+	const struct drv_serial_config *t = &o->cfg.tty;
+	unsigned bits = 1 + t->data_bits + (t->parity != 'N') + t->stop_bits;
 
 	return o->baud ? (int64_t)bits * NS_PER_S / o->baud : 0;
 }
@@ -123,7 +124,7 @@ static int open_one(struct replay_out *o)
 		return 0;
 	}
 	close(fd);
-	rc = drv_serial_open(&o->cfg, &o->port, &note);
+	rc = drv_serial_open(o->path, &o->cfg.tty, &o->port, &note);
 	if (rc < 0) {
 		fprintf(stderr, "portlogd: --to %s: cannot open it at %u %s: %s%s\n", o->path, o->baud,
 			o->format, strerror(-rc),
