@@ -4,7 +4,8 @@
  *   build/tests/bench_replay [PACKETS] [BAUD]
  *
  * Writes a log of PACKETS (2000) packets of 1 to 32 bytes of one port at BAUD
- * (115200), 4 to 12 ms apart, with the daemon's own formatter. Replays it with
+ * (115200, 8N1), each 2 to 10 ms after the one before has ended on the line,
+ * with the daemon's own formatter. Replays it with
  * --priority 90 into --pty LINK, which the real daemon (its default real-time
  * priorities) logs, while cyclictest -m -p 90 -i 1000 runs for as long. Then
  * prints, as p50 / p99 / max: the start error the replay reports (how late
@@ -51,12 +52,13 @@ static void make_log(const char *path, unsigned packets, unsigned baud, int64_t 
 	snprintf(open, sizeof(open), "device=/dev/ttyS0 driver=libserialport baud=%u format=8N1 "
 		 "gap_us=auto low_latency=on", baud);
 	fwrite(line, 1, fmt_record(&fm, line, "a", &ev, open, strlen(open), 8), f);
-	for (unsigned i = 0; i < packets; i++) {
+	for (unsigned i = 0, len = 0; i < packets; i++) {
 		uint8_t data[32];
-		size_t len = 1 + tu_rand(&rng) % 32;
 		struct rec rx = { .kind = REC_RX };
 
-		t += 4000000 + (int64_t)(tu_rand(&rng) % 8000000);
+		/* after the packet before has ended on the line: 2 to 10 ms of silence */
+		t += (int64_t)len * 10 * 1000000000 / baud + 2000000 + (int64_t)(tu_rand(&rng) % 8000000);
+		len = 1 + (unsigned)(tu_rand(&rng) % 32);
 		rx.t_real = t;
 		for (size_t k = 0; k < len; k++)
 			data[k] = (uint8_t)tu_rand(&rng);
