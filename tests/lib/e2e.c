@@ -24,6 +24,7 @@
 
 #include "e2e.h"
 #include "logline.h"
+#include "testutil.h"
 
 /* The daemon under test: $PORTLOGD_BIN (an installed binary), or this build's. */
 static const char *daemon_bin(void)
@@ -800,4 +801,177 @@ void e2e_filter_from_env(void)
 
 	if (only != NULL && *only != '\0')
 		cmocka_set_test_filter(only);
+}
+
+/* ---- helper processes: socat, a Modbus slave, gpsd, a replay ---- */
+
+static pid_t helpers[8];        /* killed by e2e_reap_all after a failed test */
+
+pid_t e2e_spawn(const char *const *argv, const char *out)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		unsetenv("NOTIFY_SOCKET");
+		if (strcmp(argv[0], "portlogd") == 0)
+			execv(daemon_bin(), (char *const *)argv);
+		else
+			execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		if (helpers[i] == 0) {
+			helpers[i] = pid;
+			break;
+		}
+	return pid;
+}
+
+static void forget(pid_t pid)
+{
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		if (helpers[i] == pid)
+			helpers[i] = 0;
+}
+
+void e2e_reap(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	forget(pid);
+}
+
+int e2e_wait_exit(pid_t pid, int timeout_ms)
+{
+	int64_t end = mono() + (int64_t)timeout_ms * 1000000;
+	int status;
+
+	for (;;) {
+		pid_t got = waitpid(pid, &status, WNOHANG);
+
+		if (got == pid) {
+			forget(pid);
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		}
+		if (got < 0 || mono() > end)
+			return -1;
+		tu_sleep_ms(10);
+	}
+}
+
+void e2e_reap_all(void)
+{
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		if (helpers[i] > 0) {
+			kill(helpers[i], SIGTERM);
+			waitpid(helpers[i], NULL, 0);
+			helpers[i] = 0;
+		}
+}
+
+void e2e_wait_path(const char *path, int timeout_ms)
+{
+	for (int i = 0; i < timeout_ms / 10; i++) {
+		if (access(path, F_OK) == 0)
+			return;
+		tu_sleep_ms(10);
+	}
+	fail_msg("%s did not appear within %d ms", path, timeout_ms);
+}
+
+bool e2e_holds(pid_t pid, const char *path)
+{
+	char real[256], fd[64], target[256];
+
+	if (realpath(path, real) == NULL)
+		return false;
+	for (int i = 0; i < 64; i++) {
+		ssize_t n;
+
+		snprintf(fd, sizeof(fd), "/proc/%d/fd/%d", (int)pid, i);
+		n = readlink(fd, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			if (strcmp(target, real) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* ---- a log and its replay ---- */
+
+void e2e_pair_logs(struct e2e_pair *p, const struct e2e_log *a, const char *src_a,
+		   const char *kind_a, const struct e2e_log *b, const char *src_b, const char *kind_b)
+{
+	memset(p, 0, sizeof(*p));
+	p->a = a;
+	p->b = b;
+	p->src_a = src_a;
+	p->src_b = src_b;
+	p->ba = e2e_concat_kind(a, src_a, kind_a, &p->la, &p->sa, &p->ia, &p->na);
+	p->bb = e2e_concat_kind(b, src_b, kind_b, &p->lb, &p->sb, &p->ib, &p->nb);
+	p->same = p->la == p->lb && memcmp(p->ba, p->bb, p->la) == 0;
+	p->fit = calloc(p->na + 1, sizeof(*p->fit));
+	p->line_b = calloc(p->na + 1, sizeof(*p->line_b));
+	p->err = calloc(p->na + 1, sizeof(*p->err));
+	assert_true(p->fit != NULL && p->line_b != NULL && p->err != NULL);
+	for (size_t k = 0, last; k < p->na && p->nb > 0; k++) {
+		p->fit[k] = e2e_packet_fit(b, src_b, p->sb, p->ib, p->nb, 0, p->sa[k],
+					   p->sa[k + 1] - p->sa[k], &p->line_b[k], &last);
+		if (p->fit[k] == E2E_FIT_ONE)
+			p->err[p->one++] = b->line[p->ib[p->line_b[k]]].t - a->line[p->ia[k]].t;
+	}
+	p->offset = p->one > 0 ? e2e_pct(p->err, p->one, 50) : 0;
+	for (size_t k = 1; k < p->na; k++)
+		if (p->fit[k] == E2E_FIT_ONE && p->fit[k - 1] == E2E_FIT_ONE) {
+			int64_t db = b->line[p->ib[p->line_b[k]]].t - b->line[p->ib[p->line_b[k - 1]]].t;
+			int64_t da = a->line[p->ia[k]].t - a->line[p->ia[k - 1]].t;
+
+			p->err[p->nerr++] = db > da ? db - da : da - db;
+		}
+}
+
+char e2e_pair_why(const struct e2e_pair *p, size_t k, int64_t gap_ns)
+{
+	size_t lb = p->line_b[k], first_a;
+
+	if (p->fit[k] == E2E_FIT_MARKED)
+		return 'm';
+	if (e2e_late_mark_at(p->a, p->src_a, p->a->line[p->ia[k]].t)
+	    || (k + 1 < p->na && e2e_late_mark_at(p->a, p->src_a, p->a->line[p->ia[k + 1]].t)))
+		return 'a';
+	first_a = e2e_line_of(p->sa, p->na, p->sb[lb]);
+	if (p->b->line[p->ib[lb]].t - (p->a->line[p->ia[first_a]].t + p->offset) > gap_ns)
+		return 's';
+	return 0;
+}
+
+void e2e_pair_free(struct e2e_pair *p)
+{
+	free(p->ba);
+	free(p->bb);
+	free(p->sa);
+	free(p->sb);
+	free(p->ia);
+	free(p->ib);
+	free(p->fit);
+	free(p->line_b);
+	free(p->err);
+	memset(p, 0, sizeof(*p));
+}
+
+void e2e_print_from(const char *what, const char *text, const char *from)
+{
+	const char *p = strstr(text, from);
+
+	if (p != NULL)
+		printf("# %s: %.*s\n", what, (int)strcspn(p, "\n"), p);
 }
