@@ -37,6 +37,11 @@ static int64_t byte_mono(const struct reasm *r, size_t n, size_t i, int64_t now_
 	return r->have_last && t_mono < r->last_mono ? r->last_mono : t_mono;
 }
 
+void reasm_set_dev(struct reasm *r, const struct reasm_dev *dev)
+{
+	r->dev = *dev;
+}
+
 void reasm_on_doubt(struct reasm *r, reasm_doubt_fn *fn)
 {
 	r->doubt = fn;
@@ -49,7 +54,11 @@ void reasm_floor(struct reasm *r, int64_t t_mono)
 	r->have_last = true;
 }
 
-/* Adds the bytes of a read to the packet in progress (or begins one), dated from seen. */
+/*
+ * Adds the bytes of a read to the packet in progress (or begins one), dated from
+ * seen: the end of its last byte (the wake-up; with a device that holds bytes,
+ * earlier by what it adds). end: from when the gap counts for the deadline.
+ */
 static void append(struct reasm *r, const uint8_t *data, size_t n, int64_t seen,
 		   int64_t seen_real, int64_t end)
 {
@@ -110,16 +119,85 @@ static bool judge(const struct reasm *r, size_t n, const struct reasm_read *rd, 
 	return false;
 }
 
+/* A read shorter than a FIFO's trigger: it came by the RX timeout. */
+static bool by_timeout(const struct reasm *r, size_t n)
+{
+	return r->dev.trigger > 1 && n < r->dev.trigger;
+}
+
+/*
+ * A device that holds bytes (reasm.h): when did the last byte of a read of n
+ * bytes end on the wire, as estimated? A FIFO hands over fewer bytes than its
+ * trigger only after its RX timeout, the trigger's worth with the last of them;
+ * other devices anywhere in their blur either way: the middle of it.
+ */
+static int64_t held_last(const struct reasm *r, size_t n, int64_t seen)
+{
+	if (r->dev.trigger > 1)
+		return seen - (by_timeout(r, n) ? r->dev.timeout_ns : 0);
+	return seen - r->dev.blur_ns;
+}
+
+/*
+ * The rule for a device that holds bytes, in wire time: the silence before the
+ * read's first byte is its estimated start minus the end of the packet's last
+ * byte (both estimated, each within blur_ns either way). The
+ * deadline (reasm_deadline) is where an empty read proves the gap, so bytes
+ * found at or after it are judged as on a pty: late. Before it, a silence that
+ * is shorter than the gap by more than both blurs continues the packet; any
+ * other is inferred, not seen: the bytes are placed by the estimate, with a doubt.
+ */
+static bool judge_held(const struct reasm *r, size_t n, const struct reasm_read *rd,
+		       int64_t last, int64_t end, struct reasm_doubt *d)
+{
+	int64_t silence = last - (int64_t)n * r->char_ns - r->last_mono;
+	int64_t deadline = reasm_deadline(r), seen = rd->seen_mono;
+
+	*d = (struct reasm_doubt){ .bytes = n };
+	if (r->len == 0) {
+		d->why = REASM_SLOW_READ;
+		d->wait_ns = end - seen;
+		return end - seen < r->gap_ns;
+	}
+	d->joined = silence < r->gap_ns;
+	if (end >= deadline) {
+		d->why = !rd->woken ? REASM_DEADLINE_READ : seen >= deadline ? REASM_LATE_WAKE
+									     : REASM_SLOW_READ;
+		d->wait_ns = end - (seen < deadline ? seen : deadline);
+		return false;
+	}
+	if (silence + 2 * r->dev.blur_ns < r->gap_ns)
+		return true;
+	d->why = REASM_HELD;
+	d->wait_ns = silence;
+	return false;
+}
+
 void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct reasm_read *rd)
 {
 	int64_t end = rd->end_mono > rd->seen_mono ? rd->end_mono : rd->seen_mono;
+	int64_t seen = rd->seen_mono, seen_real = rd->seen_real, gap_from = end;
 	int64_t first;
 	struct reasm_doubt d;
+	bool sure;
 
 	if (n == 0)
 		return;
-	first = byte_mono(r, n, 0, rd->seen_mono);
-	if (!judge(r, n, rd, first, end, &d)) {
+	if (r->dev.hold_ns > 0) {
+		/* dated from the last byte's estimated end; the gap counts from the
+		 * latest it can have ended, and the device's hold later */
+		int64_t last = held_last(r, n, seen);
+
+		seen_real -= seen - last;
+		gap_from = last + r->dev.blur_ns + r->dev.hold_ns;
+		sure = judge_held(r, n, rd, last, end, &d);
+		seen = last;
+		first = byte_mono(r, n, 0, seen);
+	} else {
+		first = byte_mono(r, n, 0, seen);
+		sure = judge(r, n, rd, first, end, &d);
+	}
+	if (!sure) {
 		if (!d.joined && r->len > 0)
 			emit(r, REASM_GAP);
 		if (r->len > 0) {
@@ -127,12 +205,16 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 			d.t_real = r->first_real;
 		} else {
 			d.t_mono = first;
-			d.t_real = rd->seen_real - (rd->seen_mono - first);
+			d.t_real = seen_real - (seen - first);
 		}
 		if (r->doubt != NULL)
 			r->doubt(r->ctx, &d);
 	}
-	append(r, data, n, rd->seen_mono, rd->seen_real, end);
+	append(r, data, n, seen, seen_real, gap_from);
+	/* the FIFO's timeout fired before another byte came: a silence of more than
+	 * the timeout less a character followed these bytes */
+	if (r->len > 0 && by_timeout(r, n) && r->gap_ns <= r->dev.timeout_ns - r->char_ns)
+		emit(r, REASM_GAP);
 }
 
 void reasm_feed(struct reasm *r, const uint8_t *data, size_t n,
