@@ -72,8 +72,11 @@ static void append(struct reasm *r, const uint8_t *data, size_t n, int64_t seen,
 		r->buf[r->len++] = data[i];
 		/* the next byte starts a character later, but not after the wake-up
 		 * that brought it: bytes held back (the tty worker) must not be
-		 * dated in the future */
+		 * dated in the future; nor before this one (a held device's estimate
+		 * may lie before the previous byte's date) */
 		r->last_mono = i + 1 == n || t_mono + r->char_ns > seen ? seen : t_mono + r->char_ns;
+		if (r->last_mono < t_mono)
+			r->last_mono = t_mono;
 		r->last_end = end;
 		r->have_last = true;
 		if (r->delim >= 0 && data[i] == (uint8_t)r->delim)
@@ -169,7 +172,7 @@ static bool judge_held(const struct reasm *r, size_t n, const struct reasm_read 
 	if (silence + 2 * r->dev.blur_ns < r->gap_ns)
 		return true;
 	d->why = REASM_HELD;
-	d->wait_ns = silence;
+	d->wait_ns = silence > 0 ? silence : 0;
 	return false;
 }
 

@@ -43,12 +43,12 @@ static void put_16550a(const char *root, const char *name, const char *trig)
 {
 	char rel[128];
 
-	snprintf(rel, sizeof(rel), "sys/class/tty/%s/type", name);
+	snprintf(rel, sizeof(rel), "/sys/class/tty/%s/type", name);
 	fx_put(root, rel, "4\n");
-	snprintf(rel, sizeof(rel), "sys/class/tty/%s/xmit_fifo_size", name);
+	snprintf(rel, sizeof(rel), "/sys/class/tty/%s/xmit_fifo_size", name);
 	fx_put(root, rel, "16\n");
 	if (trig != NULL) {
-		snprintf(rel, sizeof(rel), "sys/class/tty/%s/rx_trig_bytes", name);
+		snprintf(rel, sizeof(rel), "/sys/class/tty/%s/rx_trig_bytes", name);
 		fx_put(root, rel, trig);
 	}
 }
@@ -80,7 +80,7 @@ static void test_uart_trigger(void **state)
 	assert_int_equal(d.trigger_found, 8);
 	assert_int_equal(d.trigger_err, 0);
 	/* the kernel forces 1 below 2400 baud: what it uses after the open counts */
-	fx_put(root, "sys/class/tty/ttyS1/rx_trig_bytes", "1\n");
+	fx_put(root, "/sys/class/tty/ttyS1/rx_trig_bytes", "1\n");
 	delivery_reread(root, "/dev/ttyS1", -1, &d);
 	assert_int_equal(d.trigger, 1);
 	delivery_restore(root, "/dev/ttyS1", &d);
@@ -89,7 +89,7 @@ static void test_uart_trigger(void **state)
 	assert_int_equal(d.trigger, 8);
 	assert_int_equal(d.trigger_found, 0);
 	/* nothing more to put back */
-	fx_put(root, "sys/class/tty/ttyS1/rx_trig_bytes", "4\n");
+	fx_put(root, "/sys/class/tty/ttyS1/rx_trig_bytes", "4\n");
 	delivery_restore(root, "/dev/ttyS1", &d);
 	read_trig(root, "ttyS1", buf, sizeof(buf));
 	assert_string_equal(buf, "4");
@@ -115,12 +115,12 @@ static void test_uart_trigger_choices(void **state)
 	assert_int_equal(d.trigger_found, 8);
 	delivery_restore(root, "/dev/ttyS2", &d);
 
-	fx_put(root, "sys/class/tty/ttyS2/rx_trig_bytes", "1\n");
+	fx_put(root, "/sys/class/tty/ttyS2/rx_trig_bytes", "1\n");
 	delivery_find(root, "/dev/ttyS2", false, -1, DELIVERY_AUTO, 0, &d);
 	assert_int_equal(delivery_set_trigger(root, "/dev/ttyS2", DELIVERY_TRIGGER_AUTO, &d), 0);
 	assert_int_equal(d.trigger_found, 0);         /* already 1: nothing written */
 
-	fx_put(root, "sys/class/tty/ttyS2/rx_trig_bytes", "8\n");
+	fx_put(root, "/sys/class/tty/ttyS2/rx_trig_bytes", "8\n");
 	delivery_find(root, "/dev/ttyS2", false, -1, DELIVERY_AUTO, 0, &d);
 	refuse_write = EACCES;
 	assert_int_equal(delivery_set_trigger(root, "/dev/ttyS2", DELIVERY_TRIGGER_AUTO, &d),
@@ -146,24 +146,24 @@ static void test_kinds(void **state)
 	} cases[] = {
 		{ "a pty", "/dev/pts/3", { { NULL, NULL } }, DELIVERY_DIRECT, "pty", 0, 0, 0 },
 		{ "an 8250 without a FIFO", "/dev/ttyS0",
-		  { { "sys/class/tty/ttyS0/type", "1" }, { "sys/class/tty/ttyS0/xmit_fifo_size", "1" } },
+		  { { "/sys/class/tty/ttyS0/type", "1" }, { "/sys/class/tty/ttyS0/xmit_fifo_size", "1" } },
 		  DELIVERY_DIRECT, "8250", 0, 0, 0 },
 		{ "an NS16550A: a FIFO, its level not shown", "/dev/ttyS3",
-		  { { "sys/class/tty/ttyS3/type", "14" }, { "sys/class/tty/ttyS3/xmit_fifo_size", "16" } },
+		  { { "/sys/class/tty/ttyS3/type", "14" }, { "/sys/class/tty/ttyS3/xmit_fifo_size", "16" } },
 		  DELIVERY_FIFO, "NS16550A", 16, 0, 0 },
 		{ "a type this table does not name", "/dev/ttyS4",
-		  { { "sys/class/tty/ttyS4/type", "99" }, { "sys/class/tty/ttyS4/rx_trig_bytes", "16" },
-		    { "sys/class/tty/ttyS4/xmit_fifo_size", "64" } },
+		  { { "/sys/class/tty/ttyS4/type", "99" }, { "/sys/class/tty/ttyS4/rx_trig_bytes", "16" },
+		    { "/sys/class/tty/ttyS4/xmit_fifo_size", "64" } },
 		  DELIVERY_FIFO, "type-99", 64, 16, 0 },
 		{ "an FTDI adapter", "/dev/ttyUSB0",
-		  { { "sys/bus/usb-serial/devices/ttyUSB0/latency_timer", "1" },
-		    { "sys/class/tty/ttyUSB0/device/driver", "-> ../../../../bus/usb-serial/drivers/ftdi_sio" } },
+		  { { "/sys/bus/usb-serial/devices/ttyUSB0/latency_timer", "1" },
+		    { "/sys/class/tty/ttyUSB0/device/driver", "-> ../../../../bus/usb-serial/drivers/ftdi_sio" } },
 		  DELIVERY_USB, "ftdi_sio", 0, 0, 16000 },
 		{ "a CDC-ACM device", "/dev/ttyACM0",
-		  { { "sys/class/tty/ttyACM0/device/driver", "-> ../../../../bus/usb/drivers/cdc_acm" } },
+		  { { "/sys/class/tty/ttyACM0/device/driver", "-> ../../../../bus/usb/drivers/cdc_acm" } },
 		  DELIVERY_USB, "cdc_acm", 0, 0, DELIVERY_USB_UNKNOWN_MS * 1000 },
 		{ "a tty on a USB device of another driver", "/dev/ttyXR0",
-		  { { "sys/class/tty/ttyXR0", "-> ../../devices/pci0000:00/0000:00:14.0/usb1/1-2/1-2:1.0/tty/ttyXR0" } },
+		  { { "/sys/class/tty/ttyXR0", "-> ../../devices/pci0000:00/0000:00:14.0/usb1/1-2/1-2:1.0/tty/ttyXR0" } },
 		  DELIVERY_USB, "usb", 0, 0, DELIVERY_USB_UNKNOWN_MS * 1000 },
 		{ "nothing shown: said as unknown, taken as direct", "/dev/ttyAMA0", { { NULL, NULL } },
 		  DELIVERY_DIRECT, "unknown", 0, 0, 0 },
@@ -195,8 +195,8 @@ static void test_usb_latency(void **state)
 
 	(void)state;
 	fx_mkroot(root, sizeof(root), "test_delivery");
-	fx_put(root, "sys/bus/usb-serial/devices/ttyUSB1/latency_timer", "1");
-	fx_put(root, "sys/class/tty/ttyUSB1/device/driver", "-> ../../../bus/usb-serial/drivers/ftdi_sio");
+	fx_put(root, "/sys/bus/usb-serial/devices/ttyUSB1/latency_timer", "1");
+	fx_put(root, "/sys/class/tty/ttyUSB1/device/driver", "-> ../../../bus/usb-serial/drivers/ftdi_sio");
 	delivery_find(root, "/dev/ttyUSB1", false, -1, DELIVERY_AUTO, 0, &d);
 	delivery_reread(root, "/dev/ttyUSB1", 1, &d);
 	assert_int_equal(d.hold_us, 2000);          /* 1 ms timer + a 1 ms USB frame */
