@@ -86,6 +86,7 @@ enum reasm_doubt_case {
 				  * deadline, after a silence that may be a gap: it is
 				  * inferred from the device's delivery, not seen */
 };
+#define REASM_DOUBT_CASES (REASM_HELD + 1)      /* for tables indexed by the case */
 
 struct reasm_doubt {
 	enum reasm_doubt_case why;

@@ -114,8 +114,10 @@ static void report_late(void *ctx, const struct reasm_doubt *d)
 {
 	static const char *const why[] = {
 		[REASM_LATE_WAKE] = "late-wake", [REASM_DEADLINE_READ] = "deadline-read",
-		[REASM_SLOW_READ] = "slow-read",
+		[REASM_SLOW_READ] = "slow-read", [REASM_HELD] = "held",
 	};
+	_Static_assert(sizeof(why) / sizeof(why[0]) == REASM_DOUBT_CASES,
+		       "a doubt case without its word");
 	struct serial_port *p = ctx;
 	struct rec ev = { .kind = REC_EV, .t_mono = d->t_mono, .t_real = d->t_real,
 			  .a = EV_LATE };
@@ -186,7 +188,8 @@ static void apply_delivery(struct serial_port *p, bool pty, struct fmt_kv *kv)
 		fmt_kv_i64(kv, "gap_config_us", p->gap_ns / 1000);
 	fmt_kv_str(kv, "delivery", delivery_kind_name(d->kind));
 	if (d->kind == DELIVERY_FIFO) {
-		fmt_kv_str(kv, "uart", d->what);
+		if (!pty)
+			fmt_kv_str(kv, "uart", d->what);
 		if (d->fifo != 0)
 			fmt_kv_u64(kv, "fifo", d->fifo);
 		if (d->trigger != 0)
@@ -195,7 +198,7 @@ static void apply_delivery(struct serial_port *p, bool pty, struct fmt_kv *kv)
 			fmt_kv_str(kv, "rx_trigger", "unknown");
 		if (d->trigger_found != 0)
 			fmt_kv_u64(kv, "rx_trigger_found", d->trigger_found);
-	} else if (d->kind == DELIVERY_USB) {
+	} else if (d->kind == DELIVERY_USB && !pty) {
 		fmt_kv_str(kv, "usb", d->what);
 	}
 	if (m.hold_ns > 0) {
