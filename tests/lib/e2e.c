@@ -584,6 +584,103 @@ int64_t e2e_pct(int64_t *v, size_t n, double pct)
 	return v[i < n ? i : n - 1];
 }
 
+/* The gap_us= of src's first EV open, in ns; 0 when there is none. */
+static int64_t open_gap_ns(const struct e2e_log *log, const char *src)
+{
+	for (size_t i = 0; i < log->n; i++) {
+		const char *g;
+
+		if (strcmp(log->line[i].src, src) == 0 && strstr(log->line[i].text, " EV open ") != NULL
+		    && (g = strstr(log->line[i].text, " gap_us=")) != NULL)
+			return strtoll(g + 8, NULL, 10) * 1000;
+	}
+	return 0;
+}
+
+void e2e_wire_tally(const struct e2e_log *log, struct sim_port *p, size_t max_packet,
+		    unsigned short_len, struct e2e_wire_tally *t)
+{
+	size_t len, *starts, *idx, nlines, sent;
+	uint8_t *got = e2e_concat(log, p->name, &len, &starts, &idx, &nlines);
+
+	memset(t, 0, sizeof(*t));
+	t->err_short = calloc(p->npkt + 1, sizeof(int64_t));
+	t->err_long = calloc(p->npkt + 1, sizeof(int64_t));
+	t->unmarked_pkt = calloc(p->npkt + 1, sizeof(size_t));
+	t->gap_ns = open_gap_ns(log, p->name);
+	p->cfg.gap_us = (unsigned)(t->gap_ns / 1000);
+	sent = p->npkt ? p->pkt[p->npkt - 1].off + p->pkt[p->npkt - 1].len : 0;
+	t->bytes_sent = sent;
+	t->bytes_logged = len;
+	while (t->bytes_same < sent && t->bytes_same < len && got[t->bytes_same] == p->data[t->bytes_same])
+		t->bytes_same++;
+	for (size_t i = 0; i < p->npkt && nlines > 0; i++) {
+		const struct sim_packet *k = &p->pkt[i];
+		enum e2e_fit fit;
+		size_t c, e;
+
+		if (k->off + k->len > t->bytes_same)
+			break;          /* the log went wrong before its end: no verdict */
+		t->packets++;
+		if (!sim_packet_clean(p, i)) {
+			t->unclean++;
+			continue;
+		}
+		fit = e2e_packet_fit(log, p->name, starts, idx, nlines, max_packet, k->off, k->len,
+				     &c, &e);
+		if (fit == E2E_FIT_ONE)
+			t->once++;
+		else if (fit == E2E_FIT_MARKED)
+			t->marked++;
+		else
+			t->unmarked_pkt[t->unmarked++] = i;
+		if (starts[c] == k->off) {
+			int64_t err = log->line[idx[c]].t - k->t_first_real;
+
+			if (k->len <= short_len)
+				t->err_short[t->nshort++] = err;
+			else
+				t->err_long[t->nlong++] = err;
+		}
+	}
+	free(got);
+	free(starts);
+	free(idx);
+}
+
+void e2e_wire_explain(const struct e2e_log *log, const struct sim_port *p, size_t k)
+{
+	const struct sim_packet *pk = &p->pkt[k];
+	int64_t off = pk->t_first_real - pk->t_first_mono;     /* the packet's mono to real */
+
+	printf("# %s packet %zu: %u bytes at offset %u, its first byte's start %.6f, last byte's "
+	       "end +%.0f us, silence before %.0f us;%s hand-overs (bytes@us after its start, "
+	       "us late):", p->name, k, pk->len, pk->off, (double)pk->t_first_real / 1e9,
+	       (double)(pk->t_last_mono - pk->t_first_mono) / 1e3,
+	       k > 0 ? (double)(pk->t_first_mono - pk[-1].t_last_mono) / 1e3 : -1.0,
+	       sim_packet_clean(p, k) ? "" : " unclean;");
+	for (uint32_t d = pk->dlv_first; d < pk->dlv_first + pk->ndlv; d++)
+		printf(" %u@%.0f(%.0f)", p->dlv[d].len, (double)(p->dlv[d].due - pk->t_first_mono) / 1e3,
+		       (double)(p->dlv[d].t_ret - p->dlv[d].due) / 1e3);
+	printf("\n");
+	for (size_t i = 0; i < log->n; i++) {
+		const struct e2e_line *l = &log->line[i];
+
+		if (strcmp(l->src, p->name) == 0 && l->t + off >= pk->t_first_mono - 50000000
+		    && l->t + off <= pk->t_last_mono + 50000000)
+			printf("#   %+.0f us: %.100s\n", (double)(l->t + off - pk->t_first_mono) / 1e3,
+			       strchr(l->text, ' ') != NULL ? strchr(l->text, ' ') + 1 : l->text);
+	}
+}
+
+void e2e_wire_tally_free(struct e2e_wire_tally *t)
+{
+	free(t->err_short);
+	free(t->err_long);
+	free(t->unmarked_pkt);
+	memset(t, 0, sizeof(*t));
+}
+
 /* Per source: its lines and drops, of the port's own rings (RX, lines thread)
  * and of its TX ring (TX lines, EV and DROP lines that end in dir=tx). */
 struct acct {

@@ -181,6 +181,9 @@ int sim_exchange_run(struct sim_port *req, struct sim_port *resp, const struct s
 /* Runs sim_port_run on n ports in parallel threads; returns the first error. */
 int sim_run_all(struct sim_port *ports, unsigned n, const struct sim_cfg *cfg,
 		int rt_priority);
+/* The same with a cfg of its own for each port (seeds as given). */
+int sim_run_each(struct sim_port *ports, unsigned n, const struct sim_cfg *cfgs,
+		 int rt_priority);
 
 /* sim_run_all in a background thread, for tests that act while traffic flows. */
 struct sim_bg {
