@@ -666,9 +666,9 @@ void e2e_wire_explain(const struct e2e_log *log, const struct sim_port *p, size_
 	for (size_t i = 0; i < log->n; i++) {
 		const struct e2e_line *l = &log->line[i];
 
-		if (strcmp(l->src, p->name) == 0 && l->t + off >= pk->t_first_mono - 50000000
-		    && l->t + off <= pk->t_last_mono + 50000000)
-			printf("#   %+.0f us: %.100s\n", (double)(l->t + off - pk->t_first_mono) / 1e3,
+		if (strcmp(l->src, p->name) == 0 && l->t - off >= pk->t_first_mono - 20000000
+		    && l->t - off <= pk->t_last_mono + 20000000)
+			printf("#   %+.0f us: %.100s\n", (double)(l->t - off - pk->t_first_mono) / 1e3,
 			       strchr(l->text, ' ') != NULL ? strchr(l->text, ' ') + 1 : l->text);
 	}
 }
