@@ -18,8 +18,9 @@
  *     not UNMARKED): a boundary without a mark is a silence on the wire of at
  *     least the daemon's gap, and a line without one holds no such silence.
  *     Packets the simulator did not hand over as the model says, near enough
- *     for the daemon's gap (sim_packet_clean, judged at the gap_us its EV open
- *     states), get no verdict; they are counted, and must be no more than 10%
+ *     for the daemon's gap (sim_packet_clean, judged at the gap_us and hold_us
+ *     its EV open states: it ends a packet only that long after its last byte),
+ *     get no verdict; they are counted, and must be no more than 10%
  *     of a port's packets, or the run proved little. A port whose model hands
  *     every byte over at its arrival (fifo:1) is a pty in all but the name:
  *     where this machine cannot keep the hand-overs within half of its gap
@@ -275,11 +276,11 @@ static bool check(const struct e2e_log *log, struct sim_port *p, const struct si
 
 	sim_dev_name(dev, name, sizeof(name));
 	e2e_wire_tally(log, p, MAX_PACKET, SHORT_LEN, &t);
-	printf("# %s at %u baud (gap_us %.0f): %zu packets, %zu one RX line, %zu cut wrong with "
-	       "the mark, %zu without, %zu unclean at the simulator (its hand-overs late p50 %.0f "
-	       "p99 %.0f us)\n", name, baud, (double)t.gap_ns / 1e3, t.packets, t.once, t.marked,
-	       t.unmarked, t.unclean, (double)sim_late_pct(p, 50, false) / 1e3,
-	       (double)sim_late_pct(p, 99, false) / 1e3);
+	printf("# %s at %u baud (gap_us %.0f, hold_us %.0f): %zu packets, %zu one RX line, %zu cut "
+	       "wrong with the mark, %zu without, %zu unclean at the simulator (its hand-overs late "
+	       "p50 %.0f p99 %.0f us)\n", name, baud, (double)t.gap_ns / 1e3, (double)t.hold_ns / 1e3,
+	       t.packets, t.once, t.marked, t.unmarked, t.unclean,
+	       (double)sim_late_pct(p, 50, false) / 1e3, (double)sim_late_pct(p, 99, false) / 1e3);
 	if (t.gap_ns == 0)
 		fail_msg("%s: no EV open with gap_us= in the log", name);
 	if (t.bytes_same != t.bytes_sent || t.bytes_logged != t.bytes_sent)
@@ -295,7 +296,7 @@ static bool check(const struct e2e_log *log, struct sim_port *p, const struct si
 		if (dev->kind == SIM_DEV_FIFO && dev->trigger == 1) {
 			printf("# %s at %u baud: no verdict on the boundaries and times: the simulator "
 			       "kept %zu of %zu packets within half the gap (%.0f us) here\n", name, baud,
-			       t.packets - t.unclean, t.packets, (double)t.gap_ns / 1e3);
+			       t.packets - t.unclean, t.packets, (double)(t.gap_ns + t.hold_ns) / 1e3);
 			e2e_wire_tally_free(&t);
 			return false;
 		}

@@ -584,17 +584,20 @@ int64_t e2e_pct(int64_t *v, size_t n, double pct)
 	return v[i < n ? i : n - 1];
 }
 
-/* The gap_us= of src's first EV open, in ns; 0 when there is none. */
-static int64_t open_gap_ns(const struct e2e_log *log, const char *src)
+/* The value of " key=" in src's first EV open, in us; -1 when there is none. */
+static long long open_us(const struct e2e_log *log, const char *src, const char *key)
 {
-	for (size_t i = 0; i < log->n; i++) {
-		const char *g;
+	char k[40];
 
-		if (strcmp(log->line[i].src, src) == 0 && strstr(log->line[i].text, " EV open ") != NULL
-		    && (g = strstr(log->line[i].text, " gap_us=")) != NULL)
-			return strtoll(g + 8, NULL, 10) * 1000;
+	snprintf(k, sizeof(k), " %s=", key);
+	for (size_t i = 0; i < log->n; i++) {
+		const char *v;
+
+		if (strcmp(log->line[i].src, src) == 0 && strstr(log->line[i].text, " EV open ") != NULL)
+			return (v = strstr(log->line[i].text, k)) != NULL
+			       ? strtoll(v + strlen(k), NULL, 10) : -1;
 	}
-	return 0;
+	return -1;
 }
 
 void e2e_wire_tally(const struct e2e_log *log, struct sim_port *p, size_t max_packet,
@@ -607,8 +610,14 @@ void e2e_wire_tally(const struct e2e_log *log, struct sim_port *p, size_t max_pa
 	t->err_short = calloc(p->npkt + 1, sizeof(int64_t));
 	t->err_long = calloc(p->npkt + 1, sizeof(int64_t));
 	t->unmarked_pkt = calloc(p->npkt + 1, sizeof(size_t));
-	t->gap_ns = open_gap_ns(log, p->name);
+	t->gap_ns = open_us(log, p->name, "gap_us") * 1000;
+	t->hold_ns = open_us(log, p->name, "hold_us") * 1000;
+	if (t->gap_ns < 0)
+		t->gap_ns = 0;
+	if (t->hold_ns < 0)
+		t->hold_ns = 0;
 	p->cfg.gap_us = (unsigned)(t->gap_ns / 1000);
+	p->cfg.hold_us = (unsigned)(t->hold_ns / 1000);
 	sent = p->npkt ? p->pkt[p->npkt - 1].off + p->pkt[p->npkt - 1].len : 0;
 	t->bytes_sent = sent;
 	t->bytes_logged = len;

@@ -177,8 +177,9 @@ int64_t e2e_pct(int64_t *v, size_t n, double pct);
  * How the log holds what a simulator port in wire mode (sim.h) sent: every
  * packet is one RX line, or a wrong boundary with its mark (e2e_packet_fit),
  * or without; packets the simulator did not hand over cleanly get no verdict.
- * Cleanliness is judged at the gap the daemon says it uses (the port's first
- * EV open, gap_us=), which is set into p->cfg.gap_us. The first-byte error of a
+ * Cleanliness is judged at the gap the daemon says it uses and the hold it
+ * allows the device (the port's first EV open, gap_us= and hold_us=), which are
+ * set into p->cfg.gap_us and hold_us. The first-byte error of a
  * clean packet whose first byte begins a line: that line's TIME minus the
  * wire start of the byte; short packets are those of short_len bytes or fewer.
  */
@@ -186,7 +187,7 @@ struct e2e_wire_tally {
 	size_t packets, once, marked, unmarked, unclean;
 	size_t bytes_sent, bytes_logged, bytes_same;    /* bytes_same: the log's RX bytes equal
 							   the sent ones up to there */
-	int64_t gap_ns;             /* the daemon's, from EV open; 0: no EV open */
+	int64_t gap_ns, hold_ns;    /* the daemon's, from EV open; 0: not there */
 	int64_t *err_short, *err_long;      /* first-byte errors, ns */
 	size_t nshort, nlong;
 	size_t *unmarked_pkt;       /* the packets with an unmarked wrong boundary */

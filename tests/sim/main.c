@@ -47,6 +47,8 @@ static void usage(FILE *out)
 		"  -i, --intra US        longest pause inside a packet (default 200)\n"
 		"  -g, --gap MIN-MAX     pause after a packet, us (default 50000-200000)\n"
 		"  -G, --daemon-gap US   the daemon's gap_us, to judge timing (default 1000)\n"
+		"  -H, --daemon-hold US  wire mode: the hold the daemon allows the device (its\n"
+		"                        EV open hold_us=), to judge timing (default 0)\n"
 		"  -s, --seed N          random seed (default: the time)\n"
 		"  -b, --baud N          a packet starts no sooner than the previous one would\n"
 		"                        have gone out at N baud (8N1), default: no limit\n"
@@ -106,11 +108,12 @@ static void print_wire(FILE *out, const struct sim_port *p)
 	for (size_t k = 0; k < p->npkt; k++)
 		unclean += !sim_packet_clean(p, k);
 	fprintf(out, "# %s: %zu packets, %zu hand-overs, late us: write began p50 %.1f p99 %.1f, "
-		"returned p50 %.1f p99 %.1f max %.1f; %zu unclean at --daemon-gap %u us; %zu "
-		"hand-overs so late that a 16550A's FIFO would have overflowed\n", p->name, p->npkt,
-		p->ndlv, (double)sim_late_pct(p, 50, true) / 1e3, (double)sim_late_pct(p, 99, true) / 1e3,
-		(double)sim_late_pct(p, 50, false) / 1e3, (double)sim_late_pct(p, 99, false) / 1e3,
-		(double)sim_late_pct(p, 100, false) / 1e3, unclean, p->cfg.gap_us, p->overruns);
+		"returned p50 %.1f p99 %.1f max %.1f; %zu unclean at --daemon-gap %u us and "
+		"--daemon-hold %u us; %zu hand-overs so late that a 16550A's FIFO would have "
+		"overflowed\n", p->name, p->npkt, p->ndlv, (double)sim_late_pct(p, 50, true) / 1e3,
+		(double)sim_late_pct(p, 99, true) / 1e3, (double)sim_late_pct(p, 50, false) / 1e3,
+		(double)sim_late_pct(p, 99, false) / 1e3, (double)sim_late_pct(p, 100, false) / 1e3,
+		unclean, p->cfg.gap_us, p->cfg.hold_us, p->overruns);
 }
 
 int main(int argc, char **argv)
@@ -123,7 +126,7 @@ int main(int argc, char **argv)
 		{ "print", no_argument, NULL, 'p' }, { "help", no_argument, NULL, 'h' },
 		{ "baud", required_argument, NULL, 'b' }, { "connect", required_argument, NULL, 'c' },
 		{ "output", required_argument, NULL, 'o' }, { "device", required_argument, NULL, 'D' },
-		{ "spin", required_argument, NULL, 'S' },
+		{ "spin", required_argument, NULL, 'S' }, { "daemon-hold", required_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sim_cfg cfg = {
@@ -139,7 +142,7 @@ int main(int argc, char **argv)
 	int opt, rc = 0;
 	char name[32];
 
-	while ((opt = getopt_long(argc, argv, "d:n:l:F:i:g:G:s:pb:c:o:D:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:n:l:F:i:g:G:H:s:pb:c:o:D:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'd': dir = optarg; break;
 		case 'n': cfg.packets = (unsigned)strtoul(optarg, NULL, 10); break;
@@ -160,6 +163,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'G': cfg.gap_us = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'H': cfg.hold_us = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 's': cfg.seed = strtoull(optarg, NULL, 0); break;
 		case 'p': print = true; break;
 		case 'b': cfg.baud = (unsigned)strtoul(optarg, NULL, 10); break;

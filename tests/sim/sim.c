@@ -707,18 +707,21 @@ int sim_exchange_run(struct sim_port *req, struct sim_port *resp, const struct s
  * sim_packet_clean in wire mode. A silence the reader sees between two
  * hand-overs is the one the model planned, grown by the later one's lateness
  * and shrunk by the earlier one's: the spread of lateness among a packet's
- * hand-overs is what a silence inside it can have gained, and the previous
- * packet's latest lateness less this one's earliest is what the silence
- * before it can have lost.
+ * hand-overs is what a silence inside it can have gained (the daemon ends a
+ * packet only after gap + hold: a silence the device's holding could explain is
+ * not taken for a boundary unmarked), and the previous packet's latest lateness
+ * less this one's earliest is what the silence before it can have lost.
  */
 static bool wire_clean(const struct sim_port *p, size_t i, int64_t gap)
 {
 	const struct sim_packet *k = &p->pkt[i], *prev = i > 0 ? k - 1 : NULL;
 	const struct sim_packet *next = i + 1 < p->npkt ? k + 1 : NULL;
+	int64_t hold = (int64_t)p->cfg.hold_us * 1000;
 
 	if (k->ndlv == 0 || k->off + k->len > p->wire.delivered)
 		return false;
-	if ((k->max_intra_gap_ns + k->late_max_ns - k->late_min_ns) * 2 > gap)
+	if (k->max_intra_gap_ns * 2 > gap
+	    || (k->max_intra_gap_ns + k->late_max_ns - k->late_min_ns) * 2 > gap + hold)
 		return false;
 	if (prev != NULL && (k->t_first_mono - prev->t_last_mono - (prev->late_max_ns - k->late_min_ns))
 			    * 2 < gap * 3)

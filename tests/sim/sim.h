@@ -64,6 +64,9 @@ struct sim_cfg {
 	unsigned intra_gap_max_us;  /* pause between fragments of one packet: 0..max */
 	unsigned inter_gap_min_us, inter_gap_max_us;    /* pause after a packet */
 	unsigned gap_us;            /* the daemon's gap threshold, to judge timing */
+	unsigned hold_us;           /* wire mode: how long the daemon allows a device to hold a
+				       byte (it ends a packet only gap_us + hold_us after its last
+				       byte), to judge the hand-overs' timing; 0: none */
 	unsigned baud;              /* 0, or pace writes no faster than this line (8N1: 10 bits a byte) */
 	struct sim_dev dev;         /* wire mode (needs baud): the device between wire and pty */
 	unsigned spin_us;           /* wire mode: sleep until this long before a hand-over is
@@ -207,11 +210,12 @@ uint16_t sim_modbus_crc(const uint8_t *p, size_t n);
  * (cfg.gap_us) and the pauses around it well above, as actually measured (not
  * as planned)? In wire mode: was it handed over as the device model says, near
  * enough for the reader not to see other silences than the wire's? Its planned
- * pauses plus the spread of its hand-overs' lateness (late_max_ns - late_min_ns:
- * how much a silence between two of them can have grown) at most half the gap;
- * the wire's silence before and after it, less what the lateness of the packets
- * on either side can have taken from it, at least 1.5 gaps; and every byte
- * handed over.
+ * pauses at most half the gap, and with the spread of its hand-overs' lateness
+ * (late_max_ns - late_min_ns: how much a silence between two of them can have
+ * grown) at most half of gap + hold (the daemon waits that long before it ends
+ * a packet); the wire's silence before and after it, less what the lateness of
+ * the packets on either side can have taken from it, at least 1.5 gaps; and
+ * every byte handed over.
  */
 bool sim_packet_clean(const struct sim_port *p, size_t i);
 
