@@ -164,7 +164,7 @@ static int run(const struct opts *o, unsigned baud, const struct sim_dev *models
 	char dir[256], conf[300], path[300], link[300], name[16];
 	struct e2e_daemon d;
 	struct e2e_log log = { 0 };
-	int rc = 0;
+	int rc = 0, status;
 
 	e2e_tmpdir(dir, sizeof(dir));
 	for (unsigned i = 0; i < n; i++) {
@@ -190,8 +190,9 @@ static int run(const struct opts *o, unsigned baud, const struct sim_dev *models
 	if ((rc = sim_run_each(p, n, cfg, 50)) != 0)
 		fprintf(stderr, "bench_wire: the simulator: %s\n", strerror(-rc));
 	tu_sleep_ms(200);       /* the last packets' gaps pass */
-	if (e2e_stop(&d, SIGTERM, 10000, NULL) < 0)
-		fprintf(stderr, "bench_wire: the daemon did not stop\n");
+	status = e2e_stop(&d, SIGTERM, 10000, NULL);
+	if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fprintf(stderr, "bench_wire: the daemon did not stop cleanly (status %d)\n", status);
 	snprintf(path, sizeof(path), "%s/portlogd.log", dir);
 	if (e2e_read_log(&log, path) != 0) {
 		perror(path);
@@ -233,23 +234,6 @@ static void usage(FILE *out)
 		"Run as root (SCHED_FIFO). Prints numbers; never fails on them.\n");
 }
 
-/* "A,B,..." into v (at most max, each >= 1); the count, or 0 when malformed. */
-static unsigned list(const char *s, unsigned *v, unsigned max)
-{
-	unsigned n = 0;
-	char *end;
-
-	do {
-		unsigned long x = strtoul(s, &end, 10);
-
-		if (end == s || x == 0 || x > MAX_PACKET || n == max)
-			return 0;
-		v[n++] = (unsigned)x;
-		s = end + 1;
-	} while (*end == ',');
-	return *end == '\0' ? n : 0;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -287,7 +271,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'L':
-			if ((o.nlens = list(optarg, o.lens, SIM_MAX_LENS)) == 0) {
+			if (sim_lens_parse(optarg, o.lens, &o.nlens) < 0) {
 				usage(stderr);
 				return 2;
 			}
@@ -300,6 +284,12 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
+	for (unsigned i = 0; i < o.nlens; i++)
+		if (o.lens[i] > MAX_PACKET) {
+			fprintf(stderr, "bench_wire: --lens: a packet of more than max_packet = %d bytes "
+				"would be cut\n", MAX_PACKET);
+			return 2;
+		}
 	if (o.packets == 0) {
 		usage(stderr);
 		return 2;

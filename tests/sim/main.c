@@ -83,23 +83,6 @@ static int range(const char *s, unsigned *lo, unsigned *hi)
 	return sscanf(s, "%u-%u", lo, hi) == 2 && *lo <= *hi ? 0 : -1;
 }
 
-/* --len A,B,...: sizes in turn into cfg (each >= 1); 0 or -1. */
-static int len_list(const char *s, struct sim_cfg *cfg)
-{
-	char *end;
-
-	cfg->nlens = 0;
-	do {
-		unsigned long v = strtoul(s, &end, 10);
-
-		if (end == s || v == 0 || v > 65536 || cfg->nlens == SIM_MAX_LENS)
-			return -1;
-		cfg->lens[cfg->nlens++] = (unsigned)v;
-		s = end + 1;
-	} while (*end == ',');
-	return *end == '\0' ? 0 : -1;
-}
-
 /* Wire mode: one line per port on how the device model's hand-overs went. */
 static void print_wire(FILE *out, const struct sim_port *p)
 {
@@ -148,7 +131,7 @@ int main(int argc, char **argv)
 		case 'n': cfg.packets = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'l':
 			if (strchr(optarg, '-') != NULL ? range(optarg, &cfg.min_len, &cfg.max_len) < 0
-			    || cfg.min_len == 0 : len_list(optarg, &cfg) < 0) {
+			    || cfg.min_len == 0 : sim_lens_parse(optarg, cfg.lens, &cfg.nlens) < 0) {
 				fprintf(stderr, "portlogd-sim: --len wants MIN-MAX, MIN >= 1, or a list "
 					"of up to %d sizes >= 1 (5,20,5,100)\n", SIM_MAX_LENS);
 				return 1;

@@ -72,6 +72,22 @@ const char *sim_dev_name(const struct sim_dev *d, char *buf, size_t len)
 	return buf;
 }
 
+int sim_lens_parse(const char *s, unsigned *lens, unsigned *n)
+{
+	char *end;
+
+	*n = 0;
+	do {
+		unsigned long v = strtoul(s, &end, 10);
+
+		if (end == s || v == 0 || v > 65536 || *n == SIM_MAX_LENS)
+			return -EINVAL;
+		lens[(*n)++] = (unsigned)v;
+		s = end + 1;
+	} while (*end == ',');
+	return *end == '\0' ? 0 : -EINVAL;
+}
+
 int sim_port_open(struct sim_port *p, const char *name, const char *link)
 {
 	struct termios tio;
