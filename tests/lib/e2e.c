@@ -600,6 +600,54 @@ static long long open_us(const struct e2e_log *log, const char *src, const char 
 	return -1;
 }
 
+static size_t pkt_off(const void *port, size_t i)
+{
+	return ((const struct sim_port *)port)->pkt[i].off;
+}
+
+/* CLOCK_REALTIME of the start of byte off of p's data on the wire (wire mode). */
+static int64_t wire_start(const struct sim_port *p, size_t off)
+{
+	const struct sim_packet *k = &p->pkt[e2e_last_at_most(p, p->npkt, pkt_off, off)];
+	unsigned f = 0;
+
+	while (f + 1 < k->nfrag && k->off + k->frag_off[f + 1] <= off)
+		f++;
+	return k->frag_real[f] + (int64_t)(off - k->off - k->frag_off[f]) * p->wire.char_ns;
+}
+
+/*
+ * Packet i's lines c..e hold a wrong boundary without the mark where the rule
+ * puts it. Is each such boundary a merge with the packet before or after, under
+ * a line the reader took so late that the silence there was used up (its TIME,
+ * less the daemon's stated error, later than its first byte's wire start by more
+ * than the silence less the gap)? A line that begins inside the packet is a
+ * split: no lateness of the reader explains it, only its mark does.
+ */
+static bool late_merge(const struct e2e_log *log, const struct sim_port *p, size_t i,
+		       const size_t *starts, const size_t *idx, size_t max_packet, size_t c,
+		       size_t e, const struct e2e_wire_tally *t)
+{
+	const struct sim_packet *k = &p->pkt[i];
+	int64_t late;
+
+	for (size_t j = c + 1; j <= e; j++)
+		if ((max_packet == 0 || starts[j] - starts[j - 1] != max_packet)
+		    && !e2e_late_mark_at(log, p->name, log->line[idx[j]].t))
+			return false;
+	if (starts[c] < k->off && !e2e_late_mark_at(log, p->name, log->line[idx[c]].t)) {
+		late = log->line[idx[c]].t - wire_start(p, starts[c]) - t->stamp_err_ns;
+		if (i == 0 || late <= k->t_first_mono - k[-1].t_last_mono - t->gap_ns)
+			return false;
+	}
+	if (starts[e + 1] > k->off + k->len && !e2e_late_mark_at(log, p->name, log->line[idx[e]].t)) {
+		late = log->line[idx[e]].t - wire_start(p, starts[e]) - t->stamp_err_ns;
+		if (i + 1 == p->npkt || late <= k[1].t_first_mono - k->t_last_mono - t->gap_ns)
+			return false;
+	}
+	return true;
+}
+
 void e2e_wire_tally(const struct e2e_log *log, struct sim_port *p, size_t max_packet,
 		    unsigned short_len, struct e2e_wire_tally *t)
 {
@@ -612,10 +660,13 @@ void e2e_wire_tally(const struct e2e_log *log, struct sim_port *p, size_t max_pa
 	t->unmarked_pkt = calloc(p->npkt + 1, sizeof(size_t));
 	t->gap_ns = open_us(log, p->name, "gap_us") * 1000;
 	t->hold_ns = open_us(log, p->name, "hold_us") * 1000;
+	t->stamp_err_ns = open_us(log, p->name, "stamp_err_us") * 1000;
 	if (t->gap_ns < 0)
 		t->gap_ns = 0;
 	if (t->hold_ns < 0)
 		t->hold_ns = 0;
+	if (t->stamp_err_ns < 0)
+		t->stamp_err_ns = 0;
 	p->cfg.gap_us = (unsigned)(t->gap_ns / 1000);
 	p->cfg.hold_us = (unsigned)(t->hold_ns / 1000);
 	sent = p->npkt ? p->pkt[p->npkt - 1].off + p->pkt[p->npkt - 1].len : 0;
@@ -641,6 +692,8 @@ void e2e_wire_tally(const struct e2e_log *log, struct sim_port *p, size_t max_pa
 			t->once++;
 		else if (fit == E2E_FIT_MARKED)
 			t->marked++;
+		else if (late_merge(log, p, i, starts, idx, max_packet, c, e, t))
+			t->late_merged++;
 		else
 			t->unmarked_pkt[t->unmarked++] = i;
 		if (starts[c] == k->off) {
@@ -672,13 +725,28 @@ void e2e_wire_explain(const struct e2e_log *log, const struct sim_port *p, size_
 		printf(" %u@%.0f(%.0f)", p->dlv[d].len, (double)(p->dlv[d].due - pk->t_first_mono) / 1e3,
 		       (double)(p->dlv[d].t_ret - p->dlv[d].due) / 1e3);
 	printf("\n");
-	for (size_t i = 0; i < log->n; i++) {
-		const struct e2e_line *l = &log->line[i];
+	/* the port's lines around it; an RX line with the bytes it holds, from the packet's first */
+	{
+		size_t len, *starts, *idx, nlines, j = 0;
+		uint8_t *got = e2e_concat(log, p->name, &len, &starts, &idx, &nlines);
 
-		if (strcmp(l->src, p->name) == 0 && l->t - off >= pk->t_first_mono - 20000000
-		    && l->t - off <= pk->t_last_mono + 20000000)
-			printf("#   %+.0f us: %.100s\n", (double)(l->t - off - pk->t_first_mono) / 1e3,
-			       strchr(l->text, ' ') != NULL ? strchr(l->text, ' ') + 1 : l->text);
+		for (size_t i = 0; i < log->n; i++) {
+			const struct e2e_line *l = &log->line[i];
+
+			while (j < nlines && idx[j] < i)
+				j++;
+			if (strcmp(l->src, p->name) != 0 || l->t - off < pk->t_first_mono - 20000000
+			    || l->t - off > pk->t_last_mono + 20000000)
+				continue;
+			printf("#   %+.0f us:", (double)(l->t - off - pk->t_first_mono) / 1e3);
+			if (j < nlines && idx[j] == i)
+				printf(" bytes %+lld..%+lld:", (long long)starts[j] - pk->off,
+				       (long long)starts[j + 1] - pk->off - 1);
+			printf(" %.90s\n", strchr(l->text, ' ') != NULL ? strchr(l->text, ' ') + 1 : l->text);
+		}
+		free(got);
+		free(starts);
+		free(idx);
 	}
 }
 
