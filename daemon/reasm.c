@@ -22,6 +22,7 @@ static void emit(struct reasm *r, enum reasm_end end)
 	};
 
 	r->len = 0;
+	r->first_read_n = 0;
 	r->emit(r->ctx, &pkt);
 }
 
@@ -128,6 +129,13 @@ static bool by_timeout(const struct reasm *r, size_t n)
 	return r->dev.trigger > 1 && n < r->dev.trigger;
 }
 
+/* A read of more than a FIFO's trigger and the one byte more its interrupt may
+ * take holds two hand-overs or more: the reader woke late. */
+static bool merged(const struct reasm *r, size_t n)
+{
+	return r->dev.trigger > 1 && n > r->dev.trigger + 1;
+}
+
 /*
  * A device that holds bytes (reasm.h): when did the last byte of a read of n
  * bytes end on the wire, as estimated? A FIFO hands over fewer bytes than its
@@ -136,6 +144,9 @@ static bool by_timeout(const struct reasm *r, size_t n)
  */
 static int64_t held_last(const struct reasm *r, size_t n, int64_t seen)
 {
+	/* hand-overs read together: the last was the trigger's or the timeout's */
+	if (merged(r, n))
+		return seen - r->dev.timeout_ns / 2;
 	if (r->dev.trigger > 1)
 		return seen - (by_timeout(r, n) ? r->dev.timeout_ns : 0);
 	return seen - r->dev.blur_ns;
@@ -157,17 +168,25 @@ static bool judge_held(const struct reasm *r, size_t n, const struct reasm_read 
 	int64_t deadline = reasm_deadline(r), seen = rd->seen_mono;
 
 	*d = (struct reasm_doubt){ .bytes = n };
-	if (r->len == 0) {
-		d->why = REASM_SLOW_READ;
-		d->wait_ns = end - seen;
-		return end - seen < r->gap_ns;
-	}
-	d->joined = silence < r->gap_ns;
-	if (end >= deadline) {
+	d->joined = r->len > 0 && silence < r->gap_ns;
+	if (r->len > 0 && end >= deadline) {
 		d->why = !rd->woken ? REASM_DEADLINE_READ : seen >= deadline ? REASM_LATE_WAKE
 									     : REASM_SLOW_READ;
 		d->wait_ns = end - (seen < deadline ? seen : deadline);
 		return false;
+	}
+	/* more than a FIFO's trigger and the one byte more its interrupt may take:
+	 * the reader found two hand-overs, so it woke late, and a gap may hide
+	 * between them */
+	if (merged(r, n)) {
+		d->why = REASM_LATE_WAKE;
+		d->wait_ns = (int64_t)(n - r->dev.trigger) * r->char_ns;
+		return false;
+	}
+	if (r->len == 0) {
+		d->why = REASM_SLOW_READ;
+		d->wait_ns = end - seen;
+		return end - seen < r->gap_ns;
 	}
 	if (silence + 2 * r->dev.blur_ns < r->gap_ns)
 		return true;
@@ -176,13 +195,42 @@ static bool judge_held(const struct reasm *r, size_t n, const struct reasm_read 
 	return false;
 }
 
+/*
+ * An adapter sends what it holds on its own timer. When a packet's second read
+ * followed its first with no silence between them (its bytes fill the time since
+ * the first transfer, within a character), the bytes were still streaming in when
+ * the first transfer was sent: its last byte had just arrived. The packet's first
+ * byte is then dated back from that transfer by its bytes alone, no longer from
+ * the middle of the hold. Later, never earlier: dates said before it (the previous
+ * packet, the horizon the flusher has) still hold, and the bytes after it are
+ * dated no earlier. Called after the second read's n bytes, ending at `last`,
+ * were added.
+ */
+static void redate(struct reasm *r, size_t n, int64_t last)
+{
+	size_t first_n = r->first_read_n;
+	int64_t t;
+
+	r->first_read_n = 0;
+	if (first_n == 0 || r->len != first_n + n
+	    || last - (int64_t)n * r->char_ns - (r->first_read_seen - r->dev.blur_ns) > r->char_ns)
+		return;
+	t = r->first_read_seen - (int64_t)first_n * r->char_ns;
+	if (t <= r->first_mono)
+		return;
+	r->first_real += t - r->first_mono;
+	r->first_mono = t;
+	if (r->last_mono < t)
+		r->last_mono = t;
+}
+
 void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct reasm_read *rd)
 {
 	int64_t end = rd->end_mono > rd->seen_mono ? rd->end_mono : rd->seen_mono;
 	int64_t seen = rd->seen_mono, seen_real = rd->seen_real, gap_from = end;
 	int64_t first;
 	struct reasm_doubt d;
-	bool sure;
+	bool sure, began;
 
 	if (n == 0)
 		return;
@@ -200,6 +248,8 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 		first = byte_mono(r, n, 0, seen);
 		sure = judge(r, n, rd, first, end, &d);
 	}
+	if (!sure)
+		r->first_read_n = 0;    /* a packet with a doubt keeps the date it has */
 	if (!sure) {
 		if (!d.joined && r->len > 0)
 			emit(r, REASM_GAP);
@@ -213,7 +263,16 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 		if (r->doubt != NULL)
 			r->doubt(r->ctx, &d);
 	}
+	began = r->len == 0;
 	append(r, data, n, seen, seen_real, gap_from);
+	if (!began && r->first_read_n > 0)
+		redate(r, n, seen);
+	if (began && r->len == n && r->dev.hold_ns > 0 && r->dev.trigger == 0 && sure) {
+		/* an adapter's read that began a packet: dated from the middle of the
+		 * hold until its next transfer may say better */
+		r->first_read_n = n;
+		r->first_read_seen = rd->seen_mono;
+	}
 	/* the FIFO's timeout fired before another byte came: a silence of more than
 	 * the timeout less a character followed these bytes */
 	if (r->len > 0 && by_timeout(r, n) && r->gap_ns <= r->dev.timeout_ns - r->char_ns)

@@ -45,7 +45,10 @@
  *    after the packet's last byte has reached the kernel by then, so an empty read
  *    there still proves the gap;
  *  - bytes found before that deadline after a silence that may be a gap cannot be
- *    judged: they are placed by the estimate and the doubt says so (REASM_HELD).
+ *    judged: they are placed by the estimate and the doubt says so (REASM_HELD);
+ *  - an adapter's packet that goes on in its next transfer, with no silence between,
+ *    was still arriving when the first was sent: its first byte is dated again, back
+ *    from that transfer by its bytes alone.
  * The caller keeps the gap above what one delivery can hide (delivery.h): a FIFO
  * hands over before a silence of more than its timeout less a character, an
  * adapter within its hold.
@@ -133,6 +136,9 @@ struct reasm {
 	int64_t last_end;        /* the end of the read that returned it */
 	bool have_last;          /* a byte has been seen since reasm_init */
 	struct reasm_dev dev;
+	/* an adapter's packet whose first read may be dated again (reasm.c, redate) */
+	size_t first_read_n;     /* bytes of that read, 0: no such packet in progress */
+	int64_t first_read_seen; /* its wake-up */
 	reasm_emit_fn *emit;
 	reasm_doubt_fn *doubt;   /* NULL: doubts are not reported */
 	void *ctx;

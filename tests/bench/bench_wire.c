@@ -87,7 +87,7 @@ static void write_conf(const struct opts *o, const char *dir, const struct sim_d
 				      "baud = %u\nmax_packet = %d\n", i, dir, i, baud, MAX_PACKET);
 		if (o->delivery)
 			k += (size_t)snprintf(text + k, sizeof(text) - k, "delivery = %s\n",
-					      sim_dev_name(&models[i], name, sizeof(name)));
+					      sim_dev_declare(&models[i], name, sizeof(name)));
 	}
 	snprintf(conf, len, "%s/portlogd.conf", dir);
 	e2e_write_file(conf, text);

@@ -72,6 +72,17 @@ const char *sim_dev_name(const struct sim_dev *d, char *buf, size_t len)
 	return buf;
 }
 
+const char *sim_dev_declare(const struct sim_dev *d, char *buf, size_t len)
+{
+	/* an adapter holds a byte up to its latency timer and one 1 ms frame: the hold
+	 * portlogd takes for an FTDI adapter it finds (drivers/delivery.c) */
+	if (d->kind == SIM_DEV_USB) {
+		snprintf(buf, len, "usb:%u", d->latency_ms + 1);
+		return buf;
+	}
+	return sim_dev_name(d, buf, len);
+}
+
 int sim_lens_parse(const char *s, unsigned *lens, unsigned *n)
 {
 	char *end;

@@ -78,6 +78,9 @@ struct sim_cfg {
 int sim_dev_parse(const char *s, struct sim_dev *d);
 /* The same spelling back, into buf ("none" for SIM_DEV_NONE). */
 const char *sim_dev_name(const struct sim_dev *d, char *buf, size_t len);
+/* What [serial] delivery = says of the device, as a user who knows it would write:
+ * its name, but an adapter's hold (usb:MS) is its latency timer and a USB frame. */
+const char *sim_dev_declare(const struct sim_dev *d, char *buf, size_t len);
 /* "A,B,...": up to SIM_MAX_LENS packet sizes (1..65536) into lens, their count into
  * *n; 0 or -EINVAL. */
 int sim_lens_parse(const char *s, unsigned *lens, unsigned *n);

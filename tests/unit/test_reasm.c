@@ -566,6 +566,14 @@ static const struct rule_case held_cases[] = {
 	{ "fifo: 34 bytes found at the deadline read began within the gap: joined, said", 3000,
 	  1000, { WOKEN(B8, 8000, 8050), AT(B8 B8 B8 B8 "ab", 43600), FL },
 	  "<deadline-read joined 0 wait=100 n=34>[" B8 B8 B8 B8 B8 "ab FLUSH 0]" },
+	{ "fifo: a read of two hand-overs: the reader woke late, and says so", 3000, 1000,
+	  /* 8 + 4 bytes, one read: the last hand-over the trigger's or the timeout's,
+	   * dated between; no proof of a silence after it, so its packet goes on */
+	  { WOKEN(B8 B4, 16000, 16050), FL },
+	  "<late-wake new 2000 wait=4000 n=12>[" B8 B4 " FLUSH 2000]" },
+	{ "fifo: two hand-overs continuing a packet: joined, said", 3000, 1000,
+	  { WOKEN(B8, 8000, 8050), WOKEN(B8 B4, 24000, 24050), FL },
+	  "<late-wake joined 0 wait=4000 n=12>[" B8 B8 B4 " FLUSH 0]" },
 	{ "usb: transfers 1 ms apart are one packet", 4000, 100,
 	  { WOKEN(B8, 1000, 1010), WOKEN(B8, 2000, 2010), WOKEN(B4, 3000, 3010), FL },
 	  /* dated at the middle of the hold: 1000 - 1000 - 800 */
@@ -578,10 +586,18 @@ static const struct rule_case held_cases[] = {
 	{ "usb: a transfer 5.5 ms after the last begins a packet, said", 4000, 100,
 	  { WOKEN(B8, 1000, 1010), WOKEN(B4, 6500, 6510), FL },
 	  "[" B8 " GAP -800]<held new 5100 wait=5100 n=4>[" B4 " FLUSH 5100]" },
+	{ "usb: a packet streaming on into the next transfer is dated back from the first", 4000,
+	  100, { WOKEN(B8 "xy", 1000, 1010), WOKEN(B8 "xy", 2000, 2010), FL },
+	  /* 10 bytes fill the 1 ms between the transfers: the first ended its at 1000 */
+	  "[" B8 "xy" B8 "xy FLUSH 0]" },
+	{ "usb: not when the second read leaves a pause", 4000, 100,
+	  { WOKEN(B8 "xy", 1000, 1010), WOKEN(B5, 2000, 2010), FL },
+	  "[" B8 "xy" B5 " FLUSH -1000]" },
 };
 
 static const struct reasm_dev held_devs[] = {
-	FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, USB2, USB2, USB2, USB2,
+	FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, USB2, USB2, USB2, USB2, USB2,
+	USB2,
 };
 _Static_assert(sizeof(held_devs) / sizeof(held_devs[0]) == sizeof(held_cases) / sizeof(held_cases[0]),
 	       "a held case without its device");
