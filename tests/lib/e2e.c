@@ -585,6 +585,180 @@ int64_t e2e_pct(int64_t *v, size_t n, double pct)
 	return v[i < n ? i : n - 1];
 }
 
+/* The value of " key=" in src's first EV open, in us; -1 when there is none. */
+static long long open_us(const struct e2e_log *log, const char *src, const char *key)
+{
+	char k[40];
+
+	snprintf(k, sizeof(k), " %s=", key);
+	for (size_t i = 0; i < log->n; i++) {
+		const char *v;
+
+		if (strcmp(log->line[i].src, src) == 0 && strstr(log->line[i].text, " EV open ") != NULL)
+			return (v = strstr(log->line[i].text, k)) != NULL
+			       ? strtoll(v + strlen(k), NULL, 10) : -1;
+	}
+	return -1;
+}
+
+static size_t pkt_off(const void *port, size_t i)
+{
+	return ((const struct sim_port *)port)->pkt[i].off;
+}
+
+/* CLOCK_REALTIME of the start of byte off of p's data on the wire (wire mode). */
+static int64_t wire_start(const struct sim_port *p, size_t off)
+{
+	const struct sim_packet *k = &p->pkt[e2e_last_at_most(p, p->npkt, pkt_off, off)];
+	unsigned f = 0;
+
+	while (f + 1 < k->nfrag && k->off + k->frag_off[f + 1] <= off)
+		f++;
+	return k->frag_real[f] + (int64_t)(off - k->off - k->frag_off[f]) * p->wire.char_ns;
+}
+
+/*
+ * Packet i's lines c..e hold a wrong boundary without the mark where the rule
+ * puts it. Is each such boundary a merge with the packet before or after, under
+ * a line the reader took so late that the silence there was used up (its TIME,
+ * less the daemon's stated error, later than its first byte's wire start by more
+ * than the silence less the gap)? A line that begins inside the packet is a
+ * split: no lateness of the reader explains it, only its mark does.
+ */
+static bool late_merge(const struct e2e_log *log, const struct sim_port *p, size_t i,
+		       const size_t *starts, const size_t *idx, size_t max_packet, size_t c,
+		       size_t e, const struct e2e_wire_tally *t)
+{
+	const struct sim_packet *k = &p->pkt[i];
+	int64_t late;
+
+	for (size_t j = c + 1; j <= e; j++)
+		if ((max_packet == 0 || starts[j] - starts[j - 1] != max_packet)
+		    && !e2e_late_mark_at(log, p->name, log->line[idx[j]].t))
+			return false;
+	if (starts[c] < k->off && !e2e_late_mark_at(log, p->name, log->line[idx[c]].t)) {
+		late = log->line[idx[c]].t - wire_start(p, starts[c]) - t->stamp_err_ns;
+		if (i == 0 || late <= k->t_first_mono - k[-1].t_last_mono - t->gap_ns)
+			return false;
+	}
+	if (starts[e + 1] > k->off + k->len && !e2e_late_mark_at(log, p->name, log->line[idx[e]].t)) {
+		late = log->line[idx[e]].t - wire_start(p, starts[e]) - t->stamp_err_ns;
+		if (i + 1 == p->npkt || late <= k[1].t_first_mono - k->t_last_mono - t->gap_ns)
+			return false;
+	}
+	return true;
+}
+
+void e2e_wire_tally(const struct e2e_log *log, struct sim_port *p, size_t max_packet,
+		    unsigned short_len, struct e2e_wire_tally *t)
+{
+	size_t len, *starts, *idx, nlines, sent;
+	uint8_t *got = e2e_concat(log, p->name, &len, &starts, &idx, &nlines);
+
+	memset(t, 0, sizeof(*t));
+	t->err_short = calloc(p->npkt + 1, sizeof(int64_t));
+	t->err_long = calloc(p->npkt + 1, sizeof(int64_t));
+	t->unmarked_pkt = calloc(p->npkt + 1, sizeof(size_t));
+	t->gap_ns = open_us(log, p->name, "gap_us") * 1000;
+	t->hold_ns = open_us(log, p->name, "hold_us") * 1000;
+	t->stamp_err_ns = open_us(log, p->name, "stamp_err_us") * 1000;
+	if (t->gap_ns < 0)
+		t->gap_ns = 0;
+	if (t->hold_ns < 0)
+		t->hold_ns = 0;
+	if (t->stamp_err_ns < 0)
+		t->stamp_err_ns = 0;
+	p->cfg.gap_us = (unsigned)(t->gap_ns / 1000);
+	p->cfg.hold_us = (unsigned)(t->hold_ns / 1000);
+	sent = p->npkt ? p->pkt[p->npkt - 1].off + p->pkt[p->npkt - 1].len : 0;
+	t->bytes_sent = sent;
+	t->bytes_logged = len;
+	while (t->bytes_same < sent && t->bytes_same < len && got[t->bytes_same] == p->data[t->bytes_same])
+		t->bytes_same++;
+	for (size_t i = 0; i < p->npkt && nlines > 0; i++) {
+		const struct sim_packet *k = &p->pkt[i];
+		enum e2e_fit fit;
+		size_t c, e;
+
+		if (k->off + k->len > t->bytes_same)
+			break;          /* the log went wrong before its end: no verdict */
+		t->packets++;
+		if (!sim_packet_clean(p, i)) {
+			t->unclean++;
+			continue;
+		}
+		fit = e2e_packet_fit(log, p->name, starts, idx, nlines, max_packet, k->off, k->len,
+				     &c, &e);
+		if (fit == E2E_FIT_ONE)
+			t->once++;
+		else if (fit == E2E_FIT_MARKED)
+			t->marked++;
+		else if (late_merge(log, p, i, starts, idx, max_packet, c, e, t))
+			t->late_merged++;
+		else
+			t->unmarked_pkt[t->unmarked++] = i;
+		if (starts[c] == k->off) {
+			int64_t err = log->line[idx[c]].t - k->t_first_real;
+
+			if (k->len <= short_len)
+				t->err_short[t->nshort++] = err;
+			else
+				t->err_long[t->nlong++] = err;
+		}
+	}
+	free(got);
+	free(starts);
+	free(idx);
+}
+
+void e2e_wire_explain(const struct e2e_log *log, const struct sim_port *p, size_t k)
+{
+	const struct sim_packet *pk = &p->pkt[k];
+	int64_t off = pk->t_first_real - pk->t_first_mono;     /* the packet's mono to real */
+
+	printf("# %s packet %zu: %u bytes at offset %u, its first byte's start %.6f, last byte's "
+	       "end +%.0f us, silence before %.0f us;%s hand-overs (bytes@us after its start, "
+	       "us late):", p->name, k, pk->len, pk->off, (double)pk->t_first_real / 1e9,
+	       (double)(pk->t_last_mono - pk->t_first_mono) / 1e3,
+	       k > 0 ? (double)(pk->t_first_mono - pk[-1].t_last_mono) / 1e3 : -1.0,
+	       sim_packet_clean(p, k) ? "" : " unclean;");
+	for (uint32_t d = pk->dlv_first; d < pk->dlv_first + pk->ndlv; d++)
+		printf(" %u@%.0f(%.0f)", p->dlv[d].len, (double)(p->dlv[d].due - pk->t_first_mono) / 1e3,
+		       (double)(p->dlv[d].t_ret - p->dlv[d].due) / 1e3);
+	printf("\n");
+	/* the port's lines around it; an RX line with the bytes it holds, from the packet's first */
+	{
+		size_t len, *starts, *idx, nlines, j = 0;
+		uint8_t *got = e2e_concat(log, p->name, &len, &starts, &idx, &nlines);
+
+		for (size_t i = 0; i < log->n; i++) {
+			const struct e2e_line *l = &log->line[i];
+
+			while (j < nlines && idx[j] < i)
+				j++;
+			if (strcmp(l->src, p->name) != 0 || l->t - off < pk->t_first_mono - 20000000
+			    || l->t - off > pk->t_last_mono + 20000000)
+				continue;
+			printf("#   %+.0f us:", (double)(l->t - off - pk->t_first_mono) / 1e3);
+			if (j < nlines && idx[j] == i)
+				printf(" bytes %+lld..%+lld:", (long long)starts[j] - pk->off,
+				       (long long)starts[j + 1] - pk->off - 1);
+			printf(" %.90s\n", strchr(l->text, ' ') != NULL ? strchr(l->text, ' ') + 1 : l->text);
+		}
+		free(got);
+		free(starts);
+		free(idx);
+	}
+}
+
+void e2e_wire_tally_free(struct e2e_wire_tally *t)
+{
+	free(t->err_short);
+	free(t->err_long);
+	free(t->unmarked_pkt);
+	memset(t, 0, sizeof(*t));
+}
+
 /* Per source: its lines and drops, of the port's own rings (RX, lines thread)
  * and of its TX ring (TX lines, EV and DROP lines that end in dir=tx). */
 struct acct {

@@ -227,4 +227,35 @@ void e2e_filter_from_env(void);
 /* Percentile (0..100) of n int64 values (sorts them). */
 int64_t e2e_pct(int64_t *v, size_t n, double pct);
 
+/*
+ * How the log holds what a simulator port in wire mode (sim.h) sent: every
+ * packet is one RX line, or a wrong boundary with its mark (e2e_packet_fit),
+ * or without; packets the simulator did not hand over cleanly get no verdict.
+ * An unmarked wrong boundary that is only merges with the packets around, each
+ * under a line the daemon dated later than the wire start of its first byte by
+ * more than the silence it hid less the gap (and less the time error the daemon
+ * states, EV open stamp_err_us=), is counted apart: the log proves the reader
+ * woke that late, which the boundary rule says it cannot see.
+ * Cleanliness is judged at the gap the daemon says it uses and the hold it
+ * allows the device (the port's first EV open, gap_us= and hold_us=), which are
+ * set into p->cfg.gap_us and hold_us. The first-byte error of a
+ * clean packet whose first byte begins a line: that line's TIME minus the
+ * wire start of the byte; short packets are those of short_len bytes or fewer.
+ */
+struct e2e_wire_tally {
+	size_t packets, once, marked, unmarked, late_merged, unclean;
+	size_t bytes_sent, bytes_logged, bytes_same;    /* bytes_same: the log's RX bytes equal
+							   the sent ones up to there */
+	int64_t gap_ns, hold_ns, stamp_err_ns;      /* the daemon's, from EV open; 0: not there */
+	int64_t *err_short, *err_long;      /* first-byte errors, ns */
+	size_t nshort, nlong;
+	size_t *unmarked_pkt;       /* the packets with an unmarked wrong boundary (late_merged
+				       not counted) */
+};
+void e2e_wire_tally(const struct e2e_log *log, struct sim_port *p, size_t max_packet,
+		    unsigned short_len, struct e2e_wire_tally *t);
+/* Prints packet k of p (its hand-overs) and the lines of p's source around it, as "# " lines. */
+void e2e_wire_explain(const struct e2e_log *log, const struct sim_port *p, size_t k);
+void e2e_wire_tally_free(struct e2e_wire_tally *t);
+
 #endif
