@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "conf_internal.h"
+#include "delivery.h"
 #include "drv.h"
 
 /* ---- sections ---- */
@@ -58,7 +59,7 @@ const char *conf_sect_list(char *buf, size_t len, bool ports_only)
 
 static const struct type t_path, t_abspath, t_uint, t_hex, t_pow2, t_word, t_numword, t_gap,
 			 t_format, t_byte, t_driver, t_idle, t_dma, t_strobe, t_ident, t_octal,
-			 t_pass;
+			 t_pass, t_delivery;
 
 static const struct word w_timestamp[] = { { "iso", CONF_TS_ISO }, { "epoch", CONF_TS_EPOCH },
 					   { NULL, 0 } };
@@ -87,6 +88,13 @@ static const struct word w_idle[] = { { "off", CONF_IDLE_OFF }, { "auto", CONF_I
 static const struct word w_strobe[] = { { "none", DRV_STROBE_NONE }, { "data", DRV_STROBE_DATA },
 					{ "control", DRV_STROBE_CONTROL }, { NULL, 0 } };
 static const struct word w_level[] = { { "high", true }, { "low", false }, { NULL, 0 } };
+/* delivery.h: what stands between a port's wire and read() */
+static const struct word w_delivery[] = { { "auto", DELIVERY_AUTO }, { "direct", DELIVERY_DIRECT },
+					  { "fifo", DELIVERY_FIFO }, { "usb", DELIVERY_USB },
+					  { NULL, 0 } };
+static const struct word w_trigger[] = { { "auto", DELIVERY_TRIGGER_AUTO },
+					 { "keep", DELIVERY_TRIGGER_KEEP }, { NULL, 0 } };
+#define DELIVERY_MAX 255        /* a FIFO level in bytes, an adapter's hold in ms */
 
 /* the field's offset and size in struct conf_X */
 #define AT(x, member) offsetof(struct conf_##x, member), sizeof(((struct conf_##x *)0)->member)
@@ -142,6 +150,10 @@ const struct key conf_keys[] = {
 	{ SECT_SERIAL, "flow", &t_word, AT(serial, tty.flow), .words = w_flow, .def = "none" },
 	{ SECT_SERIAL, "gap_us", &t_gap, AT(serial, gap_us), 1, 10000000, w_auto,
 	  "a gap in microseconds; expected 1 to 10000000", .def = "auto" },
+	{ SECT_SERIAL, "delivery", &t_delivery, AT(serial, tty.delivery), 1, DELIVERY_MAX,
+	  w_delivery, .def = "auto" },
+	{ SECT_SERIAL, "rx_trigger", &t_numword, AT(serial, tty.rx_trigger), 1, DELIVERY_MAX,
+	  w_trigger, "a receive trigger level; expected bytes from 1 to 255", .def = "auto" },
 	{ SECT_SERIAL, "delimiter", &t_byte, AT(serial, delimiter), 0, 255, w_none, .def = "none" },
 	{ SECT_SERIAL, "max_packet", &t_uint, AT(serial, max_packet), 1, 65535, .def = "4096" },
 	{ SECT_SERIAL, "lines", &t_word, AT(serial, lines), .words = w_bool, .def = "off" },
@@ -613,6 +625,45 @@ static void idle_print(FILE *out, const struct key *k, const void *sect)
 		fputs(conf_idle_name(t->idle_scope), out);
 }
 
+/* delivery = auto | direct | fifo:N | usb:MS (delivery.h) */
+static int delivery_parse(const struct ctx *x, void *sect)
+{
+	struct conf_serial *sp = sect;
+	struct ctx num = *x;
+	unsigned long long n = 0;
+
+	for (const struct word *w = w_delivery; w->word != NULL; w++) {
+		size_t len = strlen(w->word);
+		bool takes_n = w->value == DELIVERY_FIFO || w->value == DELIVERY_USB;
+
+		if (strncmp(x->value, w->word, len) != 0
+		    || x->value[len] != (takes_n ? ':' : '\0'))
+			continue;
+		num.value = x->value + len + (takes_n ? 1 : 0);
+		if (takes_n && parse_uint(&num, (unsigned long long)x->k->min,
+					  (unsigned long long)x->k->max, &n) < 0)
+			return -1;
+		sp->tty.delivery = w->value;
+		sp->tty.delivery_n = (unsigned)n;
+		return 0;
+	}
+	CTX_FAIL(x, "'%s' is not a delivery; expected auto, direct, fifo:N (a 16550-type FIFO "
+		 "with receive trigger level N bytes) or usb:MS (an adapter that holds bytes up "
+		 "to MS milliseconds), N and MS from %lld to %lld", x->value, x->k->min, x->k->max);
+	return -1;
+}
+
+static void delivery_print(FILE *out, const struct key *k, const void *sect)
+{
+	const struct conf_serial *sp = sect;
+
+	(void)k;
+	if (sp->tty.delivery == DELIVERY_FIFO || sp->tty.delivery == DELIVERY_USB)
+		fprintf(out, "%s:%u", delivery_kind_name(sp->tty.delivery), sp->tty.delivery_n);
+	else
+		fputs(delivery_kind_name(sp->tty.delivery), out);
+}
+
 static void strobe_print(FILE *out, const struct key *k, const void *sect)
 {
 	const struct conf_parallel *pp = sect;
@@ -672,6 +723,7 @@ static const struct type t_format = { format_parse, format_print, false, false, 
 static const struct type t_byte = { byte_parse, byte_print, false, false, false };
 static const struct type t_driver = { driver_parse, driver_print, false, false, false };
 static const struct type t_idle = { idle_parse, idle_print, true, false, false };
+static const struct type t_delivery = { delivery_parse, delivery_print, true, false, false };
 static const struct type t_dma = { dma_parse, idle_print, true, false, false };
 static const struct type t_strobe = { strobe_parse, strobe_print, false, false, false };
 static const struct type t_ident = { ident_parse, path_print, false, false, true };

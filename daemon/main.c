@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "export.h"
+#include "replay.h"
 #include "flush.h"
 #include "fmt.h"
 #include "irq.h"
@@ -62,6 +63,9 @@ static void usage(FILE *out)
 		"       portlogd [-c FILE] --check-system [--root DIR]\n"
 		"       portlogd --export pcapng|vcd [-o OUT] [--source NAME]... [--since TIME]\n"
 		"                [--until TIME] LOG...   (portlogd --export pcapng --help)\n"
+		"       portlogd --replay [--source NAME (--to PATH | --pty LINK)]... [--speed X]\n"
+		"                [--since TIME] [--until TIME] [--dir rx|tx] LOG...\n"
+		"                                        (portlogd --replay --help)\n"
 		"Records every byte on serial ports and every change on input pins, with its\ntime, to a text log.\n\n"
 		"  -c, --config FILE   config file (default " DEFAULT_CONFIG ")\n"
 		"  -f, --foreground    stay in the foreground, diagnostics to stderr\n"
@@ -71,6 +75,8 @@ static void usage(FILE *out)
 		"      --root DIR      --check-system reads DIR/proc, DIR/sys, DIR/dev (default /)\n"
 		"      --export FORMAT write log files as pcapng (Wireshark) or vcd (GTKWave,\n"
 		"                      PulseView); its options: portlogd --export pcapng --help\n"
+		"      --replay        play a log's packets again into a pty or a port, at their\n"
+		"                      times; its options: portlogd --replay --help\n"
 		"  -V, --version       print the version and exit\n"
 		"  -h, --help          print this help and exit\n\n"
 		"Exit status: 0 clean stop, 78 config error, 1 other start-up error;\n"
@@ -560,10 +566,14 @@ int main(int argc, char **argv)
 	bool foreground = false, check = false, check_system = false, config_given = false;
 	int opt, rc;
 
-	/* --export is a command of its own (export.c): no config, no daemon */
-	for (int i = 1; i < argc; i++)
+	/* --export and --replay are commands of their own (export.c, replay.c): no
+	 * config, no daemon */
+	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--export") == 0 || strncmp(argv[i], "--export=", 9) == 0)
 			return export_main(argc, argv);
+		if (strcmp(argv[i], "--replay") == 0)
+			return replay_main(argc, argv);
+	}
 	while ((opt = getopt_long(argc, argv, "c:fVh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c': config = optarg; config_given = true; break;

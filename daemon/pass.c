@@ -341,6 +341,8 @@ void pass_attach(struct pass *ps, struct drv_serial *port)
 	port->low_latency = 0;          /* n/a: a pty */
 	port->latency_timer = -ENODEV;
 	port->latency_err = 0;
+	port->lock_fd = -1;
+	port->dlv = (struct delivery){ .kind = DELIVERY_DIRECT, .what = "pty", .latency_ms = -1 };
 }
 
 static const char *flow_name(enum drv_flow f)

@@ -22,6 +22,7 @@ static void emit(struct reasm *r, enum reasm_end end)
 	};
 
 	r->len = 0;
+	r->first_read_n = 0;
 	r->emit(r->ctx, &pkt);
 }
 
@@ -37,6 +38,11 @@ static int64_t byte_mono(const struct reasm *r, size_t n, size_t i, int64_t now_
 	return r->have_last && t_mono < r->last_mono ? r->last_mono : t_mono;
 }
 
+void reasm_set_dev(struct reasm *r, const struct reasm_dev *dev)
+{
+	r->dev = *dev;
+}
+
 void reasm_on_doubt(struct reasm *r, reasm_doubt_fn *fn)
 {
 	r->doubt = fn;
@@ -49,7 +55,11 @@ void reasm_floor(struct reasm *r, int64_t t_mono)
 	r->have_last = true;
 }
 
-/* Adds the bytes of a read to the packet in progress (or begins one), dated from seen. */
+/*
+ * Adds the bytes of a read to the packet in progress (or begins one), dated from
+ * seen: the end of its last byte (the wake-up; with a device that holds bytes,
+ * earlier by what it adds). end: from when the gap counts for the deadline.
+ */
 static void append(struct reasm *r, const uint8_t *data, size_t n, int64_t seen,
 		   int64_t seen_real, int64_t end)
 {
@@ -63,8 +73,11 @@ static void append(struct reasm *r, const uint8_t *data, size_t n, int64_t seen,
 		r->buf[r->len++] = data[i];
 		/* the next byte starts a character later, but not after the wake-up
 		 * that brought it: bytes held back (the tty worker) must not be
-		 * dated in the future */
+		 * dated in the future; nor before this one (a held device's estimate
+		 * may lie before the previous byte's date) */
 		r->last_mono = i + 1 == n || t_mono + r->char_ns > seen ? seen : t_mono + r->char_ns;
+		if (r->last_mono < t_mono)
+			r->last_mono = t_mono;
 		r->last_end = end;
 		r->have_last = true;
 		if (r->delim >= 0 && data[i] == (uint8_t)r->delim)
@@ -110,16 +123,134 @@ static bool judge(const struct reasm *r, size_t n, const struct reasm_read *rd, 
 	return false;
 }
 
+/* A read shorter than a FIFO's trigger: it came by the RX timeout. */
+static bool by_timeout(const struct reasm *r, size_t n)
+{
+	return r->dev.trigger > 1 && n < r->dev.trigger;
+}
+
+/* A read of more than a FIFO's trigger and the one byte more its interrupt may
+ * take holds two hand-overs or more: the reader woke late. */
+static bool merged(const struct reasm *r, size_t n)
+{
+	return r->dev.trigger > 1 && n > r->dev.trigger + 1;
+}
+
+/*
+ * A device that holds bytes (reasm.h): when did the last byte of a read of n
+ * bytes end on the wire, as estimated? A FIFO hands over fewer bytes than its
+ * trigger only after its RX timeout, the trigger's worth with the last of them;
+ * other devices anywhere in their blur either way: the middle of it.
+ */
+static int64_t held_last(const struct reasm *r, size_t n, int64_t seen)
+{
+	/* hand-overs read together: the last was the trigger's or the timeout's */
+	if (merged(r, n))
+		return seen - r->dev.timeout_ns / 2;
+	if (r->dev.trigger > 1)
+		return seen - (by_timeout(r, n) ? r->dev.timeout_ns : 0);
+	return seen - r->dev.blur_ns;
+}
+
+/*
+ * The rule for a device that holds bytes, in wire time: the silence before the
+ * read's first byte is its estimated start minus the end of the packet's last
+ * byte (both estimated, each within blur_ns either way). The
+ * deadline (reasm_deadline) is where an empty read proves the gap, so bytes
+ * found at or after it are judged as on a pty: late. Before it, a silence that
+ * is shorter than the gap by more than both blurs continues the packet; any
+ * other is inferred, not seen: the bytes are placed by the estimate, with a doubt.
+ */
+static bool judge_held(const struct reasm *r, size_t n, const struct reasm_read *rd,
+		       int64_t last, int64_t end, struct reasm_doubt *d)
+{
+	int64_t silence = last - (int64_t)n * r->char_ns - r->last_mono;
+	int64_t deadline = reasm_deadline(r), seen = rd->seen_mono;
+
+	*d = (struct reasm_doubt){ .bytes = n };
+	d->joined = r->len > 0 && silence < r->gap_ns;
+	if (r->len > 0 && end >= deadline) {
+		d->why = !rd->woken ? REASM_DEADLINE_READ : seen >= deadline ? REASM_LATE_WAKE
+									     : REASM_SLOW_READ;
+		d->wait_ns = end - (seen < deadline ? seen : deadline);
+		return false;
+	}
+	/* more than a FIFO's trigger and the one byte more its interrupt may take:
+	 * the reader found two hand-overs, so it woke late, and a gap may hide
+	 * between them */
+	if (merged(r, n)) {
+		d->why = REASM_LATE_WAKE;
+		d->wait_ns = (int64_t)(n - r->dev.trigger) * r->char_ns;
+		return false;
+	}
+	if (r->len == 0) {
+		d->why = REASM_SLOW_READ;
+		d->wait_ns = end - seen;
+		return end - seen < r->gap_ns;
+	}
+	if (silence + 2 * r->dev.blur_ns < r->gap_ns)
+		return true;
+	d->why = REASM_HELD;
+	d->wait_ns = silence > 0 ? silence : 0;
+	return false;
+}
+
+/*
+ * An adapter sends what it holds on its own timer. When a packet's second read
+ * followed its first with no silence between them (its bytes fill the time since
+ * the first transfer, within a character), the bytes were still streaming in when
+ * the first transfer was sent: its last byte had just arrived. The packet's first
+ * byte is then dated back from that transfer by its bytes alone, no longer from
+ * the middle of the hold. Later, never earlier: dates said before it (the previous
+ * packet, the horizon the flusher has) still hold, and the bytes after it are
+ * dated no earlier. Called after the second read's n bytes, ending at `last`,
+ * were added.
+ */
+static void redate(struct reasm *r, size_t n, int64_t last)
+{
+	size_t first_n = r->first_read_n;
+	int64_t t;
+
+	r->first_read_n = 0;
+	if (first_n == 0 || r->len != first_n + n
+	    || last - (int64_t)n * r->char_ns - (r->first_read_seen - r->dev.blur_ns) > r->char_ns)
+		return;
+	t = r->first_read_seen - (int64_t)first_n * r->char_ns;
+	if (t <= r->first_mono)
+		return;
+	r->first_real += t - r->first_mono;
+	r->first_mono = t;
+	if (r->last_mono < t)
+		r->last_mono = t;
+}
+
 void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct reasm_read *rd)
 {
 	int64_t end = rd->end_mono > rd->seen_mono ? rd->end_mono : rd->seen_mono;
+	int64_t seen = rd->seen_mono, seen_real = rd->seen_real, gap_from = end;
 	int64_t first;
 	struct reasm_doubt d;
+	bool sure, began;
 
 	if (n == 0)
 		return;
-	first = byte_mono(r, n, 0, rd->seen_mono);
-	if (!judge(r, n, rd, first, end, &d)) {
+	if (r->dev.hold_ns > 0) {
+		/* dated from the last byte's estimated end; the gap counts from the
+		 * latest it can have ended, and the device's hold later */
+		int64_t last = held_last(r, n, seen);
+
+		seen_real -= seen - last;
+		gap_from = last + r->dev.blur_ns + r->dev.hold_ns;
+		sure = judge_held(r, n, rd, last, end, &d);
+		seen = last;
+		first = byte_mono(r, n, 0, seen);
+	} else {
+		first = byte_mono(r, n, 0, seen);
+		sure = judge(r, n, rd, first, end, &d);
+	}
+	if (!sure)
+		r->first_read_n = 0;    /* a packet with a doubt keeps the date it has */
+	if (!sure) {
 		if (!d.joined && r->len > 0)
 			emit(r, REASM_GAP);
 		if (r->len > 0) {
@@ -127,12 +258,25 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 			d.t_real = r->first_real;
 		} else {
 			d.t_mono = first;
-			d.t_real = rd->seen_real - (rd->seen_mono - first);
+			d.t_real = seen_real - (seen - first);
 		}
 		if (r->doubt != NULL)
 			r->doubt(r->ctx, &d);
 	}
-	append(r, data, n, rd->seen_mono, rd->seen_real, end);
+	began = r->len == 0;
+	append(r, data, n, seen, seen_real, gap_from);
+	if (!began && r->first_read_n > 0)
+		redate(r, n, seen);
+	if (began && r->len == n && r->dev.hold_ns > 0 && r->dev.trigger == 0 && sure) {
+		/* an adapter's read that began a packet: dated from the middle of the
+		 * hold until its next transfer may say better */
+		r->first_read_n = n;
+		r->first_read_seen = rd->seen_mono;
+	}
+	/* the FIFO's timeout fired before another byte came: a silence of more than
+	 * the timeout less a character followed these bytes */
+	if (r->len > 0 && by_timeout(r, n) && r->gap_ns <= r->dev.timeout_ns - r->char_ns)
+		emit(r, REASM_GAP);
 }
 
 void reasm_feed(struct reasm *r, const uint8_t *data, size_t n,

@@ -26,6 +26,32 @@
  *    writes EV late-delivery). The only lateness the reader cannot see is that
  *    of a wake-up that still came before the deadline, or of one with no packet
  *    in progress.
+ *
+ * Between the wire and read() (reasm_set_dev). A pty hands bytes over as they are
+ * written, and so does a UART at receive trigger 1. A device that holds bytes does
+ * not: a 16550-type FIFO hands over `trigger` bytes at once, fewer only after its
+ * RX timeout (4 character times after the last byte); a USB adapter hands over what
+ * it holds on its own timer. For such a device the rule is judged in wire time:
+ * each read's last byte is dated back by what the device is known to add (a FIFO:
+ * its timeout when the read is shorter than the trigger; an adapter: half its
+ * hold, give or take the other half: blur_ns), its bytes back to back before it, and
+ *  - a read shorter than a FIFO's trigger came by its timeout, which fires only
+ *    after a silence of more than the timeout less a character: when the gap is no
+ *    longer than that, the read ends its packet at once (proven, no doubt);
+ *  - bytes continue the packet only when the silence before them, as estimated (the
+ *    most it can have been: bytes held together came no later than back to back),
+ *    is shorter than the gap by more than blur_ns;
+ *  - the deadline moves on by the device's hold: a byte that arrived within the gap
+ *    after the packet's last byte has reached the kernel by then, so an empty read
+ *    there still proves the gap;
+ *  - bytes found before that deadline after a silence that may be a gap cannot be
+ *    judged: they are placed by the estimate and the doubt says so (REASM_HELD);
+ *  - an adapter's packet that goes on in its next transfer, with no silence between,
+ *    was still arriving when the first was sent: its first byte is dated again, back
+ *    from that transfer by its bytes alone.
+ * The caller keeps the gap above what one delivery can hide (delivery.h): a FIFO
+ * hands over before a silence of more than its timeout less a character, an
+ * adapter within its hold.
  */
 #ifndef PORTLOGD_REASM_H
 #define PORTLOGD_REASM_H
@@ -59,14 +85,19 @@ enum reasm_doubt_case {
 				  * they came while the reader read */
 	REASM_SLOW_READ,         /* the read ended gap_ns or more after the packet's last byte
 				  * (or, with no packet in progress, after the wake-up) */
+	REASM_HELD,              /* a device that holds bytes handed them over before the
+				  * deadline, after a silence that may be a gap: it is
+				  * inferred from the device's delivery, not seen */
 };
+#define REASM_DOUBT_CASES (REASM_HELD + 1)      /* for tables indexed by the case */
 
 struct reasm_doubt {
 	enum reasm_doubt_case why;
 	bool joined;             /* added to the packet in progress; false: they begin one */
 	size_t bytes;            /* of the read */
 	int64_t wait_ns;         /* end of the read minus the deadline, or minus the
-				  * wake-up when that came first */
+				  * wake-up when that came first; REASM_HELD: the silence
+				  * before the bytes on the wire, as estimated */
 	int64_t t_mono, t_real;  /* start of the packet the read's first byte is in */
 };
 
@@ -81,6 +112,18 @@ struct reasm_read {
 	int64_t end_mono;        /* the read returned: every byte had arrived by then */
 };
 
+/* What stands between the wire and read(): all zero for a pty or a UART at trigger 1. */
+struct reasm_dev {
+	unsigned trigger;        /* > 1: a FIFO that hands over this many bytes at once, and
+				  * fewer only after timeout_ns of silence; 0: not known */
+	int64_t timeout_ns;      /* the FIFO's RX timeout (with trigger) */
+	int64_t hold_ns;         /* the longest a byte can stay in the device unseen; 0: none */
+	int64_t blur_ns;         /* how far a read's last byte is from where it is dated, either
+				  * way: an adapter on its own timer, half its hold each way; a
+				  * FIFO of unknown trigger, half its timeout; a known one, the
+				  * margin of a character for its interrupt and part */
+};
+
 struct reasm {
 	uint8_t *buf;            /* max_len bytes, owned by the caller */
 	size_t max_len;
@@ -92,6 +135,10 @@ struct reasm {
 	int64_t last_mono;       /* the latest byte's date: the wake-up that found it */
 	int64_t last_end;        /* the end of the read that returned it */
 	bool have_last;          /* a byte has been seen since reasm_init */
+	struct reasm_dev dev;
+	/* an adapter's packet whose first read may be dated again (reasm.c, redate) */
+	size_t first_read_n;     /* bytes of that read, 0: no such packet in progress */
+	int64_t first_read_seen; /* its wake-up */
 	reasm_emit_fn *emit;
 	reasm_doubt_fn *doubt;   /* NULL: doubts are not reported */
 	void *ctx;
@@ -99,6 +146,9 @@ struct reasm {
 
 void reasm_init(struct reasm *r, uint8_t *buf, size_t max_len, int64_t gap_ns,
 		int64_t char_ns, int delim, reasm_emit_fn *emit, void *ctx);
+
+/* The device between the wire and read(); reasm_init leaves none. */
+void reasm_set_dev(struct reasm *r, const struct reasm_dev *dev);
 
 /* Reports the reads that cannot be judged to fn(ctx) (the ctx of reasm_init):
  * after the packet in progress was ended by them, if it was, and before their
@@ -117,7 +167,9 @@ void reasm_feed(struct reasm *r, const uint8_t *data, size_t n,
 void reasm_floor(struct reasm *r, int64_t t_mono);
 
 /* CLOCK_MONOTONIC time from which an empty read ends the packet in progress:
- * gap_ns after the end of the read that brought its last byte; INT64_MAX if none. */
+ * gap_ns after the end of the read that brought its last byte (a device that holds
+ * bytes: after the latest its last byte can have arrived, and its hold_ns later);
+ * INT64_MAX if none. */
 int64_t reasm_deadline(const struct reasm *r);
 
 /* The caller found the kernel empty at now_mono: ends the packet in progress if

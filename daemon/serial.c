@@ -115,8 +115,10 @@ static void report_late(void *ctx, const struct reasm_doubt *d)
 {
 	static const char *const why[] = {
 		[REASM_LATE_WAKE] = "late-wake", [REASM_DEADLINE_READ] = "deadline-read",
-		[REASM_SLOW_READ] = "slow-read",
+		[REASM_SLOW_READ] = "slow-read", [REASM_HELD] = "held",
 	};
+	_Static_assert(sizeof(why) / sizeof(why[0]) == REASM_DOUBT_CASES,
+		       "a doubt case without its word");
 	struct serial_port *p = ctx;
 	struct rec ev = { .kind = REC_EV, .t_mono = d->t_mono, .t_real = d->t_real,
 			  .a = EV_LATE };
@@ -151,6 +153,61 @@ static void report_port_rt(struct serial_port *p)
 		fmt_kv_str(&kv, "need", "udev-rule");
 		(void)source_event(&p->src, EV_RT_MISSING, p->drv.latency_err, text);
 	}
+	if (p->drv.dlv.trigger_err != 0) {
+		fmt_kv_init(&kv, text, sizeof(text));
+		fmt_kv_str(&kv, "item", "rx_trigger");
+		fmt_kv_u64(&kv, "value", p->drv.dlv.trigger);
+		fmt_kv_i64(&kv, "want", p->cfg->tty.rx_trigger > 0 ? p->cfg->tty.rx_trigger : 1);
+		fmt_kv_str(&kv, "need", "udev-rule");
+		(void)source_event(&p->src, EV_RT_MISSING, p->drv.dlv.trigger_err, text);
+	}
+}
+
+/*
+ * What stands between the port's wire and read() (delivery.h), as the reader's
+ * rule takes it (reasm.h) and EV open says it: the kind, what the kernel showed of
+ * the device, the gap the port resolves (gap_us: the config's, raised where the
+ * device can hide a silence that long, gap_config_us then the config's), how long
+ * a byte can stay unseen (hold_us) and how far the device alone may put a first
+ * byte's time off (stamp_err_us).
+ */
+static void apply_delivery(struct serial_port *p, bool pty, struct fmt_kv *kv)
+{
+	const struct conf_serial *c = p->cfg;
+	const struct delivery *d = &p->drv.dlv;
+	/* a pty has no wire, unless the config says what device feeds it (the tests'
+	 * device models): then its bytes come at the baud as from that device */
+	int64_t char_ns = pty && !d->configured ? 0 : c->char_ns;
+	struct reasm_dev m = delivery_model(d, char_ns);
+	int64_t gap = delivery_gap(d, p->gap_ns, c->gap_us == 0, char_ns);
+
+	reasm_init(&p->reasm, p->pkt, c->max_packet, gap, char_ns, c->delimiter, on_packet, p);
+	reasm_set_dev(&p->reasm, &m);
+	reasm_on_doubt(&p->reasm, report_late);
+	fmt_kv_i64(kv, "gap_us", gap / 1000);
+	if (gap != p->gap_ns)
+		fmt_kv_i64(kv, "gap_config_us", p->gap_ns / 1000);
+	fmt_kv_str(kv, "delivery", delivery_kind_name(d->kind));
+	if (d->kind == DELIVERY_FIFO) {
+		if (!pty)
+			fmt_kv_str(kv, "uart", d->what);
+		if (d->fifo != 0)
+			fmt_kv_u64(kv, "fifo", d->fifo);
+		if (d->trigger != 0)
+			fmt_kv_u64(kv, "rx_trigger", d->trigger);
+		else
+			fmt_kv_str(kv, "rx_trigger", "unknown");
+		if (d->trigger_found != 0)
+			fmt_kv_u64(kv, "rx_trigger_found", d->trigger_found);
+	} else if (d->kind == DELIVERY_USB && !pty) {
+		fmt_kv_str(kv, "usb", d->what);
+	}
+	if (m.hold_ns > 0) {
+		fmt_kv_i64(kv, "hold_us", (m.hold_ns + 999) / 1000);
+		fmt_kv_i64(kv, "stamp_err_us", (delivery_stamp_err(d, char_ns) + 999) / 1000);
+	}
+	if (d->configured)
+		fmt_kv_str(kv, "delivery_source", "config");
 }
 
 /* One reader, of either direction, and (with lines = on) its lines thread's ring. */
@@ -164,6 +221,7 @@ static int reader_init(struct serial_port *p, const struct conf_serial *cfg, enu
 	p->kind = kind;
 	p->stop_fd = stop_fd;
 	p->drv.fd = -1;
+	p->drv.lock_fd = -1;
 	p->gap_ns = cfg->gap_ns;
 	atomic_init(&p->wakeups, 0);
 	atomic_init(&p->up, false);
@@ -407,11 +465,6 @@ int serial_open(struct serial_port *p)
 	if (p->peer != NULL && p->peer->relaying && p->kind == REC_RX)
 		/* pass: the TX reader writes to the device through a descriptor of its own */
 		relay_give(&p->peer->relay, fcntl(p->drv.fd, F_DUPFD_CLOEXEC, 0));
-	/* a pty has no wire: bytes that wait were not spread over character times */
-	reasm_init(&p->reasm, p->pkt, c->max_packet, p->gap_ns,
-		   note != NULL ? 0 : c->char_ns,
-		   c->delimiter, on_packet, p);
-	reasm_on_doubt(&p->reasm, report_late);
 	fmt_kv_str(&kv, "device", p->drv.path);
 	fmt_kv_str(&kv, "driver", p->drv.ops->name);
 	if (note != NULL)
@@ -421,7 +474,7 @@ int serial_open(struct serial_port *p)
 	format[1] = c->tty.parity;
 	format[2] = (char)('0' + c->tty.stop_bits % 10);    /* 1, 2 */
 	fmt_kv_str(&kv, "format", format);
-	fmt_kv_i64(&kv, "gap_us", p->gap_ns / 1000);
+	apply_delivery(p, note != NULL, &kv);
 	fmt_kv_str(&kv, "low_latency", p->drv.low_latency > 0 ? "on"
 		   : p->drv.low_latency == 0 ? "n/a" : "off");
 	if (p->drv.latency_timer >= 0)
@@ -535,6 +588,7 @@ static void say_relay_lost(struct serial_port *p, bool all)
 static void say_horizon(struct serial_port *p, struct timespec *ts, struct timespec **timeout)
 {
 	int64_t now = mono_ns();
+	uint64_t pushed = LD(p->src.records);
 
 	if (p->drv.fd >= 0 && p->reasm.len > 0) {
 		source_set_horizon(&p->src, p->reasm.first_mono);
@@ -544,6 +598,11 @@ static void say_horizon(struct serial_port *p, struct timespec *ts, struct times
 	say_relay_lost(p, false);
 	check_app_settings(p, NULL);
 	(void)source_push_drops(&p->src);
+	/* a device that holds bytes may hand over some that came before the wait
+	 * began: they are dated back as far as its hold, not further, and not
+	 * before an event just pushed */
+	if (LD(p->src.records) == pushed)
+		now -= p->reasm.dev.hold_ns;
 	if (p->drv.fd >= 0)
 		reasm_floor(&p->reasm, now);
 	source_set_horizon(&p->src, now);

@@ -26,10 +26,35 @@ static int is_pty(const char *path)
 	return major(st.st_rdev) >= 136 && major(st.st_rdev) <= 143;
 }
 
+/*
+ * Is the port free? Asked before the driver opens it, because libserialport's
+ * sp_open configures the tty at once (VMIN 0, its own defaults), the termios is
+ * the tty's, not the descriptor's, and writing the FIFO's trigger level empties
+ * the FIFO: opening a port that tio, minicom or another logger holds, to find out
+ * only then that it is busy, would change the holder's settings and lose its
+ * bytes (every retry, every 500 ms). So our own descriptor takes the flock first
+ * and keeps it while the port is open; the driver's descriptor then gets
+ * TIOCEXCL. Returns that descriptor or -errno.
+ */
+static int lock_port(const char *path)
+{
+	int fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = drv_serial_flock(fd);
+	if (rc < 0) {
+		close(fd);      /* the holder has it open: not the last close, DTR stays */
+		return rc;
+	}
+	return fd;
+}
+
 int drv_serial_open(const char *device, const struct drv_serial_config *cfg,
 		    struct drv_serial *port, const char **note)
 {
 	char real[PATH_MAX];
+	bool pty;
 	int rc;
 
 	if (note != NULL)
@@ -37,6 +62,7 @@ int drv_serial_open(const char *device, const struct drv_serial_config *cfg,
 	port->ops = NULL;
 	port->state = NULL;
 	port->fd = -1;
+	port->lock_fd = -1;
 	/* libserialport looks the port up under /sys/class/tty by its name, so
 	 * /dev/serial/by-id/... links must be resolved first. */
 	if (realpath(device, real) == NULL)
@@ -44,12 +70,24 @@ int drv_serial_open(const char *device, const struct drv_serial_config *cfg,
 	if (strlen(real) >= sizeof(port->path))
 		return -ENAMETOOLONG;
 	strcpy(port->path, real);
-	if (is_pty(real)) {
+	pty = is_pty(real);
+	delivery_find("", real, pty, -1, cfg->delivery, cfg->delivery_n, &port->dlv);
+	if (pty) {
 		port->ops = &drv_serial_tty;
 		if (note != NULL)
 			*note = "pty";
 	} else {
 		port->ops = &drv_serial_sp;
+		port->lock_fd = lock_port(real);
+		if (port->lock_fd < 0) {
+			rc = port->lock_fd;
+			port->ops = NULL;
+			port->lock_fd = -1;
+			return rc;
+		}
+		/* the port is ours and still unconfigured: a refusal is kept in
+		 * dlv.trigger_err, and the reader says it (EV rt-missing) */
+		(void)delivery_set_trigger("", real, cfg->rx_trigger, &port->dlv);
 	}
 	rc = port->ops->open(cfg, port->path, &port->state, &port->fd);
 	if (rc < 0) {
@@ -58,10 +96,12 @@ int drv_serial_open(const char *device, const struct drv_serial_config *cfg,
 		port->ops = NULL;
 		port->state = NULL;
 		port->fd = -1;
+		drv_serial_close(port);
 		return rc;
 	}
 	port->low_latency = drv_serial_low_latency(port->fd);
 	port->latency_timer = drv_ftdi_latency("", port->path, &port->latency_err);
+	delivery_reread("", real, port->latency_timer, &port->dlv);
 	return 0;
 }
 
@@ -69,9 +109,15 @@ void drv_serial_close(struct drv_serial *port)
 {
 	if (port->ops != NULL)
 		port->ops->close(port->state, port->fd);
+	if (port->lock_fd >= 0) {
+		close(port->lock_fd);
+		/* closed by everyone now: writing the level empties a FIFO no one reads */
+		delivery_restore("", port->path, &port->dlv);
+	}
 	port->ops = NULL;
 	port->state = NULL;
 	port->fd = -1;
+	port->lock_fd = -1;
 }
 
 int drv_serial_flock(int fd)

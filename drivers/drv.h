@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "delivery.h"
+
 #define DRV_PATH_MAX 256            /* a device path, with its NUL */
 
 enum drv_flow { DRV_FLOW_NONE, DRV_FLOW_RTSCTS, DRV_FLOW_XONXOFF, DRV_FLOW_DTRDSR };
@@ -27,6 +29,9 @@ struct drv_serial_config {
 	char parity;                    /* N E O M S */
 	unsigned stop_bits;             /* 1, 2 */
 	enum drv_flow flow;
+	int delivery;                   /* DELIVERY_AUTO, _DIRECT, _FIFO or _USB (delivery.h) */
+	unsigned delivery_n;            /* ... fifo:N its trigger level, usb:MS its hold in ms */
+	int rx_trigger;                 /* DELIVERY_TRIGGER_AUTO, _KEEP, or a level in bytes */
 };
 
 struct drv_serial_ops {
@@ -45,17 +50,22 @@ struct drv_serial {
 	const struct drv_serial_ops *ops;
 	void *state;
 	int fd;
+	int lock_fd;                /* a real port: our own descriptor holding its flock, or -1 */
 	char path[DRV_PATH_MAX];    /* the resolved device path */
 	int low_latency;            /* drv_serial_low_latency() at open */
 	int latency_timer;          /* drv_ftdi_latency() at open */
 	int latency_err;            /* errno of a refused latency_timer write, or 0 */
+	struct delivery dlv;        /* what stands between the wire and read(), at open */
 };
 
 /*
  * Opens serial port `device`, set as cfg says, with the right driver:
  * libserialport for real ports; termios for pseudo-terminals, which
- * libserialport 0.1.1 cannot look up. Returns 0 or -errno; *note, when not
- * NULL, names a fallback worth logging.
+ * libserialport 0.1.1 cannot look up. A real port is first made ours (flock on
+ * a descriptor of our own), then its receive FIFO's trigger level set
+ * (cfg->rx_trigger; delivery.h), then opened and set by the driver. Returns 0
+ * or -errno; *note, when not NULL, names a fallback worth logging. Closing puts
+ * the trigger level back.
  */
 int drv_serial_open(const char *device, const struct drv_serial_config *cfg,
 		    struct drv_serial *port, const char **note);

@@ -57,35 +57,6 @@ static int enforce_termios(int fd, enum drv_flow flow)
 	return 0;
 }
 
-/* The open port: libserialport's handle, and our descriptor that holds the flock. */
-struct sp_state {
-	struct sp_port *port;
-	int lock_fd;
-};
-
-/*
- * Is the port free? Asked before libserialport opens it, because sp_open
- * configures the tty at once (VMIN 0, its own defaults) and the termios is the
- * tty's, not the descriptor's: opening a port that tio, minicom or another
- * logger holds, to find out only then that it is busy, would change the
- * holder's settings under it (every retry, every 500 ms). So our own descriptor
- * takes the flock first and keeps it while the port is open; libserialport's
- * descriptor then gets TIOCEXCL. Returns that descriptor or -errno.
- */
-static int lock_port(const char *path)
-{
-	int fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC), rc;
-
-	if (fd < 0)
-		return -errno;
-	rc = drv_serial_flock(fd);
-	if (rc < 0) {
-		close(fd);      /* the holder has it open: not the last close, DTR stays */
-		return rc;
-	}
-	return fd;
-}
-
 static int sp_open_port(const struct drv_serial_config *cfg, const char *path, void **state,
 			int *fd)
 {
@@ -98,20 +69,15 @@ static int sp_open_port(const struct drv_serial_config *cfg, const char *path, v
 		[DRV_FLOW_XONXOFF] = SP_FLOWCONTROL_XONXOFF,
 		[DRV_FLOW_DTRDSR] = SP_FLOWCONTROL_DTRDSR,
 	};
-	struct sp_state *st;
 	struct sp_port *port = NULL;
 	enum sp_return r;
-	int rc, flags, lock_fd;
+	int rc, flags;
 
+	/* drv.c holds the flock on a descriptor of its own: the port is ours */
 	*fd = -1;
 	r = sp_get_port_by_name(path, &port);
 	if (r != SP_OK)
 		return r == SP_ERR_ARG ? -ENODEV : sp_errno(r);
-	lock_fd = lock_port(path);
-	if (lock_fd < 0) {
-		sp_free_port(port);
-		return lock_fd;
-	}
 	/* read-write: some USB adapters only raise DTR/RTS when opened for writing */
 	if ((r = sp_open(port, SP_MODE_READ_WRITE)) != SP_OK
 	    || (r = sp_set_baudrate(port, (int)cfg->baud)) != SP_OK
@@ -132,36 +98,29 @@ static int sp_open_port(const struct drv_serial_config *cfg, const char *path, v
 	}
 	if (rc == 0)
 		rc = fcntl(*fd, F_SETFD, FD_CLOEXEC) < 0 ? -errno : 0;
-	st = rc == 0 ? malloc(sizeof(*st)) : NULL;
-	if (rc == 0 && st == NULL)
-		rc = -ENOMEM;
 	if (rc < 0) {
 		sp_close(port);     /* closes *fd; harmless on a port that did not open */
 		sp_free_port(port);
-		close(lock_fd);
 		*fd = -1;
 		return rc;
 	}
-	*st = (struct sp_state){ .port = port, .lock_fd = lock_fd };
-	*state = st;
+	*state = port;
 	return 0;
 }
 
 static void sp_close_port(void *state, int fd)
 {
-	struct sp_state *st = state;
+	struct sp_port *port = state;
 
 	(void)fd;   /* owned by the sp_port */
-	if (st == NULL)
+	if (port == NULL)
 		return;
-	(void)sp_close(st->port);  /* nothing to do about a failing close of a dead port */
-	sp_free_port(st->port);
-	close(st->lock_fd);
-	free(st);
+	(void)sp_close(port);  /* nothing to do about a failing close of a dead port */
+	sp_free_port(port);
 }
 
 const struct drv_serial_ops drv_serial_sp = {
 	.name = "libserialport",
-	.open = sp_open_port,       /* flock, then sp_get_port_by_name + sp_open + sp_set_* */
-	.close = sp_close_port,     /* sp_close + sp_free_port, then our flock's descriptor */
+	.open = sp_open_port,       /* sp_get_port_by_name + sp_open + sp_set_* (drv.c holds the flock) */
+	.close = sp_close_port,     /* sp_close + sp_free_port */
 };

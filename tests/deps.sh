@@ -7,11 +7,13 @@
 # asks whether non-root users may capture: DEBIAN_FRONTEND=noninteractive takes the default, no);
 # rsyslog, rsyslog-relp: the central-collection test (e2e_fleet, label fleet); mbpoll, socat,
 # python3-pymodbus, python3-serial-asyncio (which --no-install-recommends leaves out): e2e_pass's
-# Modbus master and slave through pass = PATH; socat also for tests/bench/bench_relay.c
+# Modbus master and slave through pass = PATH; socat also for tests/bench/bench_relay.c;
+# gpsd, gpsd-clients (gpspipe): e2e_replay's application for a replayed NMEA log (run by hand on
+# loopback, never as the system's service); rt-tests: cyclictest beside tests/bench/bench_replay.c
 PORTLOGD_PACKAGES="cmake make gcc libc6-dev pkg-config libserialport-dev libieee1284-3-dev
 libsystemd-dev libcmocka-dev libck-dev zlib1g-dev systemd man-db dpkg-dev file groff-base logrotate
 clang tshark sigrok-cli gtkwave rsyslog rsyslog-relp mbpoll socat python3-pymodbus
-python3-serial-asyncio"
+python3-serial-asyncio gpsd gpsd-clients rt-tests"
 
 # the Debian package (tests/pkg/deb.sh, ctest -L deb; tests/pkg/autopkgtest.sh): debhelper for
 # dpkg-buildpackage, lintian, autopkgtest; python3 and man-db for debian/tests.

@@ -66,6 +66,10 @@ bool checksys_serial_low_latency(const struct checksys *cs, const struct conf_se
 				 struct checksys_result *r);
 bool checksys_serial_ftdi(const struct checksys *cs, const struct conf_serial *s,
 			  struct checksys_result *r);
+/* port:NAME:delivery: what stands between the wire and the reader (delivery.h), and
+ * whether portlogd can make it direct; false when the device does not exist. */
+bool checksys_serial_delivery(const struct checksys *cs, const struct conf_serial *s,
+			      struct checksys_result *r);
 void checksys_parallel_device(const struct checksys *cs, const struct conf_parallel *p,
 			      struct checksys_result *r);
 /* port:NAME:irq: its interrupt threads' priority against the reader's (the
@@ -76,9 +80,10 @@ bool checksys_serial_irq(const struct checksys *cs, const struct conf_serial *s,
 bool checksys_parallel_irq(const struct checksys *cs, const struct conf_parallel *p,
 			   struct checksys_result *r);
 /* tx_device: the serial checks for the tap's second port, named port:NAME:tx,
- * port:NAME:tx:low-latency, port:NAME:tx:ftdi-latency, port:NAME:tx:irq; writes
- * at most CHECKSYS_TX_MAX results and returns how many (0 without tx_device). */
-#define CHECKSYS_TX_MAX 4
+ * port:NAME:tx:low-latency, port:NAME:tx:ftdi-latency, port:NAME:tx:delivery,
+ * port:NAME:tx:irq; writes at most CHECKSYS_TX_MAX results and returns how many
+ * (0 without tx_device). */
+#define CHECKSYS_TX_MAX 5
 unsigned checksys_serial_tx(const struct checksys *cs, const struct conf_serial *s,
 			    struct checksys_result *r);
 /* pass: port:NAME:pass: /dev/ptmx usable, the link's directory writable or

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "checksys_internal.h"
+#include "delivery.h"
 #include "drv.h"
 #include "irq.h"
 
@@ -220,6 +221,92 @@ bool checksys_serial_ftdi(const struct checksys *cs, const struct conf_serial *s
 			  struct checksys_result *r)
 {
 	return serial_ftdi_at(cs, s, false, r);
+}
+
+/*
+ * What stands between the port's wire and the reader (drivers/delivery.c), as the
+ * reader will find it at open: a UART whose FIFO hands bytes over in batches is
+ * made direct where portlogd may write its trigger level; where not, or on an
+ * adapter, the port's boundaries are judged in wire time, and the row says what
+ * that costs (the gap it resolves, the time within which a next packet's boundary
+ * is inferred and marked).
+ */
+static bool serial_delivery_at(const struct checksys *cs, const struct conf_serial *s, bool tx,
+			       struct checksys_result *r)
+{
+	char name[CHECKSYS_NAME_MAX], rel[PATH_MAX], path[PATH_MAX], val[32];
+	const char *base;
+	struct delivery d;
+	struct reasm_dev m;
+	struct stat st;
+	int latency = -1;
+	int64_t gap;
+
+	if (!resolved_device(cs, serial_dev(s, tx), rel, sizeof(rel), &st))
+		return false;   /* port:NAME says it is missing */
+	port_name(name, sizeof(name), s->name, tx ? ":tx:delivery" : ":delivery");
+	base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+	if (read_at(cs, val, sizeof(val), "/sys/bus/usb-serial/devices/%s/latency_timer",
+		    base) >= 0)
+		latency = atoi(val);
+	delivery_find(cs->root, rel, strncmp(rel, "/dev/pts/", 9) == 0, latency,
+		      s->tty.delivery, s->tty.delivery_n, &d);
+	delivery_reread(cs->root, rel, latency, &d);
+	m = delivery_model(&d, s->char_ns);
+	gap = delivery_gap(&d, s->gap_ns, s->gap_us == 0, s->char_ns) / 1000;
+	path_at(cs, path, sizeof(path), "/sys/class/tty/%s/rx_trig_bytes", base);
+	if (d.configured) {
+		set(r, CHECKSYS_OK, name, "delivery = %s:%u in the config (%s): boundaries judged "
+		    "in wire time, gap %lld us", delivery_kind_name(d.kind), s->tty.delivery_n,
+		    d.what, (long long)gap);
+	} else if (d.kind == DELIVERY_FIFO && d.trigger > 1 && s->tty.rx_trigger != DELIVERY_TRIGGER_KEEP
+		   && access(path, W_OK) == 0) {
+		set(r, CHECKSYS_OK, name, "%s: receive trigger %u now; portlogd sets %d when it "
+		    "opens the port (EV open rx_trigger=), and puts %u back", d.what, d.trigger,
+		    s->tty.rx_trigger > 0 ? s->tty.rx_trigger : 1, d.trigger);
+	} else if (d.kind == DELIVERY_FIFO && d.trigger > 1) {
+		set(r, CHECKSYS_WARN, name, "%s: receive trigger %u, %s: the FIFO holds bytes up to "
+		    "%lld us unseen; boundaries are judged in wire time (gap %lld us), a boundary "
+		    "within %lld us of the packet before is inferred and marked (EV late-delivery "
+		    "case=held); fix: %s", d.what, d.trigger,
+		    s->tty.rx_trigger == DELIVERY_TRIGGER_KEEP ? "kept (rx_trigger = keep)"
+		    : "and this user cannot write rx_trig_bytes",
+		    (long long)(m.hold_ns / 1000), (long long)gap,
+		    (long long)((m.hold_ns + m.blur_ns) / 1000 + gap),
+		    s->tty.rx_trigger == DELIVERY_TRIGGER_KEEP ? "rx_trigger = auto"
+		    : "the package's udev rule (60-portlogd.rules gives group portlogd "
+		      "rx_trig_bytes), or echo 1 > /sys/class/tty/<port>/rx_trig_bytes as root");
+	} else if (d.kind == DELIVERY_FIFO && d.trigger == 0) {
+		set(r, CHECKSYS_WARN, name, "%s: a %u-byte FIFO whose receive trigger level Linux "
+		    "does not show: taken as the whole FIFO, so bytes may wait %lld us unseen and "
+		    "the gap is %lld us; fix: delivery = fifo:N with the level the card's driver "
+		    "sets (its manual, or its module parameters)", d.what, d.fifo,
+		    (long long)(m.hold_ns / 1000), (long long)gap);
+	} else if (d.kind == DELIVERY_USB && d.latency_ms >= 0) {
+		set(r, CHECKSYS_OK, name, "%s: USB adapter holding a byte up to %u us (its latency "
+		    "timer and a USB frame): boundaries judged in wire time, gap %lld us", d.what,
+		    d.hold_us, (long long)gap);
+	} else if (d.kind == DELIVERY_USB) {
+		set(r, CHECKSYS_WARN, name, "%s: USB adapter whose hold Linux does not show: taken as "
+		    "%u us, so the gap is %lld us; fix: delivery = usb:MS with the adapter's own "
+		    "timeout, or an FTDI adapter (latency timer 1 ms)", d.what, d.hold_us,
+		    (long long)gap);
+	} else if (strcmp(d.what, "unknown") == 0) {
+		set(r, CHECKSYS_WARN, name, "%s: Linux shows neither a UART's FIFO nor a USB adapter: "
+		    "taken as handing each byte over as it comes; fix: delivery = fifo:N or usb:MS "
+		    "if the device holds bytes", rel);
+	} else {
+		set(r, CHECKSYS_OK, name, "%s%s: each byte reaches the reader as it comes", d.what,
+		    d.kind == DELIVERY_FIFO ? " at receive trigger 1"
+		    : strcmp(d.what, "pty") != 0 ? " without a FIFO" : "");
+	}
+	return true;
+}
+
+bool checksys_serial_delivery(const struct checksys *cs, const struct conf_serial *s,
+			      struct checksys_result *r)
+{
+	return serial_delivery_at(cs, s, false, r);
 }
 
 /* A directory where files can be made at all: not read-only, not /proc or /sys
@@ -492,6 +579,7 @@ unsigned checksys_serial_tx(const struct checksys *cs, const struct conf_serial 
 	serial_device_at(cs, s, true, &r[n++]);
 	n += serial_low_latency_at(cs, s, true, &r[n]);
 	n += serial_ftdi_at(cs, s, true, &r[n]);
+	n += serial_delivery_at(cs, s, true, &r[n]);
 	n += serial_irq_at(cs, s, true, &r[n]);
 	return n;
 }

@@ -32,9 +32,9 @@ int checksys_run(const struct checksys *cs, FILE *out)
 	unsigned count[3] = { 0 }, nser = cs->have_conf ? c->nserial : 0;
 	unsigned npar = cs->have_conf ? c->nparallel : 0;
 	/* all results first, so that the name column fits the longest port name; per
-	 * serial port: 4 of its device, and CHECKSYS_TX_MAX of its tap's second port
+	 * serial port: 5 of its device, and CHECKSYS_TX_MAX of its tap's second port
 	 * or 1 of pass */
-	struct checksys_result *r = calloc(nsys + (4 + CHECKSYS_TX_MAX) * nser + 2 * npar,
+	struct checksys_result *r = calloc(nsys + (5 + CHECKSYS_TX_MAX) * nser + 2 * npar,
 					   sizeof(*r));
 	size_t n = 0;
 	int width = 14;
@@ -49,6 +49,7 @@ int checksys_run(const struct checksys *cs, FILE *out)
 		checksys_serial_device(cs, &c->serial[i], &r[n++]);
 		n += checksys_serial_low_latency(cs, &c->serial[i], &r[n]);
 		n += checksys_serial_ftdi(cs, &c->serial[i], &r[n]);
+		n += checksys_serial_delivery(cs, &c->serial[i], &r[n]);
 		n += checksys_serial_irq(cs, &c->serial[i], &r[n]);
 		n += checksys_serial_tx(cs, &c->serial[i], &r[n]);
 		n += checksys_serial_pass(cs, &c->serial[i], &r[n]);

@@ -150,6 +150,7 @@ static void learn_open(struct export *x, struct export_src *s, const struct logl
 		s->type = EXPORT_SRC_SERIAL;
 		s->baud = (unsigned)u;
 		s->char_bits = logline_kv_str(l, "format", v, sizeof(v)) ? char_bits(v) : 0;
+		memcpy(s->format, s->char_bits != 0 ? v : "", s->char_bits != 0 ? 4 : 1);
 		if (s->char_bits == 0) {
 			export_warn(x, "%s: EV open has no format= like 8N1; taking 10 bits a "
 				    "character", s->name);
@@ -185,7 +186,7 @@ static void track(struct export *x, struct export_src *s, const struct logline *
 		s->lines = (int)l->value;
 }
 
-static bool selected(char **only, unsigned nonly, const struct logline *l)
+static bool selected(char *const *only, unsigned nonly, const struct logline *l)
 {
 	if (nonly == 0 || (l->src_len == 8 && memcmp(l->src, "portlogd", 8) == 0))
 		return true;
@@ -200,7 +201,7 @@ struct reader {
 	struct logline line;
 	char *buf;
 	size_t cap;
-	char **only;
+	char *const *only;
 	unsigned nonly;
 };
 
@@ -317,6 +318,59 @@ static int read_file(struct export *x, struct reader *r, const char *path)
 	return rc;
 }
 
+int export_time_arg(const char *opt, const char *arg, int64_t *t)
+{
+	if (logline_time_arg(arg, t) == 0)
+		return 0;
+	fprintf(stderr, "portlogd: --%s %s: not a time; give it as in the log "
+		"(2026-11-22T01:34:56.355089687Z, 2026-11-22, or epoch seconds "
+		"1763775296.355089687)\n", opt, arg);
+	return -1;
+}
+
+int export_logs_readable(char *const *logs, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(logs[i], "-") != 0 && access(logs[i], R_OK) < 0) {
+			fprintf(stderr, "portlogd: %s: cannot read: %s\n", logs[i], strerror(errno));
+			return -1;
+		}
+	return 0;
+}
+
+int export_read(struct export *x, char *const *only, unsigned nonly, char *const *logs,
+		unsigned nlogs)
+{
+	struct reader *r = malloc(sizeof(*r));        /* the parser holds 64 KiB */
+	int rc = 0;
+
+	if (r == NULL || (r->buf = malloc(READ_CHUNK + LINE_MAX_BYTES + 1)) == NULL) {
+		fprintf(stderr, "portlogd: out of memory\n");
+		free(r);
+		return -1;
+	}
+	r->cap = READ_CHUNK + LINE_MAX_BYTES + 1;
+	r->only = only;
+	r->nonly = nonly;
+	logline_init(&r->parser);
+	for (unsigned i = 0; i < nlogs; i++)
+		if (read_file(x, r, logs[i]) < 0)
+			rc = -1;
+	x->file = "(end)";
+	free(r->buf);
+	free(r);
+	return rc;
+}
+
+bool export_say_bad(const struct export *x)
+{
+	if (x->bad == 0)
+		return false;
+	fprintf(stderr, "portlogd: %llu of %llu lines could not be parsed and were skipped\n",
+		(unsigned long long)x->bad, (unsigned long long)x->lines);
+	return true;
+}
+
 int export_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -328,33 +382,31 @@ int export_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static struct reader r;         /* the parser holds 64 KiB: not on the stack */
 	struct export x = { .until = INT64_MAX, .out_fd = 1, .out_name = "standard output" };
 	const char *format = NULL, *out = NULL;
+	char **only = calloc((size_t)argc, sizeof(char *));
+	unsigned nonly = 0;
 	int opt, rc = EXPORT_OK;
 
-	r.only = calloc((size_t)argc, sizeof(char *));
-	if (r.only == NULL)
+	if (only == NULL)
 		return EXPORT_FAILED;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'E': format = optarg; break;
 		case 'o': out = optarg; break;
-		case 's': r.only[r.nonly++] = optarg; break;
+		case 's': only[nonly++] = optarg; break;
 		case 'S':
 		case 'U':
-			if (logline_time_arg(optarg, opt == 'S' ? &x.since : &x.until) < 0) {
-				fprintf(stderr, "portlogd: --%s %s: not a time; give it as in the log "
-					"(2026-11-22T01:34:56.355089687Z, 2026-11-22, or epoch seconds "
-					"1763775296.355089687)\n", opt == 'S' ? "since" : "until", optarg);
-				free(r.only);
+			if (export_time_arg(opt == 'S' ? "since" : "until", optarg,
+					    opt == 'S' ? &x.since : &x.until) < 0) {
+				free(only);
 				return EXPORT_FAILED;
 			}
 			x.have_since |= opt == 'S';
 			break;
-		case 'h': usage(stdout); free(r.only); return EXPORT_OK;
-		default: usage(stderr); free(r.only); return EXPORT_FAILED;
+		case 'h': usage(stdout); free(only); return EXPORT_OK;
+		default: usage(stderr); free(only); return EXPORT_FAILED;
 		}
 	}
 	for (size_t i = 0; format != NULL && i < sizeof(backends) / sizeof(backends[0]); i++)
@@ -363,59 +415,52 @@ int export_main(int argc, char **argv)
 	if (x.ops == NULL) {
 		fprintf(stderr, "portlogd: --export %s: unknown format; give pcapng or vcd\n",
 			format ? format : "");
-		free(r.only);
+		free(only);
 		return EXPORT_FAILED;
 	}
 	if (optind == argc) {
 		fprintf(stderr, "portlogd: --export: no LOG file given (- reads standard input)\n");
 		usage(stderr);
-		free(r.only);
+		free(only);
 		return EXPORT_FAILED;
 	}
 	if (x.have_since && x.until <= x.since) {
 		fprintf(stderr, "portlogd: --until is not after --since: nothing to export\n");
-		free(r.only);
+		free(only);
 		return EXPORT_FAILED;
 	}
 	/* every file is there before anything is written (a typo fails at once) */
-	for (int i = optind; i < argc; i++)
-		if (strcmp(argv[i], "-") != 0 && access(argv[i], R_OK) < 0) {
-			fprintf(stderr, "portlogd: %s: cannot read: %s\n", argv[i], strerror(errno));
-			free(r.only);
-			return EXPORT_FAILED;
-		}
+	if (export_logs_readable(argv + optind, (unsigned)(argc - optind)) < 0) {
+		free(only);
+		return EXPORT_FAILED;
+	}
 	if (out != NULL) {
 		x.out_fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		x.out_name = out;
 		if (x.out_fd < 0) {
 			fprintf(stderr, "portlogd: %s: cannot create: %s\n", out, strerror(errno));
-			free(r.only);
+			free(only);
 			return EXPORT_FAILED;
 		}
 	} else if (x.ops == &export_pcapng_ops && isatty(1)) {
 		fprintf(stderr, "portlogd: standard output is a terminal; give -o FILE, or pipe "
 			"it (| tshark -r - ...)\n");
-		free(r.only);
+		free(only);
 		return EXPORT_FAILED;
 	}
 	x.out = malloc(OUT_CAP);
 	x.out_cap = OUT_CAP;
-	r.cap = READ_CHUNK + LINE_MAX_BYTES + 1;
-	r.buf = malloc(r.cap);
-	if (x.out == NULL || r.buf == NULL) {
+	if (x.out == NULL) {
 		fprintf(stderr, "portlogd: out of memory\n");
 		rc = EXPORT_FAILED;
 		goto done;
 	}
-	logline_init(&r.parser);
 	if (x.ops->begin(&x) < 0) {
 		rc = EXPORT_FAILED;
 		goto done;
 	}
-	for (int i = optind; i < argc; i++)
-		if (read_file(&x, &r, argv[i]) < 0)
-			rc = EXPORT_FAILED;
-	x.file = "(end)";
+	if (export_read(&x, only, nonly, argv + optind, (unsigned)(argc - optind)) < 0)
+		rc = EXPORT_FAILED;
 	x.ops->end(&x);
 	out_flush(&x);
 	if (x.out_err == 0 && out != NULL && fsync(x.out_fd) < 0 && errno != EINVAL)
@@ -425,12 +470,8 @@ int export_main(int argc, char **argv)
 			x.out_name, strerror(x.out_err));
 		rc = EXPORT_FAILED;
 	}
-	if (x.bad > 0) {
-		fprintf(stderr, "portlogd: %llu of %llu lines could not be parsed and were "
-			"skipped\n", (unsigned long long)x.bad, (unsigned long long)x.lines);
-		if (rc == EXPORT_OK)
-			rc = EXPORT_SKIPPED;
-	}
+	if (export_say_bad(&x) && rc == EXPORT_OK)
+		rc = EXPORT_SKIPPED;
 done:
 	x.ops->fini(&x);
 	if (out != NULL && x.out_fd >= 0 && close(x.out_fd) < 0 && rc != EXPORT_FAILED) {
@@ -439,7 +480,6 @@ done:
 	}
 	free(x.src);
 	free(x.out);
-	free(r.buf);
-	free(r.only);
+	free(only);
 	return rc;
 }

@@ -34,6 +34,7 @@ struct export_src {
 	unsigned idx;               /* 0, 1, ... in order of first appearance */
 	/* serial: from EV open baud= format= (0: not seen yet) */
 	unsigned baud, char_bits;
+	char format[4];             /* as in EV open ("8N1"); "" when not seen or malformed */
 	int lines;                  /* the modem lines (LINES bits), -1 before the first */
 	/* parallel: from EV open driver= read= mask= ("" and 0: not seen yet) */
 	char driver[16], read[16];
@@ -89,6 +90,24 @@ struct export {
 void export_write(struct export *x, const void *data, size_t len);
 /* A warning about the current line or source, on stderr: "portlogd: FILE:LINE: ...". */
 void export_warn(struct export *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * The reader, shared with --replay (replay.c). Reads the LOG files in the
+ * order given (plain or .gz; - is standard input), parses each line, keeps in
+ * x->src what the lines say about each source, and hands each line of a
+ * selected source (every source when nonly is 0; source portlogd always) to
+ * x->ops->line. A line that does not parse is named (the first 20), skipped
+ * and counted in x->bad. Returns 0, or -1 when a LOG could not be opened or
+ * read to its end, or memory ran out (said on stderr).
+ */
+int export_read(struct export *x, char *const *only, unsigned nonly, char *const *logs,
+		unsigned nlogs);
+/* Every LOG readable (- is standard input)? 0, or -1 naming the first that is not. */
+int export_logs_readable(char *const *logs, unsigned n);
+/* The TIME of --since or --until (opt: "since"); -1 saying what to give when it is not one. */
+int export_time_arg(const char *opt, const char *arg, int64_t *t);
+/* "N of M lines could not be parsed and were skipped" when x->bad > 0; false when none were. */
+bool export_say_bad(const struct export *x);
 
 /* portlogd --export ...: argv[0] is the program, the options follow. Returns an exit code. */
 int export_main(int argc, char **argv);

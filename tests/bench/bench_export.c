@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* bench_export.c - how fast portlogd --export reads a log, beside gzip -dc of it (prints, never judges).
+/* bench_export.c - how fast portlogd --export and --replay read a log, beside gzip -dc of it (prints, never judges).
  *
  *   build/tests/bench_export [MB] [DIR]
  *
@@ -8,7 +8,8 @@
  * fields), NMEA sentences, IN lines of a parallel port, now and then an EV and
  * STAT line; compresses a copy with gzip. Then, best of 3 runs each, prints MB
  * of log per second for gzip -dc of the .gz, --export pcapng and vcd of the
- * plain log, and --export pcapng of the .gz, all to /dev/null.
+ * plain log, --export pcapng of the .gz, and --replay --speed 0 of one port
+ * (plc1: its packets loaded, then written one by one) of both, all to /dev/null.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -139,11 +140,13 @@ int main(int argc, char **argv)
 	double mb = argc > 1 ? atof(argv[1]) : 200;
 	const char *base = argc > 2 ? argv[2] : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char dir[512], logp[600], gz[620], cmd[2048];
-	static const struct { const char *what, *format; bool gz; } runs[] = {
+	static const struct { const char *what, *args; bool gz; } runs[] = {
 		{ "gzip -dc LOG.gz", NULL, true },
-		{ "--export pcapng LOG", "pcapng", false },
-		{ "--export vcd LOG", "vcd", false },
-		{ "--export pcapng LOG.gz", "pcapng", true },
+		{ "--export pcapng LOG", "--export pcapng -o /dev/null", false },
+		{ "--export vcd LOG", "--export vcd -o /dev/null", false },
+		{ "--export pcapng LOG.gz", "--export pcapng -o /dev/null", true },
+		{ "--replay --speed 0 LOG", "--replay --speed 0 --source plc1 --to /dev/null", false },
+		{ "--replay --speed 0 LOG.gz", "--replay --speed 0 --source plc1 --to /dev/null", true },
 	};
 	struct stat st;
 
@@ -162,13 +165,13 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
 		double s;
 
-		if (runs[i].format == NULL)
+		if (runs[i].args == NULL)
 			snprintf(cmd, sizeof(cmd), "gzip -dc %s >/dev/null", gz);
 		else
-			snprintf(cmd, sizeof(cmd), "%s --export %s -o /dev/null %s", PORTLOGD_BIN,
-				 runs[i].format, runs[i].gz ? gz : logp);
+			snprintf(cmd, sizeof(cmd), "%s %s %s 2>/dev/null", PORTLOGD_BIN, runs[i].args,
+				 runs[i].gz ? gz : logp);
 		s = best(cmd);
-		printf("%-24s %7.3f s  %8.1f MB of log/s\n", runs[i].what, s, (double)st.st_size / 1e6 / s);
+		printf("%-26s %7.3f s  %8.1f MB of log/s\n", runs[i].what, s, (double)st.st_size / 1e6 / s);
 	}
 	unlink(gz);
 	unlink(logp);

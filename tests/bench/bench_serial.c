@@ -94,16 +94,6 @@ static void write_conf(const struct opts *o, const char *dir, unsigned n, unsign
 	e2e_write_file(conf, text);
 }
 
-/* The run's directory and its logs, unless -k keeps them. */
-static void remove_dir(const char *dir)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "bench_serial: could not remove %s\n", dir);
-}
-
 static int start(struct e2e_daemon *d, const char *dir, const char *conf, struct sim_port *p,
 		 unsigned n)
 {
@@ -372,7 +362,7 @@ static int run_traffic(const struct opts *o)
 		sim_port_close(&p[i]);
 	free(p);
 	if (!o->keep)
-		remove_dir(dir);
+		e2e_remove_dir(dir);
 	else
 		printf("kept %s\n", dir);
 	return 0;
@@ -500,7 +490,7 @@ static int run_stall(const struct opts *o, int stall_us, struct spinner *spin)
 	e2e_free_log(&log);
 	sim_port_close(&p);
 	if (!o->keep)
-		remove_dir(dir);
+		e2e_remove_dir(dir);
 	return 0;
 }
 

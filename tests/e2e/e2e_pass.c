@@ -36,62 +36,18 @@
 #define BAUD 19200              /* the pass port's: mbpoll's default */
 
 static struct e2e_daemon live;
-static pid_t helpers[4];        /* socat, the Modbus slave: killed after a failed test */
 
 static int teardown(void **state)
 {
 	(void)state;
 	e2e_kill(&live);
-	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
-		if (helpers[i] > 0) {
-			kill(helpers[i], SIGTERM);
-			waitpid(helpers[i], NULL, 0);
-			helpers[i] = 0;
-		}
+	e2e_reap_all();         /* socat, the Modbus slave */
 	return 0;
-}
-
-/* Runs a helper in the background, its output to `out`; remembered for teardown. */
-static pid_t spawn(const char *const *argv, const char *out)
-{
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		execvp(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
-		if (helpers[i] == 0) {
-			helpers[i] = pid;
-			break;
-		}
-	return pid;
-}
-
-static void reap(pid_t pid)
-{
-	kill(pid, SIGTERM);
-	waitpid(pid, NULL, 0);
-	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
-		if (helpers[i] == pid)
-			helpers[i] = 0;
 }
 
 static void wait_path(const char *path)
 {
-	for (int i = 0; i < WAIT_MS / 10; i++) {
-		if (access(path, F_OK) == 0)
-			return;
-		tu_sleep_ms(10);
-	}
-	fail_msg("%s did not appear within %d ms", path, WAIT_MS);
+	e2e_wait_path(path, WAIT_MS);
 }
 
 static void start(const char *dir, const char *conf)
@@ -786,27 +742,6 @@ static size_t with_crc(uint8_t *f, size_t n)
 	return n + 2;
 }
 
-/* Does process pid hold a descriptor of `path` (its real path)? */
-static bool holds(pid_t pid, const char *path)
-{
-	char real[256], fd[64], target[256];
-
-	if (realpath(path, real) == NULL)
-		return false;
-	for (int i = 0; i < 64; i++) {
-		ssize_t n;
-
-		snprintf(fd, sizeof(fd), "/proc/%d/fd/%d", (int)pid, i);
-		n = readlink(fd, target, sizeof(target) - 1);
-		if (n > 0) {
-			target[n] = '\0';
-			if (strcmp(target, real) == 0)
-				return true;
-		}
-	}
-	return false;
-}
-
 /*
  * mbpoll opens PATH, polls holding registers in RTU mode and writes some, one
  * process per poll (each opens PATH and closes it again); a pymodbus slave
@@ -846,14 +781,14 @@ static void pass_mbpoll_pymodbus(void **state)
 	snprintf(socat_a, sizeof(socat_a), "pty,link=%s,raw,echo=0", dev);
 	snprintf(socat_b, sizeof(socat_b), "pty,link=%s,raw,echo=0", modbus);
 	snprintf(out_path, sizeof(out_path), "%s/socat.out", dir);
-	sp = spawn(socat, out_path);
+	sp = e2e_spawn(socat, out_path);
 	wait_path(dev);
 	wait_path(modbus);
 	snprintf(out_path, sizeof(out_path), "%s/slave.out", dir);
-	pp = spawn(slave, out_path);
-	for (int i = 0; i < WAIT_MS / 10 && !holds(pp, modbus); i++)
+	pp = e2e_spawn(slave, out_path);
+	for (int i = 0; i < WAIT_MS / 10 && !e2e_holds(pp, modbus); i++)
 		tu_sleep_ms(10);
-	if (!holds(pp, modbus)) {
+	if (!e2e_holds(pp, modbus)) {
 		e2e_show_file(out_path);
 		fail_msg("the pymodbus slave did not open %s", modbus);
 	}
@@ -925,8 +860,8 @@ static void pass_mbpoll_pymodbus(void **state)
 		free(out);
 	}
 	stop();
-	reap(pp);
-	reap(sp);
+	e2e_reap(pp);
+	e2e_reap(sp);
 
 	assert_int_equal(e2e_read_log(&log, logp), 0);
 	got = e2e_concat_kind(&log, "plc", "TX", &len, &starts, &idx, &n);

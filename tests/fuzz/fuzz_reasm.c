@@ -2,7 +2,9 @@
 /* fuzz_reasm.c - libFuzzer target: the reassembler driven by a script of operations.
  *
  * Input: max_packet (2 bytes), gap in us (2), character time in 100 ns (1),
- * delimiter (2: a flag and the byte), then operations of one byte each:
+ * delimiter (2: a flag and the byte; flag bit 1: a device that holds bytes follows,
+ * one byte: 2..15 a FIFO of that trigger, else an adapter holding up to N * 100 us;
+ * the gap is then raised as delivery_gap raises it), then operations of one byte each:
  *   0: wait N us (1 byte), feed a chunk of M bytes (1 byte, then M bytes): woken, read at once
  *   1: wait N * 16 us (2 bytes), expire (an empty read)
  *   2: wait until the deadline (if it is ahead), expire: the packet in progress must end
@@ -19,6 +21,10 @@
  * that found the packet's last byte; without: it ended gap or more after its
  * own wake-up), a read ends the packet in progress only with a doubt that says
  * so (joined = no), and the doubt is dated at the packet its first byte is in.
+ * With a device that holds bytes (reasm.h, wire time) the rule is the estimate's:
+ * a read ends the packet before it only with a doubt that says so, a FIFO's
+ * timeout read may end its own packet, and the deadline stays a gap and the hold
+ * ahead of the read's wake-up.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -42,6 +48,8 @@ struct run {
 	struct reasm_doubt last;    /* the last doubt */
 	struct reasm_doubt doubt;   /* the one whose packet is not out yet */
 	size_t read_off;            /* offset of the current read's first byte */
+	size_t before;              /* bytes fed before the current read */
+	bool ended_before;          /* the current read ended the packet fed before it */
 	size_t doubt_off;           /* the doubt's read_off, until its packet is out */
 };
 
@@ -59,6 +67,8 @@ static void on_packet(void *ctx, const struct reasm_packet *pkt)
 		r->doubt_off = SIZE_MAX;
 	}
 	r->nemitted += pkt->len;
+	if (pkt->end == REASM_GAP && r->nemitted == r->before)
+		r->ended_before = true;
 	CHECK(pkt->t_mono >= r->last_t);
 	CHECK(pkt->t_mono <= r->now);
 	CHECK(pkt->t_real - pkt->t_mono == REAL_OFFSET);
@@ -77,7 +87,7 @@ static void on_doubt(void *ctx, const struct reasm_doubt *d)
 {
 	struct run *r = ctx;
 
-	CHECK(d->why >= REASM_LATE_WAKE && d->why <= REASM_SLOW_READ);
+	CHECK(d->why >= REASM_LATE_WAKE && d->why <= REASM_HELD);
 	CHECK(d->wait_ns >= 0);
 	CHECK(d->t_real - d->t_mono == REAL_OFFSET);
 	r->doubts++;
@@ -112,9 +122,10 @@ static void one_read(struct run *run, struct reasm *r, const uint8_t *p, size_t 
 	struct reasm_read rd = { .woken = woken, .seen_mono = woken ? run->now : end,
 				 .seen_real = (woken ? run->now : end) + REAL_OFFSET,
 				 .end_mono = end };
-	bool in_progress = r->len > 0;
+	bool in_progress = r->len > 0, held = r->dev.hold_ns > 0;
 	int64_t ref = in_progress ? r->last_mono : rd.seen_mono;
 	unsigned gaps = run->gaps, doubts = run->doubts;
+	size_t before = run->nemitted + r->len;     /* bytes fed before this read */
 	bool doubt;
 
 	memcpy((uint8_t *)run->fed + run->nfed, p, n);
@@ -122,18 +133,32 @@ static void one_read(struct run *run, struct reasm *r, const uint8_t *p, size_t 
 	run->nfed += n;
 	if (end > run->now)
 		run->now = end;
+	run->ended_before = false;
+	run->before = before;
 	reasm_read(r, p, n, &rd);
 	doubt = run->doubts != doubts;
 	CHECK(run->doubts - doubts <= 1);
-	CHECK(doubt == (n > 0 && end - ref >= r->gap_ns));
-	/* a read ends the packet in progress only with a doubt that says so */
-	CHECK(run->gaps - gaps <= 1);
-	if (run->gaps != gaps)
+	if (!held) {
+		CHECK(doubt == (n > 0 && end - ref >= r->gap_ns));
+		/* a read ends the packet in progress only with a doubt that says so */
+		CHECK(run->gaps - gaps <= 1);
+		if (run->gaps != gaps)
+			CHECK(doubt && !run->last.joined && in_progress);
+		if (doubt && in_progress && !run->last.joined)
+			CHECK(run->gaps == gaps + 1);
+		/* bytes move the deadline on, past the end of the read */
+		CHECK(n == 0 || r->len == 0 || reasm_deadline(r) >= end + r->gap_ns);
+		return;
+	}
+	/* the packet before the read ends by it only with a doubt that says so; a
+	 * FIFO's timeout may end the read's own packet too */
+	CHECK(run->gaps - gaps <= 2);
+	if (run->ended_before)
 		CHECK(doubt && !run->last.joined && in_progress);
 	if (doubt && in_progress && !run->last.joined)
-		CHECK(run->gaps == gaps + 1);
-	/* bytes move the deadline on, past the end of the read */
-	CHECK(n == 0 || r->len == 0 || reasm_deadline(r) >= end + r->gap_ns);
+		CHECK(run->ended_before);
+	/* the deadline: at least a gap and the hold past the wake-up's estimate */
+	CHECK(n == 0 || r->len == 0 || reasm_deadline(r) >= rd.seen_mono + r->gap_ns);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -160,6 +185,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	run.fed = fed;
 	reasm_init(&r, buf, run.max_len, gap_ns, char_ns, run.delim, on_packet, &run);
+	if (flag & 2) {
+		/* a device, and the gap raised as delivery_gap raises it */
+		unsigned dv = next(&p, end);
+		struct reasm_dev dev = { 0 };
+
+		if (dv % 16 >= 2 && char_ns > 0) {
+			dev.trigger = dv % 16;
+			dev.timeout_ns = 4 * char_ns;
+			dev.hold_ns = dev.trigger * dev.timeout_ns;
+			dev.blur_ns = char_ns / 2;
+			if (r.gap_ns < dev.timeout_ns - char_ns)
+				r.gap_ns = dev.timeout_ns - char_ns;
+		} else {
+			dev.hold_ns = (int64_t)(1 + dv) * 100000;
+			dev.blur_ns = dev.hold_ns / 2;
+			if (r.gap_ns < 4 * dev.blur_ns)
+				r.gap_ns = 4 * dev.blur_ns;
+		}
+		reasm_set_dev(&r, &dev);
+	}
 	reasm_on_doubt(&r, on_doubt);
 	while (p < end) {
 		unsigned op = next(&p, end) % 6;

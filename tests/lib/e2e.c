@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <limits.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -24,6 +25,7 @@
 
 #include "e2e.h"
 #include "logline.h"
+#include "testutil.h"
 
 /* The daemon under test: $PORTLOGD_BIN (an installed binary), or this build's. */
 static const char *daemon_bin(void)
@@ -348,6 +350,15 @@ void e2e_show_file(const char *path)
 	fclose(f);
 }
 
+void e2e_remove_dir(const char *dir)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+}
+
 char *e2e_sh(int *status, const char *fmt, ...)
 {
 	char cmd[4096];
@@ -599,6 +610,180 @@ int64_t e2e_pct(int64_t *v, size_t n, double pct)
 	return v[i < n ? i : n - 1];
 }
 
+/* The value of " key=" in src's first EV open, in us; -1 when there is none. */
+static long long open_us(const struct e2e_log *log, const char *src, const char *key)
+{
+	char k[40];
+
+	snprintf(k, sizeof(k), " %s=", key);
+	for (size_t i = 0; i < log->n; i++) {
+		const char *v;
+
+		if (strcmp(log->line[i].src, src) == 0 && strstr(log->line[i].text, " EV open ") != NULL)
+			return (v = strstr(log->line[i].text, k)) != NULL
+			       ? strtoll(v + strlen(k), NULL, 10) : -1;
+	}
+	return -1;
+}
+
+static size_t pkt_off(const void *port, size_t i)
+{
+	return ((const struct sim_port *)port)->pkt[i].off;
+}
+
+/* CLOCK_REALTIME of the start of byte off of p's data on the wire (wire mode). */
+static int64_t wire_start(const struct sim_port *p, size_t off)
+{
+	const struct sim_packet *k = &p->pkt[e2e_last_at_most(p, p->npkt, pkt_off, off)];
+	unsigned f = 0;
+
+	while (f + 1 < k->nfrag && k->off + k->frag_off[f + 1] <= off)
+		f++;
+	return k->frag_real[f] + (int64_t)(off - k->off - k->frag_off[f]) * p->wire.char_ns;
+}
+
+/*
+ * Packet i's lines c..e hold a wrong boundary without the mark where the rule
+ * puts it. Is each such boundary a merge with the packet before or after, under
+ * a line the reader took so late that the silence there was used up (its TIME,
+ * less the daemon's stated error, later than its first byte's wire start by more
+ * than the silence less the gap)? A line that begins inside the packet is a
+ * split: no lateness of the reader explains it, only its mark does.
+ */
+static bool late_merge(const struct e2e_log *log, const struct sim_port *p, size_t i,
+		       const size_t *starts, const size_t *idx, size_t max_packet, size_t c,
+		       size_t e, const struct e2e_wire_tally *t)
+{
+	const struct sim_packet *k = &p->pkt[i];
+	int64_t late;
+
+	for (size_t j = c + 1; j <= e; j++)
+		if ((max_packet == 0 || starts[j] - starts[j - 1] != max_packet)
+		    && !e2e_late_mark_at(log, p->name, log->line[idx[j]].t))
+			return false;
+	if (starts[c] < k->off && !e2e_late_mark_at(log, p->name, log->line[idx[c]].t)) {
+		late = log->line[idx[c]].t - wire_start(p, starts[c]) - t->stamp_err_ns;
+		if (i == 0 || late <= k->t_first_mono - k[-1].t_last_mono - t->gap_ns)
+			return false;
+	}
+	if (starts[e + 1] > k->off + k->len && !e2e_late_mark_at(log, p->name, log->line[idx[e]].t)) {
+		late = log->line[idx[e]].t - wire_start(p, starts[e]) - t->stamp_err_ns;
+		if (i + 1 == p->npkt || late <= k[1].t_first_mono - k->t_last_mono - t->gap_ns)
+			return false;
+	}
+	return true;
+}
+
+void e2e_wire_tally(const struct e2e_log *log, struct sim_port *p, size_t max_packet,
+		    unsigned short_len, struct e2e_wire_tally *t)
+{
+	size_t len, *starts, *idx, nlines, sent;
+	uint8_t *got = e2e_concat(log, p->name, &len, &starts, &idx, &nlines);
+
+	memset(t, 0, sizeof(*t));
+	t->err_short = calloc(p->npkt + 1, sizeof(int64_t));
+	t->err_long = calloc(p->npkt + 1, sizeof(int64_t));
+	t->unmarked_pkt = calloc(p->npkt + 1, sizeof(size_t));
+	t->gap_ns = open_us(log, p->name, "gap_us") * 1000;
+	t->hold_ns = open_us(log, p->name, "hold_us") * 1000;
+	t->stamp_err_ns = open_us(log, p->name, "stamp_err_us") * 1000;
+	if (t->gap_ns < 0)
+		t->gap_ns = 0;
+	if (t->hold_ns < 0)
+		t->hold_ns = 0;
+	if (t->stamp_err_ns < 0)
+		t->stamp_err_ns = 0;
+	p->cfg.gap_us = (unsigned)(t->gap_ns / 1000);
+	p->cfg.hold_us = (unsigned)(t->hold_ns / 1000);
+	sent = p->npkt ? p->pkt[p->npkt - 1].off + p->pkt[p->npkt - 1].len : 0;
+	t->bytes_sent = sent;
+	t->bytes_logged = len;
+	while (t->bytes_same < sent && t->bytes_same < len && got[t->bytes_same] == p->data[t->bytes_same])
+		t->bytes_same++;
+	for (size_t i = 0; i < p->npkt && nlines > 0; i++) {
+		const struct sim_packet *k = &p->pkt[i];
+		enum e2e_fit fit;
+		size_t c, e;
+
+		if (k->off + k->len > t->bytes_same)
+			break;          /* the log went wrong before its end: no verdict */
+		t->packets++;
+		if (!sim_packet_clean(p, i)) {
+			t->unclean++;
+			continue;
+		}
+		fit = e2e_packet_fit(log, p->name, starts, idx, nlines, max_packet, k->off, k->len,
+				     &c, &e);
+		if (fit == E2E_FIT_ONE)
+			t->once++;
+		else if (fit == E2E_FIT_MARKED)
+			t->marked++;
+		else if (late_merge(log, p, i, starts, idx, max_packet, c, e, t))
+			t->late_merged++;
+		else
+			t->unmarked_pkt[t->unmarked++] = i;
+		if (starts[c] == k->off) {
+			int64_t err = log->line[idx[c]].t - k->t_first_real;
+
+			if (k->len <= short_len)
+				t->err_short[t->nshort++] = err;
+			else
+				t->err_long[t->nlong++] = err;
+		}
+	}
+	free(got);
+	free(starts);
+	free(idx);
+}
+
+void e2e_wire_explain(const struct e2e_log *log, const struct sim_port *p, size_t k)
+{
+	const struct sim_packet *pk = &p->pkt[k];
+	int64_t off = pk->t_first_real - pk->t_first_mono;     /* the packet's mono to real */
+
+	printf("# %s packet %zu: %u bytes at offset %u, its first byte's start %.6f, last byte's "
+	       "end +%.0f us, silence before %.0f us;%s hand-overs (bytes@us after its start, "
+	       "us late):", p->name, k, pk->len, pk->off, (double)pk->t_first_real / 1e9,
+	       (double)(pk->t_last_mono - pk->t_first_mono) / 1e3,
+	       k > 0 ? (double)(pk->t_first_mono - pk[-1].t_last_mono) / 1e3 : -1.0,
+	       sim_packet_clean(p, k) ? "" : " unclean;");
+	for (uint32_t d = pk->dlv_first; d < pk->dlv_first + pk->ndlv; d++)
+		printf(" %u@%.0f(%.0f)", p->dlv[d].len, (double)(p->dlv[d].due - pk->t_first_mono) / 1e3,
+		       (double)(p->dlv[d].t_ret - p->dlv[d].due) / 1e3);
+	printf("\n");
+	/* the port's lines around it; an RX line with the bytes it holds, from the packet's first */
+	{
+		size_t len, *starts, *idx, nlines, j = 0;
+		uint8_t *got = e2e_concat(log, p->name, &len, &starts, &idx, &nlines);
+
+		for (size_t i = 0; i < log->n; i++) {
+			const struct e2e_line *l = &log->line[i];
+
+			while (j < nlines && idx[j] < i)
+				j++;
+			if (strcmp(l->src, p->name) != 0 || l->t - off < pk->t_first_mono - 20000000
+			    || l->t - off > pk->t_last_mono + 20000000)
+				continue;
+			printf("#   %+.0f us:", (double)(l->t - off - pk->t_first_mono) / 1e3);
+			if (j < nlines && idx[j] == i)
+				printf(" bytes %+lld..%+lld:", (long long)starts[j] - pk->off,
+				       (long long)starts[j + 1] - pk->off - 1);
+			printf(" %.90s\n", strchr(l->text, ' ') != NULL ? strchr(l->text, ' ') + 1 : l->text);
+		}
+		free(got);
+		free(starts);
+		free(idx);
+	}
+}
+
+void e2e_wire_tally_free(struct e2e_wire_tally *t)
+{
+	free(t->err_short);
+	free(t->err_long);
+	free(t->unmarked_pkt);
+	memset(t, 0, sizeof(*t));
+}
+
 /* Per source: its lines and drops, of the port's own rings (RX, lines thread)
  * and of its TX ring (TX lines, EV and DROP lines that end in dir=tx). */
 struct acct {
@@ -815,4 +1000,177 @@ void e2e_filter_from_env(void)
 
 	if (only != NULL && *only != '\0')
 		cmocka_set_test_filter(only);
+}
+
+/* ---- helper processes: socat, a Modbus slave, gpsd, a replay ---- */
+
+static pid_t helpers[8];        /* killed by e2e_reap_all after a failed test */
+
+pid_t e2e_spawn(const char *const *argv, const char *out)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		unsetenv("NOTIFY_SOCKET");
+		if (strcmp(argv[0], "portlogd") == 0)
+			execv(daemon_bin(), (char *const *)argv);
+		else
+			execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		if (helpers[i] == 0) {
+			helpers[i] = pid;
+			break;
+		}
+	return pid;
+}
+
+static void forget(pid_t pid)
+{
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		if (helpers[i] == pid)
+			helpers[i] = 0;
+}
+
+void e2e_reap(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	forget(pid);
+}
+
+int e2e_wait_exit(pid_t pid, int timeout_ms)
+{
+	int64_t end = mono() + (int64_t)timeout_ms * 1000000;
+	int status;
+
+	for (;;) {
+		pid_t got = waitpid(pid, &status, WNOHANG);
+
+		if (got == pid) {
+			forget(pid);
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		}
+		if (got < 0 || mono() > end)
+			return -1;
+		tu_sleep_ms(10);
+	}
+}
+
+void e2e_reap_all(void)
+{
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		if (helpers[i] > 0) {
+			kill(helpers[i], SIGTERM);
+			waitpid(helpers[i], NULL, 0);
+			helpers[i] = 0;
+		}
+}
+
+void e2e_wait_path(const char *path, int timeout_ms)
+{
+	for (int i = 0; i < timeout_ms / 10; i++) {
+		if (access(path, F_OK) == 0)
+			return;
+		tu_sleep_ms(10);
+	}
+	fail_msg("%s did not appear within %d ms", path, timeout_ms);
+}
+
+bool e2e_holds(pid_t pid, const char *path)
+{
+	char real[256], fd[64], target[256];
+
+	if (realpath(path, real) == NULL)
+		return false;
+	for (int i = 0; i < 64; i++) {
+		ssize_t n;
+
+		snprintf(fd, sizeof(fd), "/proc/%d/fd/%d", (int)pid, i);
+		n = readlink(fd, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			if (strcmp(target, real) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* ---- a log and its replay ---- */
+
+void e2e_pair_logs(struct e2e_pair *p, const struct e2e_log *a, const char *src_a,
+		   const char *kind_a, const struct e2e_log *b, const char *src_b, const char *kind_b)
+{
+	memset(p, 0, sizeof(*p));
+	p->a = a;
+	p->b = b;
+	p->src_a = src_a;
+	p->src_b = src_b;
+	p->ba = e2e_concat_kind(a, src_a, kind_a, &p->la, &p->sa, &p->ia, &p->na);
+	p->bb = e2e_concat_kind(b, src_b, kind_b, &p->lb, &p->sb, &p->ib, &p->nb);
+	p->same = p->la == p->lb && memcmp(p->ba, p->bb, p->la) == 0;
+	p->fit = calloc(p->na + 1, sizeof(*p->fit));
+	p->line_b = calloc(p->na + 1, sizeof(*p->line_b));
+	p->err = calloc(p->na + 1, sizeof(*p->err));
+	assert_true(p->fit != NULL && p->line_b != NULL && p->err != NULL);
+	for (size_t k = 0, last; k < p->na && p->nb > 0; k++) {
+		p->fit[k] = e2e_packet_fit(b, src_b, p->sb, p->ib, p->nb, 0, p->sa[k],
+					   p->sa[k + 1] - p->sa[k], &p->line_b[k], &last);
+		if (p->fit[k] == E2E_FIT_ONE)
+			p->err[p->one++] = b->line[p->ib[p->line_b[k]]].t - a->line[p->ia[k]].t;
+	}
+	p->offset = p->one > 0 ? e2e_pct(p->err, p->one, 50) : 0;
+	for (size_t k = 1; k < p->na; k++)
+		if (p->fit[k] == E2E_FIT_ONE && p->fit[k - 1] == E2E_FIT_ONE) {
+			int64_t db = b->line[p->ib[p->line_b[k]]].t - b->line[p->ib[p->line_b[k - 1]]].t;
+			int64_t da = a->line[p->ia[k]].t - a->line[p->ia[k - 1]].t;
+
+			p->err[p->nerr++] = db > da ? db - da : da - db;
+		}
+}
+
+char e2e_pair_why(const struct e2e_pair *p, size_t k, int64_t gap_ns)
+{
+	size_t lb = p->line_b[k], first_a;
+
+	if (p->fit[k] == E2E_FIT_MARKED)
+		return 'm';
+	if (e2e_late_mark_at(p->a, p->src_a, p->a->line[p->ia[k]].t)
+	    || (k + 1 < p->na && e2e_late_mark_at(p->a, p->src_a, p->a->line[p->ia[k + 1]].t)))
+		return 'a';
+	first_a = e2e_line_of(p->sa, p->na, p->sb[lb]);
+	if (p->b->line[p->ib[lb]].t - (p->a->line[p->ia[first_a]].t + p->offset) > gap_ns)
+		return 's';
+	return 0;
+}
+
+void e2e_pair_free(struct e2e_pair *p)
+{
+	free(p->ba);
+	free(p->bb);
+	free(p->sa);
+	free(p->sb);
+	free(p->ia);
+	free(p->ib);
+	free(p->fit);
+	free(p->line_b);
+	free(p->err);
+	memset(p, 0, sizeof(*p));
+}
+
+void e2e_print_from(const char *what, const char *text, const char *from)
+{
+	const char *p = strstr(text, from);
+
+	if (p != NULL)
+		printf("# %s: %.*s\n", what, (int)strcspn(p, "\n"), p);
 }

@@ -84,6 +84,8 @@ void e2e_kill(struct e2e_daemon *d);
 /* Copies a file (the daemon's stderr, a helper's output) to stderr: what to show before a
  * failure. */
 void e2e_show_file(const char *path);
+/* rm -rf DIR (a run's scratch directory), saying so on stderr when it fails. */
+void e2e_remove_dir(const char *dir);
 
 /* Runs a shell command (sh -c, printf-style); returns its standard output
  * (malloc'd) and its exit status in *status (128 when killed). */
@@ -171,10 +173,95 @@ int e2e_check_clock(const struct e2e_log *log, char *why, size_t whylen);
  * line could be checked; prints how many were. */
 void e2e_expect_accounted(const struct e2e_log *log);
 
+/*
+ * The same traffic in two logs: a log, and a replay of it logged by a second
+ * daemon (kind_a lines of src_a in a, kind_b lines of src_b in b: "RX", or a
+ * replayed "TX" logged as "RX"). For each line k of a: how b's lines hold its
+ * bytes (fit[k], e2e_packet_fit; line_b[k]: the index into b's starts of the
+ * line that holds its first byte); for each two consecutive packets that are
+ * one line in both, the error of the interval between their first bytes,
+ * |(tb_k - tb_k-1) - (ta_k - ta_k-1)| ns, in err[0..nerr); offset: the median
+ * of tb - ta over the packets that are one line. same: b's bytes are a's.
+ */
+struct e2e_pair {
+	const struct e2e_log *a, *b;
+	const char *src_a, *src_b;
+	uint8_t *ba, *bb;
+	size_t la, lb, *sa, *sb, *ia, *ib, na, nb;
+	enum e2e_fit *fit;
+	size_t *line_b;
+	int64_t *err, offset;
+	size_t nerr, one;
+	bool same;
+};
+void e2e_pair_logs(struct e2e_pair *p, const struct e2e_log *a, const char *src_a,
+		   const char *kind_a, const struct e2e_log *b, const char *src_b, const char *kind_b);
+void e2e_pair_free(struct e2e_pair *p);
+/*
+ * Why packet k of a is not one line of b, when a log knows: 'm' b marks a
+ * doubtful boundary there (EV late-delivery); 'a' a marked one at it or at
+ * the packet after it (replayed as logged: the silence a doubted); 's' b's
+ * reader woke late: b dated the line that holds its first byte gap_ns or
+ * more after a's time of that line's first byte plus the offset, and a
+ * silence shorter than such a stall can merge unmarked (README, "Packet
+ * boundaries"). 0: no log says why.
+ */
+char e2e_pair_why(const struct e2e_pair *p, size_t k, int64_t gap_ns);
+
+/* Prints "# WHAT: " and the line of text that begins at the first `from`, if any. */
+void e2e_print_from(const char *what, const char *text, const char *from);
+
+/*
+ * Helper processes. e2e_spawn runs argv in the background (argv[0]
+ * "portlogd": the daemon binary under test, else a program on PATH), its
+ * stdout and stderr to the file out, and remembers it for e2e_reap_all (a
+ * test's teardown, after a failure). e2e_reap: SIGTERM and wait.
+ * e2e_wait_exit: its exit code (128 + signal), or -1 after timeout_ms.
+ */
+pid_t e2e_spawn(const char *const *argv, const char *out);
+void e2e_reap(pid_t pid);
+int e2e_wait_exit(pid_t pid, int timeout_ms);
+void e2e_reap_all(void);
+/* Waits until path exists; fails the test after timeout_ms. */
+void e2e_wait_path(const char *path, int timeout_ms);
+/* Does process pid hold a descriptor of path (its real path)? */
+bool e2e_holds(pid_t pid, const char *path);
+
 /* PORTLOGD_E2E_ONLY=NAME runs one test of the group (cmocka_set_test_filter). */
 void e2e_filter_from_env(void);
 
 /* Percentile (0..100) of n int64 values (sorts them). */
 int64_t e2e_pct(int64_t *v, size_t n, double pct);
+
+/*
+ * How the log holds what a simulator port in wire mode (sim.h) sent: every
+ * packet is one RX line, or a wrong boundary with its mark (e2e_packet_fit),
+ * or without; packets the simulator did not hand over cleanly get no verdict.
+ * An unmarked wrong boundary that is only merges with the packets around, each
+ * under a line the daemon dated later than the wire start of its first byte by
+ * more than the silence it hid less the gap (and less the time error the daemon
+ * states, EV open stamp_err_us=), is counted apart: the log proves the reader
+ * woke that late, which the boundary rule says it cannot see.
+ * Cleanliness is judged at the gap the daemon says it uses and the hold it
+ * allows the device (the port's first EV open, gap_us= and hold_us=), which are
+ * set into p->cfg.gap_us and hold_us. The first-byte error of a
+ * clean packet whose first byte begins a line: that line's TIME minus the
+ * wire start of the byte; short packets are those of short_len bytes or fewer.
+ */
+struct e2e_wire_tally {
+	size_t packets, once, marked, unmarked, late_merged, unclean;
+	size_t bytes_sent, bytes_logged, bytes_same;    /* bytes_same: the log's RX bytes equal
+							   the sent ones up to there */
+	int64_t gap_ns, hold_ns, stamp_err_ns;      /* the daemon's, from EV open; 0: not there */
+	int64_t *err_short, *err_long;      /* first-byte errors, ns */
+	size_t nshort, nlong;
+	size_t *unmarked_pkt;       /* the packets with an unmarked wrong boundary (late_merged
+				       not counted) */
+};
+void e2e_wire_tally(const struct e2e_log *log, struct sim_port *p, size_t max_packet,
+		    unsigned short_len, struct e2e_wire_tally *t);
+/* Prints packet k of p (its hand-overs) and the lines of p's source around it, as "# " lines. */
+void e2e_wire_explain(const struct e2e_log *log, const struct sim_port *p, size_t k);
+void e2e_wire_tally_free(struct e2e_wire_tally *t);
 
 #endif

@@ -4,7 +4,7 @@
 # - every config key of the daemon's key table (--list-keys) is documented in its section
 #   of portlogd.conf(5), with its default ("Default: X.", "Required.", "Not set by
 #   default"), its words and its range;
-# - every option of --help and of --export's help is in portlogd(8);
+# - every option of --help and of --export's and --replay's help is in portlogd(8);
 # - every KIND and every EV name of daemon/fmt.c's tables has its entry in portlogd-log(5);
 # - README.md's short config example is a config the daemon accepts (--check-config), and
 #   every line of its recipes is a line of a recipe in portlogd-log(5) (which
@@ -72,8 +72,8 @@ while IFS='	' read -r sect key def words range; do
 	fi
 done <"$tmp/keys"
 
-# --- long options of --help (-c, --config FILE ...) and of --export's help
-opts=$( { "$bin" --help; "$bin" --export pcapng --help; } | grep -o -- '--[a-z-]*' | sort -u)
+# --- long options of --help (-c, --config FILE ...) and of --export's and --replay's help
+opts=$( { "$bin" --help; "$bin" --export pcapng --help; "$bin" --replay --help; } | grep -o -- '--[a-z-]*' | sort -u)
 for o in $opts; do
 	roff=$(printf '%s' "$o" | sed 's/-/\\\\-/g')
 	grep -q -- "$roff" "$man/portlogd.8" ||

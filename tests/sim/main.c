@@ -3,6 +3,7 @@
  * or into a connected unix socket (a virtual machine's UART, --connect). */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,21 +41,39 @@ static void usage(FILE *out)
 		"something opens it, and plays packets into it until stopped (Ctrl-C).\n\n"
 		"  -d, --dir DIR         where the links go (default /tmp/portlogd-demo)\n"
 		"  -n, --packets N       packets per port, 0 = until stopped (default 0)\n"
-		"  -l, --len MIN-MAX     binary packet sizes (default 4-64)\n"
+		"  -l, --len MIN-MAX     binary packet sizes (default 4-64); or A,B,...: these\n"
+		"                        sizes in turn (up to 8)\n"
 		"  -F, --frags N         cut each packet into up to N writes (default 3)\n"
 		"  -i, --intra US        longest pause inside a packet (default 200)\n"
 		"  -g, --gap MIN-MAX     pause after a packet, us (default 50000-200000)\n"
 		"  -G, --daemon-gap US   the daemon's gap_us, to judge timing (default 1000)\n"
+		"  -H, --daemon-hold US  wire mode: the hold the daemon allows the device (its\n"
+		"                        EV open hold_us=), to judge timing (default 0)\n"
 		"  -s, --seed N          random seed (default: the time)\n"
 		"  -b, --baud N          a packet starts no sooner than the previous one would\n"
 		"                        have gone out at N baud (8N1), default: no limit\n"
+		"  -D, --device MODEL    wire mode (needs --baud): bytes arrive at the baud, one\n"
+		"                        character time apart (the pauses of --frags/--intra and\n"
+		"                        --gap are silences on the wire), and MODEL hands them\n"
+		"                        over: direct (each at once), fifo:T (a 16550A at\n"
+		"                        receive trigger T = 1, 4, 8, 14: T at once, fewer after\n"
+		"                        4 character times of silence), usb:MS (an FTDI adapter,\n"
+		"                        latency timer MS: on 1 ms USB frames, every MS ms, or\n"
+		"                        once 62 bytes wait). Runs SCHED_FIFO 50 when allowed;\n"
+		"                        prints how late the hand-overs were, per port\n"
+		"      --spin US         wire mode: spin the last US before each hand-over\n"
+		"                        instead of sleeping (default 0)\n"
 		"  -c, --connect NAME=SOCKET  play NAME into the unix stream socket SOCKET\n"
 		"                        (e.g. QEMU's -chardev socket of a guest UART) instead\n"
 		"                        of a pty; repeatable; no NAME arguments needed then\n"
 		"  -p, --print           print each packet sent: port, send time, length, hex,\n"
 		"                        duration of its writes and longest pause inside (us),\n"
 		"                        clean|unclean (its pauses\n"
-		"                        inside under half --daemon-gap, around over 1.5 gaps)\n"
+		"                        inside under half --daemon-gap, around over 1.5 gaps);\n"
+		"                        wire mode: its first byte's start on the wire, its time\n"
+		"                        on the wire, its longest planned pause, clean|unclean\n"
+		"                        (sim.h: sim_packet_clean), and its hand-overs as\n"
+		"                        LEN@LATENESS_US\n"
 		"  -o, --output FILE     --print into FILE instead of stdout\n"
 		"  -h, --help\n");
 }
@@ -62,6 +81,22 @@ static void usage(FILE *out)
 static int range(const char *s, unsigned *lo, unsigned *hi)
 {
 	return sscanf(s, "%u-%u", lo, hi) == 2 && *lo <= *hi ? 0 : -1;
+}
+
+/* Wire mode: one line per port on how the device model's hand-overs went. */
+static void print_wire(FILE *out, const struct sim_port *p)
+{
+	size_t unclean = 0;
+
+	for (size_t k = 0; k < p->npkt; k++)
+		unclean += !sim_packet_clean(p, k);
+	fprintf(out, "# %s: %zu packets, %zu hand-overs, late us: write began p50 %.1f p99 %.1f, "
+		"returned p50 %.1f p99 %.1f max %.1f; %zu unclean at --daemon-gap %u us and "
+		"--daemon-hold %u us; %zu hand-overs so late that a 16550A's FIFO would have "
+		"overflowed\n", p->name, p->npkt, p->ndlv, (double)sim_late_pct(p, 50, true) / 1e3,
+		(double)sim_late_pct(p, 99, true) / 1e3, (double)sim_late_pct(p, 50, false) / 1e3,
+		(double)sim_late_pct(p, 99, false) / 1e3, (double)sim_late_pct(p, 100, false) / 1e3,
+		unclean, p->cfg.gap_us, p->cfg.hold_us, p->overruns);
 }
 
 int main(int argc, char **argv)
@@ -73,7 +108,8 @@ int main(int argc, char **argv)
 		{ "daemon-gap", required_argument, NULL, 'G' }, { "seed", required_argument, NULL, 's' },
 		{ "print", no_argument, NULL, 'p' }, { "help", no_argument, NULL, 'h' },
 		{ "baud", required_argument, NULL, 'b' }, { "connect", required_argument, NULL, 'c' },
-		{ "output", required_argument, NULL, 'o' },
+		{ "output", required_argument, NULL, 'o' }, { "device", required_argument, NULL, 'D' },
+		{ "spin", required_argument, NULL, 'S' }, { "daemon-hold", required_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sim_cfg cfg = {
@@ -89,13 +125,15 @@ int main(int argc, char **argv)
 	int opt, rc = 0;
 	char name[32];
 
-	while ((opt = getopt_long(argc, argv, "d:n:l:F:i:g:G:s:pb:c:o:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:n:l:F:i:g:G:H:s:pb:c:o:D:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'd': dir = optarg; break;
 		case 'n': cfg.packets = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'l':
-			if (range(optarg, &cfg.min_len, &cfg.max_len) < 0 || cfg.min_len == 0) {
-				fprintf(stderr, "portlogd-sim: --len wants MIN-MAX, MIN >= 1\n");
+			if (strchr(optarg, '-') != NULL ? range(optarg, &cfg.min_len, &cfg.max_len) < 0
+			    || cfg.min_len == 0 : sim_lens_parse(optarg, cfg.lens, &cfg.nlens) < 0) {
+				fprintf(stderr, "portlogd-sim: --len wants MIN-MAX, MIN >= 1, or a list "
+					"of up to %d sizes >= 1 (5,20,5,100)\n", SIM_MAX_LENS);
 				return 1;
 			}
 			break;
@@ -108,9 +146,18 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'G': cfg.gap_us = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'H': cfg.hold_us = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 's': cfg.seed = strtoull(optarg, NULL, 0); break;
 		case 'p': print = true; break;
 		case 'b': cfg.baud = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'D':
+			if (sim_dev_parse(optarg, &cfg.dev) < 0) {
+				fprintf(stderr, "portlogd-sim: --device wants direct, fifo:T (T = 1, 4, "
+					"8 or 14) or usb:MS (1..255), not '%s'\n", optarg);
+				return 1;
+			}
+			break;
+		case 'S': cfg.spin_us = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'c':
 			if (strchr(optarg, '=') == NULL || nconnect == MAX_PORTS) {
 				fprintf(stderr, "portlogd-sim: --connect wants NAME=SOCKET\n");
@@ -135,6 +182,10 @@ int main(int argc, char **argv)
 	}
 	if (cfg.max_frags == 0)
 		cfg.max_frags = 1;
+	if (cfg.dev.kind != SIM_DEV_NONE && cfg.baud == 0) {
+		fprintf(stderr, "portlogd-sim: --device needs --baud: the wire's bytes come at the baud\n");
+		return 1;
+	}
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
 		fprintf(stderr, "portlogd-sim: %s: %s\n", dir, strerror(errno));
 		return 1;
@@ -188,6 +239,14 @@ int main(int argc, char **argv)
 		pid_t pid = fork();
 		if (pid == 0) {
 			memset(children, 0, sizeof(children));
+			if (cfg.dev.kind != SIM_DEV_NONE) {
+				/* the hand-overs keep their due times better (best effort) */
+				struct sched_param sp = { .sched_priority = 50 };
+
+				if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
+					fprintf(stderr, "portlogd-sim: %s: not SCHED_FIFO (%s): hand-overs "
+						"will be later\n", ports[i].name, strerror(errno));
+			}
 			if (sim_port_wait_open(&ports[i], 60000) < 0) {
 				fprintf(stderr, "portlogd-sim: nobody opened %s within 60 s\n", ports[i].link);
 				_exit(1);
@@ -210,11 +269,17 @@ int main(int argc, char **argv)
 					/* from its first write to the return of its last, the
 					 * longest pause inside it as measured, and whether its
 					 * pauses kept to --daemon-gap (sim_packet_clean) */
-					fprintf(out, " %lld %lld %s\n",
+					fprintf(out, " %lld %lld %s",
 						(long long)((pk->t_last_mono - pk->t_first_mono) / 1000),
 						(long long)(pk->max_intra_gap_ns / 1000),
 						sim_packet_clean(&ports[i], k) ? "clean" : "unclean");
+					for (uint32_t d = pk->dlv_first; d < pk->dlv_first + pk->ndlv; d++)
+						fprintf(out, " %u@%.1f", ports[i].dlv[d].len,
+							(double)(ports[i].dlv[d].t_ret - ports[i].dlv[d].due) / 1e3);
+					fputc('\n', out);
 				}
+			if (cfg.dev.kind != SIM_DEV_NONE)
+				print_wire(out, &ports[i]);
 			fflush(out);
 			if (rc < 0)
 				fprintf(stderr, "portlogd-sim: %s: %s after %zu packets\n", ports[i].name,

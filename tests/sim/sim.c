@@ -2,6 +2,7 @@
 /* sim.c - the traffic simulator's engine, shared by portlogd-sim and the end-to-end tests. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <poll.h>
 #include <pthread.h>
 #include <pty.h>
@@ -31,6 +32,71 @@ static unsigned uniform(uint64_t *rng, unsigned lo, unsigned hi)
 	if (hi <= lo)
 		return lo;
 	return lo + (unsigned)(tu_rand(rng) % (hi - lo + 1));
+}
+
+int sim_dev_parse(const char *s, struct sim_dev *d)
+{
+	char *end;
+	unsigned long v;
+
+	*d = (struct sim_dev){ .kind = SIM_DEV_NONE };
+	if (strcmp(s, "direct") == 0) {
+		d->kind = SIM_DEV_DIRECT;
+		return 0;
+	}
+	if (strncmp(s, "fifo:", 5) == 0) {
+		v = strtoul(s + 5, &end, 10);
+		if (end == s + 5 || *end != '\0' || (v != 1 && v != 4 && v != 8 && v != 14))
+			return -EINVAL;
+		*d = (struct sim_dev){ .kind = SIM_DEV_FIFO, .trigger = (unsigned)v };
+		return 0;
+	}
+	if (strncmp(s, "usb:", 4) == 0) {
+		v = strtoul(s + 4, &end, 10);
+		if (end == s + 4 || *end != '\0' || v < 1 || v > 255)
+			return -EINVAL;
+		*d = (struct sim_dev){ .kind = SIM_DEV_USB, .latency_ms = (unsigned)v };
+		return 0;
+	}
+	return -EINVAL;
+}
+
+const char *sim_dev_name(const struct sim_dev *d, char *buf, size_t len)
+{
+	switch (d->kind) {
+	case SIM_DEV_DIRECT: snprintf(buf, len, "direct"); break;
+	case SIM_DEV_FIFO: snprintf(buf, len, "fifo:%u", d->trigger); break;
+	case SIM_DEV_USB: snprintf(buf, len, "usb:%u", d->latency_ms); break;
+	default: snprintf(buf, len, "none"); break;
+	}
+	return buf;
+}
+
+const char *sim_dev_declare(const struct sim_dev *d, char *buf, size_t len)
+{
+	/* an adapter holds a byte up to its latency timer and one 1 ms frame: the hold
+	 * portlogd takes for an FTDI adapter it finds (drivers/delivery.c) */
+	if (d->kind == SIM_DEV_USB) {
+		snprintf(buf, len, "usb:%u", d->latency_ms + 1);
+		return buf;
+	}
+	return sim_dev_name(d, buf, len);
+}
+
+int sim_lens_parse(const char *s, unsigned *lens, unsigned *n)
+{
+	char *end;
+
+	*n = 0;
+	do {
+		unsigned long v = strtoul(s, &end, 10);
+
+		if (end == s || v == 0 || v > 65536 || *n == SIM_MAX_LENS)
+			return -EINVAL;
+		lens[(*n)++] = (unsigned)v;
+		s = end + 1;
+	} while (*end == ',');
+	return *end == '\0' ? 0 : -EINVAL;
 }
 
 int sim_port_open(struct sim_port *p, const char *name, const char *link)
@@ -90,8 +156,12 @@ void sim_port_close(struct sim_port *p)
 		unlink(p->link);
 	free(p->data);
 	free(p->pkt);
+	free(p->dlv);
+	free(p->wire.arr);
 	p->data = NULL;
 	p->pkt = NULL;
+	p->dlv = NULL;
+	p->wire.arr = NULL;
 }
 
 int sim_port_drain(struct sim_port *p, int timeout_ms)
@@ -128,6 +198,20 @@ int sim_port_wait_open(struct sim_port *p, int timeout_ms)
 	}
 }
 
+/* The longest packet cfg can make (binary sizes; NMEA and Modbus fit in 128 more). */
+static unsigned longest(const struct sim_cfg *cfg)
+{
+	unsigned m = cfg->max_len;
+
+	for (unsigned i = 0; i < cfg->nlens && i < SIM_MAX_LENS; i++)
+		if (cfg->lens[i] > m)
+			m = cfg->lens[i];
+	return m;
+}
+
+/* Room for a packet of up to `more` bytes: its data, its record, and in wire mode
+ * its bytes' arrivals and its hand-overs (at most one a byte, and two more for
+ * what the device still held from before and holds after). */
 static int reserve(struct sim_port *p, size_t more)
 {
 	if (p->data_len + more > p->data_cap) {
@@ -145,6 +229,23 @@ static int reserve(struct sim_port *p, size_t more)
 			return -ENOMEM;
 		p->pkt = k;
 		p->pkt_cap = cap;
+	}
+	if (p->cfg.dev.kind == SIM_DEV_NONE)
+		return 0;
+	if (p->ndlv + more + 2 > p->dlv_cap) {
+		size_t cap = (p->ndlv + more + 2) * 2;
+		struct sim_delivery *d = realloc(p->dlv, cap * sizeof(*d));
+		if (d == NULL)
+			return -ENOMEM;
+		p->dlv = d;
+		p->dlv_cap = cap;
+	}
+	if (more > p->wire.arr_cap) {
+		int64_t *a = realloc(p->wire.arr, more * sizeof(*a));
+		if (a == NULL)
+			return -ENOMEM;
+		p->wire.arr = a;
+		p->wire.arr_cap = more;
 	}
 	return 0;
 }
@@ -267,10 +368,26 @@ static unsigned make_packet(struct sim_port *p, const struct sim_cfg *cfg, const
 		return make_nmea(p, buf);
 	if (cfg->kind == SIM_MODBUS)
 		return make_modbus(p, buf, req);
-	len = uniform(&p->rng, cfg->min_len, cfg->max_len);
+	len = cfg->nlens > 0 ? cfg->lens[p->npkt % cfg->nlens]
+	      : uniform(&p->rng, cfg->min_len, cfg->max_len);
 	for (unsigned i = 0; i < len; i++)
 		buf[i] = (uint8_t)tu_rand(&p->rng);
 	return len;
+}
+
+/* How many fragments a packet of len bytes is cut into: 1..max_frags, at random. */
+static unsigned frag_count(struct sim_port *p, const struct sim_cfg *cfg, unsigned len)
+{
+	unsigned frags = cfg->max_frags < SIM_MAX_FRAGS ? cfg->max_frags : SIM_MAX_FRAGS;
+
+	return uniform(&p->rng, 1, frags < len ? frags : len);
+}
+
+/* The length of fragment f of frags, when sent of the packet's len bytes came before. */
+static unsigned frag_len(struct sim_port *p, unsigned len, unsigned sent, unsigned f,
+			 unsigned frags)
+{
+	return f + 1 == frags ? len - sent : uniform(&p->rng, 1, len - sent - (frags - f - 1));
 }
 
 /*
@@ -289,12 +406,10 @@ static int play(struct sim_port *p, const struct sim_cfg *cfg, unsigned len, int
 
 	pk = &p->pkt[p->npkt];
 	*pk = (struct sim_packet){ .off = (uint32_t)p->data_len, .len = len };
-	frags = cfg->max_frags < SIM_MAX_FRAGS ? cfg->max_frags : SIM_MAX_FRAGS;
-	frags = uniform(&p->rng, 1, frags < len ? frags : len);
+	frags = frag_count(p, cfg, len);
 	pk->nfrag = frags;
 	for (unsigned f = 0; f < frags; f++) {
-		unsigned n = f + 1 == frags ? len - sent
-			     : uniform(&p->rng, 1, len - sent - (frags - f - 1));
+		unsigned n = frag_len(p, len, sent, f, frags);
 		int64_t start;
 
 		sleep_until(*next);
@@ -347,34 +462,251 @@ static int play(struct sim_port *p, const struct sim_cfg *cfg, unsigned len, int
 	return 0;
 }
 
+/* ---- wire mode: the wire's schedule and the device between it and the pty ---- */
+
+/*
+ * Waits until due: a sleep, and the last spin_us spun (a wake-up from a sleep can
+ * be tens of microseconds late here; a character at 921600 baud is 11), but
+ * only when the hand-over before was at least 4 spins earlier. A SCHED_FIFO
+ * thread that spins holds back the pty's kernel worker (SCHED_OTHER) on its CPU,
+ * and the reader would see the bytes late, which the records here cannot show;
+ * spinning at most a quarter of the time leaves it room. The first hand-over
+ * after a silence, the one a packet's first byte is dated by, is always spun.
+ */
+static void wait_due(int64_t due, int64_t prev_due, unsigned spin_us)
+{
+	int64_t spin = (int64_t)spin_us * 1000, wake = due - spin;
+
+	if (due - prev_due < 4 * spin)
+		wake = due;
+	if (now_ns(CLOCK_MONOTONIC) < wake)
+		sleep_until(wake);
+	while (now_ns(CLOCK_MONOTONIC) < due)
+		tu_relax();
+}
+
+/*
+ * The device hands over its n oldest bytes (the next n not yet handed over) at
+ * due: written to the pty then, and recorded, with the lateness given to every
+ * packet they belong to. A FIFO written so late that the bytes arriving
+ * meanwhile would not have fitted beside them is marked: a real one would have
+ * lost a byte (the simulator loses none). 0 or -errno.
+ */
+static int deliver(struct sim_port *p, int64_t due, size_t n)
+{
+	struct sim_wire *w = &p->wire;
+	struct sim_delivery *d = &p->dlv[p->ndlv];
+	size_t done, end = w->delivered + n;
+	int rc;
+
+	wait_due(due, p->ndlv > 0 ? p->dlv[p->ndlv - 1].due : INT64_MIN / 2, p->cfg.spin_us);
+	*d = (struct sim_delivery){ .off = (uint32_t)w->delivered, .len = (uint32_t)n, .due = due };
+	d->t_write = now_ns(CLOCK_MONOTONIC);
+	rc = write_all(p, p->data + w->delivered, n, &done);
+	d->t_ret = now_ns(CLOCK_MONOTONIC);
+	if (rc < 0) {
+		p->error = -rc;
+		return rc;
+	}
+	p->ndlv++;
+	if (p->cfg.dev.kind == SIM_DEV_FIFO) {
+		size_t more = 0;
+
+		/* the packet on the wire: held bytes of the one before are all in this */
+		for (size_t i = end > w->arr_off ? end : w->arr_off;
+		     i < w->arr_off + w->arr_n && w->arr[i - w->arr_off] <= d->t_ret; i++)
+			more++;
+		if (n + more > SIM_FIFO_SIZE) {
+			d->overrun = true;
+			p->overruns++;
+		}
+	}
+	for (size_t k = w->pkt_at; k < p->npkt && p->pkt[k].off < end; k++) {
+		struct sim_packet *pk = &p->pkt[k];
+
+		if (pk->ndlv++ == 0) {
+			pk->dlv_first = (uint32_t)(p->ndlv - 1);
+			pk->late_min_ns = d->t_write - due;
+			pk->late_max_ns = d->t_ret - due;
+		}
+		if (d->t_write - due < pk->late_min_ns)
+			pk->late_min_ns = d->t_write - due;
+		if (d->t_ret - due > pk->late_max_ns)
+			pk->late_max_ns = d->t_ret - due;
+	}
+	w->delivered = end;
+	while (w->pkt_at < p->npkt && p->pkt[w->pkt_at].off + p->pkt[w->pkt_at].len <= end)
+		w->pkt_at++;
+	atomic_store(&p->done, w->pkt_at);
+	return 0;
+}
+
+/* When the device hands over what it holds (w->held > 0) if no byte comes first. */
+static int64_t dev_due(const struct sim_port *p)
+{
+	const struct sim_wire *w = &p->wire;
+
+	if (p->cfg.dev.kind == SIM_DEV_USB) {
+		/* the latency timer expires every period from its last restart (a
+		 * transfer, with data or status only); the first expiry at or after
+		 * the first byte held takes it */
+		int64_t period = (int64_t)p->cfg.dev.latency_ms * 1000000;
+		int64_t k = (w->first_arr - w->last_send + period - 1) / period;
+		int64_t due = w->last_send + (k < 1 ? 1 : k) * period;
+
+		return w->full_at < due ? w->full_at : due;
+	}
+	return w->last_arr + 4 * w->char_ns;        /* the FIFO's RX timeout */
+}
+
+/* Hands over what the device would before a byte that arrives at t (INT64_MAX:
+ * no byte comes; everything). A hand-over at t itself waits: it takes that byte. */
+static int dev_before(struct sim_port *p, int64_t t)
+{
+	struct sim_wire *w = &p->wire;
+
+	while (w->held > 0) {
+		int64_t due = dev_due(p);
+		int rc;
+
+		if (due >= t)
+			return 0;
+		if ((rc = deliver(p, due, w->held)) < 0)
+			return rc;
+		w->held = 0;
+		w->last_send = due;
+		w->full_at = INT64_MAX;
+	}
+	return 0;
+}
+
+/* A byte arrives at t (its stop bit ends): into the device, and out at once if
+ * that is what the device does with it. */
+static int dev_arrive(struct sim_port *p, int64_t t)
+{
+	struct sim_wire *w = &p->wire;
+	const struct sim_dev *dev = &p->cfg.dev;
+	int rc;
+
+	if (w->held++ == 0)
+		w->first_arr = t;
+	w->last_arr = t;
+	if (dev->kind == SIM_DEV_USB) {
+		/* a full packet goes at the next frame, but never two in one frame */
+		if (w->held >= SIM_USB_PACKET && w->full_at == INT64_MAX) {
+			int64_t ms = 1000000, f = w->frame0 + (t - w->frame0 + ms - 1) / ms * ms;
+
+			w->full_at = f > w->last_send + ms ? f : w->last_send + ms;
+		}
+		return 0;
+	}
+	if (dev->kind == SIM_DEV_FIFO && w->held < dev->trigger)
+		return 0;
+	if ((rc = deliver(p, t, w->held)) < 0)
+		return rc;
+	w->held = 0;
+	return 0;
+}
+
+/* Starts the wire at t0 (and a USB adapter's frames and timer with it). */
+static int wire_init(struct sim_port *p, int64_t t0)
+{
+	const struct sim_cfg *cfg = &p->cfg;
+
+	if (cfg->baud == 0 || (cfg->dev.kind == SIM_DEV_FIFO
+			       && (cfg->dev.trigger == 0 || cfg->dev.trigger > SIM_FIFO_SIZE))
+	    || (cfg->dev.kind == SIM_DEV_USB && cfg->dev.latency_ms == 0))
+		return -EINVAL;
+	p->wire.char_ns = (int64_t)10 * 1000000000 / cfg->baud;     /* 8N1 */
+	p->wire.frame0 = p->wire.last_send = t0;
+	p->wire.full_at = INT64_MAX;
+	return 0;
+}
+
+/*
+ * Puts the len bytes at the end of p's data on the wire as one packet, in
+ * fragments with planned pauses, its first byte starting at *next, and records
+ * it; the device hands over what it would before each byte arrives and as it
+ * arrives. *next becomes the end of its last byte. 0 or -errno.
+ */
+static int play_wire(struct sim_port *p, const struct sim_cfg *cfg, unsigned len, int64_t *next)
+{
+	struct sim_wire *w = &p->wire;
+	struct sim_packet *pk = &p->pkt[p->npkt];
+	int64_t t = *next, real_off = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
+	unsigned sent = 0;
+	int rc;
+
+	*pk = (struct sim_packet){ .off = (uint32_t)p->data_len, .len = len, .t_first_mono = t,
+				   .t_first_real = t + real_off };
+	pk->nfrag = frag_count(p, cfg, len);
+	for (unsigned f = 0; f < pk->nfrag; f++) {
+		unsigned n = frag_len(p, len, sent, f, pk->nfrag);
+		int64_t pause = f == 0 ? 0 : (int64_t)uniform(&p->rng, 0, cfg->intra_gap_max_us) * 1000;
+
+		t += pause;
+		pk->frag_off[f] = sent;
+		pk->frag_real[f] = t + real_off;
+		pk->frag_pause[f] = pause;
+		if (pause > pk->max_intra_gap_ns)
+			pk->max_intra_gap_ns = pause;
+		for (unsigned i = 0; i < n; i++) {
+			t += w->char_ns;
+			w->arr[sent + i] = t;
+		}
+		sent += n;
+	}
+	pk->t_last_mono = t;
+	w->arr_off = p->data_len;
+	w->arr_n = len;
+	p->data_len += len;
+	p->npkt++;
+	for (unsigned i = 0; i < len; i++)
+		if ((rc = dev_before(p, w->arr[i])) < 0 || (rc = dev_arrive(p, w->arr[i])) < 0)
+			return rc;
+	*next = t;
+	return 0;
+}
+
 int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg)
 {
 	int64_t next = now_ns(CLOCK_MONOTONIC);
+	bool wire = cfg->dev.kind != SIM_DEV_NONE;
+	int rc;
 
 	p->cfg = *cfg;
+	if (p->cfg.nlens > SIM_MAX_LENS)
+		p->cfg.nlens = SIM_MAX_LENS;
 	p->rng = cfg->seed;
+	/* the wire starts a millisecond from now, so that its first byte is not late */
+	if (wire && (rc = wire_init(p, next += 1000000)) < 0)
+		return rc;
 	for (unsigned k = 0; cfg->packets == 0 || k < cfg->packets; k++) {
 		/* SIM_MODBUS on one port: even packets are requests, odd ones the
 		 * response to the packet before */
 		const uint8_t *req;
-		int rc;
 
 		if (atomic_load(&p->stop))
 			break;
-		if ((rc = reserve(p, cfg->max_len + 128)) < 0)
+		if ((rc = reserve(p, longest(&p->cfg) + 128)) < 0)
 			return rc;
 		req = p->npkt % 2 ? p->data + p->pkt[p->npkt - 1].off : NULL;
-		if ((rc = play(p, cfg, make_packet(p, cfg, req), &next)) < 0)
+		rc = wire ? play_wire(p, &p->cfg, make_packet(p, &p->cfg, req), &next)
+		     : play(p, &p->cfg, make_packet(p, &p->cfg, req), &next);
+		if (rc < 0)
 			return rc;
 		next += (int64_t)uniform(&p->rng, cfg->inter_gap_min_us, cfg->inter_gap_max_us) * 1000;
 	}
-	return 0;
+	/* what the device still holds goes out when it would with nothing after it */
+	return wire ? dev_before(p, INT64_MAX) : 0;
 }
 
 int sim_exchange_run(struct sim_port *req, struct sim_port *resp, const struct sim_cfg *cfg)
 {
 	int64_t next = now_ns(CLOCK_MONOTONIC), gap = (int64_t)cfg->gap_us * 1000;
 
+	if (cfg->dev.kind != SIM_DEV_NONE)
+		return -EINVAL;
 	req->cfg = resp->cfg = *cfg;
 	req->rng = cfg->seed;
 	resp->rng = cfg->seed ^ 0x9e3779b97f4a7c15ULL;
@@ -383,8 +715,8 @@ int sim_exchange_run(struct sim_port *req, struct sim_port *resp, const struct s
 
 		if (atomic_load(&req->stop) || atomic_load(&resp->stop))
 			break;
-		if ((rc = reserve(req, cfg->max_len + 128)) < 0
-		    || (rc = reserve(resp, cfg->max_len + 128)) < 0)
+		if ((rc = reserve(req, longest(cfg) + 128)) < 0
+		    || (rc = reserve(resp, longest(cfg) + 128)) < 0)
 			return rc;
 		if ((rc = play(req, cfg, make_packet(req, cfg, NULL), &next)) < 0)
 			return rc;
@@ -398,11 +730,42 @@ int sim_exchange_run(struct sim_port *req, struct sim_port *resp, const struct s
 	return 0;
 }
 
+/*
+ * sim_packet_clean in wire mode. A silence the reader sees between two
+ * hand-overs is the one the model planned, grown by the later one's lateness
+ * and shrunk by the earlier one's: the spread of lateness among a packet's
+ * hand-overs is what a silence inside it can have gained (the daemon ends a
+ * packet only after gap + hold: a silence the device's holding could explain is
+ * not taken for a boundary unmarked), and the previous packet's latest lateness
+ * less this one's earliest is what the silence before it can have lost.
+ */
+static bool wire_clean(const struct sim_port *p, size_t i, int64_t gap)
+{
+	const struct sim_packet *k = &p->pkt[i], *prev = i > 0 ? k - 1 : NULL;
+	const struct sim_packet *next = i + 1 < p->npkt ? k + 1 : NULL;
+	int64_t hold = (int64_t)p->cfg.hold_us * 1000;
+
+	if (k->ndlv == 0 || k->off + k->len > p->wire.delivered)
+		return false;
+	if (k->max_intra_gap_ns * 2 > gap
+	    || (k->max_intra_gap_ns + k->late_max_ns - k->late_min_ns) * 2 > gap + hold)
+		return false;
+	if (prev != NULL && (k->t_first_mono - prev->t_last_mono - (prev->late_max_ns - k->late_min_ns))
+			    * 2 < gap * 3)
+		return false;
+	if (next != NULL && next->ndlv > 0
+	    && (next->t_first_mono - k->t_last_mono - (k->late_max_ns - next->late_min_ns)) * 2 < gap * 3)
+		return false;
+	return true;
+}
+
 bool sim_packet_clean(const struct sim_port *p, size_t i)
 {
 	int64_t gap = (int64_t)p->cfg.gap_us * 1000;
 	const struct sim_packet *k = &p->pkt[i];
 
+	if (p->cfg.dev.kind != SIM_DEV_NONE)
+		return wire_clean(p, i, gap);
 	if (k->max_intra_gap_ns * 2 > gap)
 		return false;
 	if (i > 0 && (k->t_first_mono - p->pkt[i - 1].t_last_mono) * 2 < gap * 3)
@@ -412,10 +775,32 @@ bool sim_packet_clean(const struct sim_port *p, size_t i)
 	return true;
 }
 
+static int cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int64_t sim_late_pct(const struct sim_port *p, double pct, bool at_write)
+{
+	int64_t *v, r;
+	size_t i;
+
+	if (p->ndlv == 0 || (v = malloc(p->ndlv * sizeof(*v))) == NULL)
+		return 0;
+	for (i = 0; i < p->ndlv; i++)
+		v[i] = (at_write ? p->dlv[i].t_write : p->dlv[i].t_ret) - p->dlv[i].due;
+	qsort(v, p->ndlv, sizeof(*v), cmp64);
+	i = (size_t)(pct / 100.0 * (double)(p->ndlv - 1) + 0.5);
+	r = v[i < p->ndlv ? i : p->ndlv - 1];
+	free(v);
+	return r;
+}
+
 struct runner {
 	struct sim_port *port;
-	const struct sim_cfg *cfg;
-	uint64_t seed;
+	struct sim_cfg cfg;
 	int prio;
 	int rc;
 };
@@ -423,18 +808,16 @@ struct runner {
 static void *run_thread(void *arg)
 {
 	struct runner *r = arg;
-	struct sim_cfg cfg = *r->cfg;
 
 	if (r->prio > 0) {
 		struct sched_param sp = { .sched_priority = r->prio };
 		(void)pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);  /* best effort */
 	}
-	cfg.seed = r->seed;
-	r->rc = sim_port_run(r->port, &cfg);
+	r->rc = sim_port_run(r->port, &r->cfg);
 	return NULL;
 }
 
-int sim_run_all(struct sim_port *ports, unsigned n, const struct sim_cfg *cfg, int rt_priority)
+int sim_run_each(struct sim_port *ports, unsigned n, const struct sim_cfg *cfgs, int rt_priority)
 {
 	pthread_t *t = calloc(n, sizeof(*t));
 	struct runner *r = calloc(n, sizeof(*r));
@@ -446,8 +829,7 @@ int sim_run_all(struct sim_port *ports, unsigned n, const struct sim_cfg *cfg, i
 		return -ENOMEM;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		r[i] = (struct runner){ .port = &ports[i], .cfg = cfg, .prio = rt_priority,
-					.seed = cfg->seed + i * 0x1000193ULL };
+		r[i] = (struct runner){ .port = &ports[i], .cfg = cfgs[i], .prio = rt_priority };
 		if (pthread_create(&t[i], NULL, run_thread, &r[i]) != 0) {
 			r[i].rc = -EAGAIN;
 			t[i] = 0;
@@ -461,6 +843,22 @@ int sim_run_all(struct sim_port *ports, unsigned n, const struct sim_cfg *cfg, i
 	}
 	free(t);
 	free(r);
+	return rc;
+}
+
+int sim_run_all(struct sim_port *ports, unsigned n, const struct sim_cfg *cfg, int rt_priority)
+{
+	struct sim_cfg *c = calloc(n, sizeof(*c));
+	int rc;
+
+	if (c == NULL)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++) {
+		c[i] = *cfg;
+		c[i].seed = cfg->seed + i * 0x1000193ULL;
+	}
+	rc = sim_run_each(ports, n, c, rt_priority);
+	free(c);
 	return rc;
 }
 

@@ -6,6 +6,26 @@
  * A packet is written as one or more fragments with short pauses inside it and a
  * longer pause after it, and every write is recorded with its times, so a test
  * can compare the daemon's log with what was sent.
+ *
+ * Wire mode (sim_cfg.dev set, and a baud): the fragments and pauses are planned
+ * on a wire instead. Each byte arrives one character time (8N1: 10 bits) after
+ * the one before, or after a planned pause, on an absolute CLOCK_MONOTONIC
+ * schedule that does not wait for the writes; a device model decides when the
+ * bytes it holds are handed over (written to the pty), as the chip between a
+ * real wire and the kernel would:
+ *  - direct: each byte at its arrival (a UART at receive trigger 1, or a pty);
+ *  - fifo:T, a 16550A: all the FIFO holds when it reaches T bytes (at that
+ *    byte's arrival), or 4 character times after the last arrival while it
+ *    holds fewer (the RX timeout, as QEMU's hw/char/serial.c and the data sheet
+ *    have it);
+ *  - usb:L, an FTDI adapter: on 1 ms USB frame boundaries only, all it holds,
+ *    when its latency timer (L ms, restarted by every transfer, and by the
+ *    status-only transfer it sends when the timer expires with nothing to send)
+ *    expires with data waiting, or at the next frame once 62 bytes (one USB
+ *    packet) wait.
+ * The truth a test compares the log with is then the wire: each packet's first
+ * byte's start, its planned pauses; and each hand-over is recorded with its due
+ * time and when it was written.
  */
 #ifndef PORTLOGD_SIM_H
 #define PORTLOGD_SIM_H
@@ -21,20 +41,59 @@
  * 1-3, random addresses and values, CRC-16 right (sim_modbus_crc). */
 enum sim_kind { SIM_BINARY, SIM_NMEA, SIM_MODBUS };
 
+/* What hands the wire's bytes to the pty (wire mode); SIM_DEV_NONE: no wire, the
+ * fragments are written as planned. */
+enum sim_dev_kind { SIM_DEV_NONE, SIM_DEV_DIRECT, SIM_DEV_FIFO, SIM_DEV_USB };
+
+struct sim_dev {
+	enum sim_dev_kind kind;
+	unsigned trigger;           /* SIM_DEV_FIFO: 1, 4, 8 or 14 */
+	unsigned latency_ms;        /* SIM_DEV_USB: the latency timer, 1..255 */
+};
+
+#define SIM_FIFO_SIZE 16        /* a 16550A's receive FIFO */
+#define SIM_USB_PACKET 62       /* an FTDI full-speed packet's data bytes */
+#define SIM_MAX_LENS 8
+
 struct sim_cfg {
 	enum sim_kind kind;
 	unsigned packets;           /* 0 = until stopped */
 	unsigned min_len, max_len;  /* binary packet sizes, uniform */
+	unsigned lens[SIM_MAX_LENS], nlens;  /* nlens > 0: binary packet sizes in turn instead */
 	unsigned max_frags;         /* a packet is cut into 1..max_frags writes (<= SIM_MAX_FRAGS) */
 	unsigned intra_gap_max_us;  /* pause between fragments of one packet: 0..max */
 	unsigned inter_gap_min_us, inter_gap_max_us;    /* pause after a packet */
 	unsigned gap_us;            /* the daemon's gap threshold, to judge timing */
+	unsigned hold_us;           /* wire mode: how long the daemon allows a device to hold a
+				       byte (it ends a packet only gap_us + hold_us after its last
+				       byte), to judge the hand-overs' timing; 0: none */
 	unsigned baud;              /* 0, or pace writes no faster than this line (8N1: 10 bits a byte) */
+	struct sim_dev dev;         /* wire mode (needs baud): the device between wire and pty */
+	unsigned spin_us;           /* wire mode: sleep until this long before a hand-over is
+				       due, then spin (0: sleep all the way) */
 	uint64_t seed;
 };
 
+/* "direct", "fifo:T" (T = 1, 4, 8, 14) or "usb:MS" (1..255) into *d; 0 or -EINVAL. */
+int sim_dev_parse(const char *s, struct sim_dev *d);
+/* The same spelling back, into buf ("none" for SIM_DEV_NONE). */
+const char *sim_dev_name(const struct sim_dev *d, char *buf, size_t len);
+/* What [serial] delivery = says of the device, as a user who knows it would write:
+ * its name, but an adapter's hold (usb:MS) is its latency timer and a USB frame. */
+const char *sim_dev_declare(const struct sim_dev *d, char *buf, size_t len);
+/* "A,B,...": up to SIM_MAX_LENS packet sizes (1..65536) into lens, their count into
+ * *n; 0 or -EINVAL. */
+int sim_lens_parse(const char *s, unsigned *lens, unsigned *n);
+
 #define SIM_MAX_FRAGS 8
 
+/*
+ * A packet. In wire mode the times are the wire's: a fragment is the bytes
+ * after one planned pause, frag_real its first byte's start, frag_pause the
+ * pause, t_first_* the first byte's start (the truth for its timestamp),
+ * t_last_mono the last byte's end, max_intra_gap_ns the longest planned pause;
+ * late_* and dlv_* say how its hand-overs went.
+ */
 struct sim_packet {
 	uint32_t off, len;          /* in sim_port.data */
 	unsigned nfrag;
@@ -47,6 +106,33 @@ struct sim_packet {
 	int64_t t_first_mono;       /* CLOCK_MONOTONIC just before the first write */
 	int64_t t_last_mono;        /* CLOCK_MONOTONIC after the last write returned */
 	int64_t max_intra_gap_ns;   /* longest silence its bytes could contain (an upper bound) */
+	/* wire mode: of the hand-overs that hold its bytes, the earliest start of a
+	 * write minus its due time, and the latest return minus its due time */
+	int64_t late_min_ns, late_max_ns;
+	uint32_t dlv_first, ndlv;   /* those hand-overs, in sim_port.dlv */
+};
+
+/* A hand-over of the device model (wire mode): len bytes at off in sim_port.data. */
+struct sim_delivery {
+	uint32_t off, len;
+	int64_t due;                /* CLOCK_MONOTONIC when the device hands them over */
+	int64_t t_write, t_ret;     /* CLOCK_MONOTONIC before the write, after it returned */
+	bool overrun;               /* a FIFO: written so late that a real one would have
+				       overflowed (more than SIM_FIFO_SIZE bytes by then) */
+};
+
+/* The device model's state (sim.c's). */
+struct sim_wire {
+	int64_t char_ns;
+	int64_t frame0;             /* USB: the frame grid's origin */
+	int64_t last_send;          /* USB: the latency timer's last restart */
+	int64_t full_at;            /* USB: the frame that sends a full packet; INT64_MAX */
+	int64_t first_arr, last_arr;        /* arrivals of the first and last byte held */
+	size_t held;                /* bytes in the device */
+	size_t delivered;           /* bytes handed over (from the start of data) */
+	size_t pkt_at;              /* the packet that holds byte `delivered` */
+	int64_t *arr;               /* arrivals of the packet on the wire, from data offset */
+	size_t arr_off, arr_n, arr_cap;     /* arr_off, arr_n of them */
 };
 
 struct sim_port {
@@ -61,9 +147,14 @@ struct sim_port {
 	size_t data_len, data_cap;
 	struct sim_packet *pkt;
 	size_t npkt, pkt_cap;
-	atomic_size_t done;         /* packets completely written so far */
+	atomic_size_t done;         /* packets completely written (wire mode: handed over) so far */
 	atomic_bool stop;
 	int error;                  /* errno of a failed write, 0 if none */
+
+	struct sim_delivery *dlv;   /* wire mode: every hand-over, in order */
+	size_t ndlv, dlv_cap;
+	size_t overruns;            /* hand-overs marked overrun */
+	struct sim_wire wire;
 };
 
 /* Creates the pty and the symlink `link` to its slave. Returns 0 or -errno. */
@@ -82,7 +173,8 @@ int sim_port_drain(struct sim_port *p, int timeout_ms);
  * POLLHUP). Returns 0, or -ETIMEDOUT after timeout_ms. */
 int sim_port_wait_open(struct sim_port *p, int timeout_ms);
 
-/* Plays cfg->packets packets (or until p->stop); records them. Returns 0 or -errno. */
+/* Plays cfg->packets packets (or until p->stop); records them. In wire mode it
+ * returns when the device has handed over every byte. Returns 0 or -errno. */
 int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg);
 
 /*
@@ -91,13 +183,16 @@ int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg);
  * after the request's last write returned, then the next request after the
  * inter-packet pause. SIM_MODBUS: Modbus RTU requests and their responses;
  * otherwise packets of the cfg's kind. Each port records what it sent. Returns
- * 0 or -errno.
+ * 0 or -errno (-EINVAL in wire mode, which plays one port's wire).
  */
 int sim_exchange_run(struct sim_port *req, struct sim_port *resp, const struct sim_cfg *cfg);
 
 /* Runs sim_port_run on n ports in parallel threads; returns the first error. */
 int sim_run_all(struct sim_port *ports, unsigned n, const struct sim_cfg *cfg,
 		int rt_priority);
+/* The same with a cfg of its own for each port (seeds as given). */
+int sim_run_each(struct sim_port *ports, unsigned n, const struct sim_cfg *cfgs,
+		 int rt_priority);
 
 /* sim_run_all in a background thread, for tests that act while traffic flows. */
 struct sim_bg {
@@ -116,8 +211,23 @@ int sim_bg_join(struct sim_bg *b);
 /* Modbus RTU's CRC-16 (polynomial 0xA001 reflected, start 0xFFFF); sent low byte first. */
 uint16_t sim_modbus_crc(const uint8_t *p, size_t n);
 
-/* Is packet i "clean": its pauses inside were well below the gap threshold and
- * the pauses around it well above, as actually measured (not as planned)? */
+/*
+ * Is packet i "clean": its pauses inside were well below the gap threshold
+ * (cfg.gap_us) and the pauses around it well above, as actually measured (not
+ * as planned)? In wire mode: was it handed over as the device model says, near
+ * enough for the reader not to see other silences than the wire's? Its planned
+ * pauses at most half the gap, and with the spread of its hand-overs' lateness
+ * (late_max_ns - late_min_ns: how much a silence between two of them can have
+ * grown) at most half of gap + hold (the daemon waits that long before it ends
+ * a packet); the wire's silence before and after it, less what the lateness of
+ * the packets on either side can have taken from it, at least 1.5 gaps; and
+ * every byte handed over.
+ */
 bool sim_packet_clean(const struct sim_port *p, size_t i);
+
+/* Wire mode: the pct percentile (0..100) of the hand-overs' lateness, the return
+ * of their write (or with at_write, its start) minus their due time, in ns (0
+ * when there were none). */
+int64_t sim_late_pct(const struct sim_port *p, double pct, bool at_write);
 
 #endif

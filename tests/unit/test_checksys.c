@@ -159,6 +159,12 @@ static void serial_ftdi(const struct checksys *c, struct checksys_result *r)
 		snprintf(r->text, sizeof(r->text), SKIPPED);
 }
 
+static void serial_delivery(const struct checksys *c, struct checksys_result *r)
+{
+	if (!checksys_serial_delivery(c, &c->conf->serial[0], r))
+		snprintf(r->text, sizeof(r->text), SKIPPED);
+}
+
 /* One of the tap's second port's rows, by name (its device check: port:gps:tx). */
 static void tap_row(const struct checksys *c, struct checksys_result *r, const char *name)
 {
@@ -312,6 +318,9 @@ struct row {
 #define PINNED2 GPS "cpu = 2\n"
 #define FTDI_LINK { "/dev/serial/by-id/usb-FTDI_FT232R-if00-port0", "-> ../../ttyUSB0" }, \
 	{ "/dev/ttyUSB0", "" }
+/* a 16550A at receive trigger T, as Linux shows it */
+#define A16550(t) { "/dev/ttyS0", "" }, { "/sys/class/tty/ttyS0/type", "4\n" }, \
+	{ "/sys/class/tty/ttyS0/xmit_fifo_size", "16\n" }, { "/sys/class/tty/ttyS0/rx_trig_bytes", t }
 
 static const struct row rows[] = {
 	/* config */
@@ -671,6 +680,47 @@ static const struct row rows[] = {
 	  "sets it to 1 ms when it opens the port", NULL, NULL },
 	{ "not FTDI", serial_ftdi, "[serial gps]\ndevice = /dev/ttyUSB0\n",
 	  { { "/dev/ttyUSB0", "" } }, NULL, CHECKSYS_OK, "", SKIPPED, NULL, NULL },
+	/* port:NAME:delivery */
+	{ "16550A at trigger 8, writable", serial_delivery, GPS "baud = 9600\n", { A16550("8\n") },
+	  NULL, CHECKSYS_OK, "port:gps:delivery", "16550A: receive trigger 8 now; portlogd sets 1 "
+	  "when it opens the port (EV open rx_trigger=), and puts 8 back", NULL, NULL },
+	{ "16550A at trigger 1", serial_delivery, NULL, { A16550("1\n") }, NULL, CHECKSYS_OK,
+	  "port:gps:delivery", "16550A at receive trigger 1: each byte reaches the reader as it "
+	  "comes", NULL, NULL },
+	{ "16550A at trigger 8, rx_trigger = keep", serial_delivery,
+	  GPS "baud = 9600\nrx_trigger = keep\n", { A16550("8\n") }, NULL, CHECKSYS_WARN,
+	  "port:gps:delivery", "16550A: receive trigger 8, kept (rx_trigger = keep): the FIFO holds "
+	  "bytes up to 33333 us unseen; boundaries are judged in wire time (gap 3125 us), a boundary "
+	  "within 36979 us of the packet before is inferred and marked", "; fix: rx_trigger = auto",
+	  NULL },
+	{ "a FIFO whose level Linux does not show", serial_delivery, GPS "baud = 9600\n",
+	  { { "/dev/ttyS0", "" }, { "/sys/class/tty/ttyS0/type", "14\n" },
+	    { "/sys/class/tty/ttyS0/xmit_fifo_size", "16\n" } }, NULL, CHECKSYS_WARN,
+	  "port:gps:delivery", "NS16550A: a 16-byte FIFO whose receive trigger level Linux does not "
+	  "show: taken as the whole FIFO", "; fix: delivery = fifo:N", NULL },
+	{ "an FTDI adapter", serial_delivery,
+	  "[serial gps]\ndevice = /dev/serial/by-id/usb-FTDI_FT232R-if00-port0\n",
+	  { FTDI_LINK, { "/sys/bus/usb-serial/devices/ttyUSB0/latency_timer", "1\n" },
+	    { "/sys/class/tty/ttyUSB0/device/driver", "-> ../../../bus/usb-serial/drivers/ftdi_sio" } },
+	  NULL, CHECKSYS_OK, "port:gps:delivery", "ftdi_sio: USB adapter holding a byte up to 2000 "
+	  "us (its latency timer and a USB frame): boundaries judged in wire time, gap 4000 us",
+	  NULL, NULL },
+	{ "a CDC-ACM device", serial_delivery, "[serial gps]\ndevice = /dev/ttyACM0\n",
+	  { { "/dev/ttyACM0", "" }, { "/sys/class/tty/ttyACM0/device/driver",
+				     "-> ../../../../bus/usb/drivers/cdc_acm" } }, NULL,
+	  CHECKSYS_WARN, "port:gps:delivery", "cdc_acm: USB adapter whose hold Linux does not show: "
+	  "taken as 16000 us, so the gap is 32000 us", "; fix: delivery = usb:MS", NULL },
+	{ "a pty", serial_delivery, "[serial gps]\ndevice = /dev/pts/3\n", { { "/dev/pts/3", "" } },
+	  NULL, CHECKSYS_OK, "port:gps:delivery", "pty: each byte reaches the reader as it comes",
+	  NULL, NULL },
+	{ "delivery in the config", serial_delivery, GPS "delivery = fifo:8\n", { A16550("8\n") },
+	  NULL, CHECKSYS_OK, "port:gps:delivery", "delivery = fifo:8 in the config (16550A): "
+	  "boundaries judged in wire time", NULL, NULL },
+	{ "nothing shown", serial_delivery, NULL, { { "/dev/ttyS0", "" } }, NULL, CHECKSYS_WARN,
+	  "port:gps:delivery", "/dev/ttyS0: Linux shows neither a UART's FIFO nor a USB adapter",
+	  "; fix: delivery = fifo:N or usb:MS", NULL },
+	{ "delivery: device missing", serial_delivery, NULL, {{0}}, NULL, CHECKSYS_OK, "",
+	  SKIPPED, NULL, NULL },
 	/* port:NAME:irq */
 	{ "irq: a pty", serial_irq, "[serial gps]\ndevice = /dev/pts/3\n", { { "/dev/pts/3", "" } },
 	  NULL, CHECKSYS_OK, "port:gps:irq", "n/a: a pseudo-terminal has no interrupt", NULL, NULL },
@@ -869,6 +919,7 @@ static void test_rows_cover_every_check(void **state)
 		"config", "kernel-rt", "rt-throttle", "cpufreq", "cpuidle", "cpu-dma-latency",
 		"smt", "isolation", "irqbalance", "rt-tasks", "rlimit-rtprio", "rlimit-memlock",
 		"clocksource", "clock", "port:gps", "port:gps:tx", "port:gps:tx:irq", "port:gps:pass",
+		"port:gps:delivery",
 		"port:lpt", "port:gps:irq", "port:lpt:irq",
 	};
 	(void)state;
@@ -974,6 +1025,18 @@ static void test_unprivileged(void **state)
 	       "ATTR{latency_timer}=\"1\"", NULL);
 	fx_end();
 
+	fx_begin(GPS "baud = 9600\n");
+	fx_write("/dev/ttyS0", "");
+	fx_write("/sys/class/tty/ttyS0/type", "4\n");
+	fx_write("/sys/class/tty/ttyS0/xmit_fifo_size", "16\n");
+	fx_write("/sys/class/tty/ttyS0/rx_trig_bytes", "8\n");
+	chmod_at("/sys/class/tty/ttyS0/rx_trig_bytes", 0644);
+	run_unprivileged(serial_delivery, &r);
+	expect("rx_trig_bytes not writable", &r, CHECKSYS_WARN, "port:gps:delivery",
+	       "16550A: receive trigger 8, and this user cannot write rx_trig_bytes",
+	       "; fix: the package's udev rule", NULL);
+	fx_end();
+
 	fx_begin("[parallel lpt]\ndriver = sim\ndevice = /run/portlogd/lpt.sim\n");
 	fx_write("/run/portlogd/other", "");
 	chmod_at("/run/portlogd", 0555);
@@ -1001,6 +1064,8 @@ static void fx_all_ok(void)
 	clock_synced();
 	fx_write("/dev/ttyS0", "");
 	fx_write("/sys/class/tty/ttyS0/flags", "0x2000\n");
+	fx_write("/sys/class/tty/ttyS0/type", "4\n");
+	fx_write("/sys/class/tty/ttyS0/rx_trig_bytes", "1\n");
 	fx_write("/dev/ttyUSB0", "");
 	fx_write("/sys/bus/usb-serial/devices/ttyUSB0/latency_timer", "1\n");
 	fx_write("/dev/parport0", "");
@@ -1064,13 +1129,14 @@ static void test_report(void **state)
 	fx_begin(ALL_PORTS);
 	fx_all_ok();
 	rc = run_report(&text);
-	/* 14 system checks; gps: device, low-latency, irq (no FTDI); ttyUSB0: 4; lpt: 2 */
-	if (rc != 0 || count_lines(text, "OK", &col) != 23 || strstr(text, "WARN ") != NULL)
-		fail_msg("expected 23 OK lines and exit status 0, got %d:\n%s", rc, text);
+	/* 14 system checks; gps: device, low-latency, delivery, irq (no FTDI); ttyUSB0: 5;
+	 * lpt: 2 */
+	if (rc != 0 || count_lines(text, "OK", &col) != 25 || strstr(text, "WARN ") != NULL)
+		fail_msg("expected 25 OK lines and exit status 0, got %d:\n%s", rc, text);
 	last = strrchr(text, '\n');
 	while (last > text && last[-1] != '\n')
 		last--;
-	assert_string_equal(last, "23 OK, 0 WARN, 0 FAIL\n");
+	assert_string_equal(last, "25 OK, 0 WARN, 0 FAIL\n");
 	/* the name column fits the longest name, and the text starts after it */
 	assert_non_null(strstr(text, "\nOK   port:a-long-port-name:ftdi-latency ttyUSB0: "));
 	assert_int_equal(col, strlen("OK   port:a-long-port-name:ftdi-latency "));
@@ -1088,9 +1154,9 @@ static void test_report(void **state)
 	assert_int_equal(count_lines(text, "FAIL", &col), 1);
 	assert_int_equal(count_lines(text, "WARN", &col), 1);
 	assert_non_null(strstr(text, "FAIL port:a-long-port-name "));
-	/* the missing device has no low-latency, FTDI or irq line */
+	/* the missing device has no low-latency, FTDI, delivery or irq line */
 	assert_null(strstr(text, "port:a-long-port-name:"));
-	assert_non_null(strstr(text, "\n18 OK, 1 WARN, 1 FAIL\n"));
+	assert_non_null(strstr(text, "\n19 OK, 1 WARN, 1 FAIL\n"));
 	free(text);
 	fx_end();
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_export.c - portlogd --export on a log dated 2040, past a 32-bit time_t's 2038.
+/* test_export.c - portlogd --export and --replay of logs dated past a 32-bit time_t's 2038.
  *
- * export_main, the code behind portlogd --export, on a small log written by hand: the
- * pcapng packet's timestamp and the VCD's time base are the log's, to the nanosecond.
- * A unit test, so that tests/pkg/arch.sh runs it on armhf and i386 too (e2e_export
- * reads the same formats back with tshark and sigrok-cli, on amd64).
+ * export_main and replay_main, the code behind portlogd --export and --replay, on small
+ * logs written by hand: the pcapng packet's timestamp and the VCD's time base are the
+ * log's, to the nanosecond; the replay plays packets on both sides of 2038-01-19T03:14:08Z
+ * and in 2040 in order, with nothing doubted. Unit tests, so that tests/pkg/arch.sh runs
+ * them on armhf and i386 too (e2e_export and e2e_replay read and play the same kind of
+ * logs through the real binary, on amd64).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +20,7 @@
 #include <cmocka.h>
 
 #include "export.h"
+#include "replay.h"
 
 /* 2040-02-29T12:00:00Z */
 #define T2040 2214129600LL
@@ -135,11 +138,42 @@ static void vcd_2040(void **state)
 	free(v);
 }
 
+/* --replay --speed 0 into a file: every packet, in the log's order, and no note (exit 0). */
+static void replay_2038_2040(void **state)
+{
+	static const char log_2038[] =
+		"2038-01-19T03:14:07.900000000Z plc EV open device=/dev/pts/0 driver=termios "
+		"note=pty baud=9600 format=8N1 gap_us=4010\n"
+		"2038-01-19T03:14:07.950000000Z plc RX 2 0102 \"\\x01\\x02\"\n"
+		"2038-01-19T03:14:08.050000000Z plc RX 2 0304 \"\\x03\\x04\"\n"
+		"2040-02-29T12:00:00.000000000Z plc RX 5 68656c6c6f \"hello\"\n";
+	char root[] = "/tmp/portlogd-test-replay-XXXXXX", log[64], out[64], *got;
+	char *argv[] = { "portlogd", "--replay", "--source", "plc", "--to", out, "--speed", "0",
+			 log, NULL };
+	size_t len;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(log, sizeof(log), "%s/portlogd.log", root);
+	snprintf(out, sizeof(out), "%s/out", root);
+	put(log, log_2038);
+	put(out, "");
+	assert_int_equal(replay_main(9, argv), REPLAY_OK);
+	got = slurp(out, &len);
+	assert_int_equal(len, 9);
+	assert_memory_equal(got, "\x01\x02\x03\x04hello", 9);
+	free(got);
+	unlink(log);
+	unlink(out);
+	rmdir(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pcapng_2040),
 		cmocka_unit_test(vcd_2040),
+		cmocka_unit_test(replay_2038_2040),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

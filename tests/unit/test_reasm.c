@@ -386,7 +386,7 @@ static void trace_emit(void *ctx, const struct reasm_packet *pkt)
 
 static void trace_doubt(void *ctx, const struct reasm_doubt *d)
 {
-	static const char *const why[] = { "?", "late-wake", "deadline-read", "slow-read" };
+	static const char *const why[] = { "?", "late-wake", "deadline-read", "slow-read", "held" };
 	struct trace *t = ctx;
 	size_t o = strlen(t->text);
 
@@ -481,18 +481,22 @@ static const struct rule_case rule_cases[] = {
 	  "[a GAP 0]<late-wake new 2100 wait=1400 n=4>[bcde FLUSH 2100]" },
 };
 
-static void test_rule(void **state)
+/* The cases, each with the device of devs[i] (its times in us), or none (devs NULL). */
+static void run_rules(const struct rule_case *cases, const struct reasm_dev *devs, size_t n)
 {
 	unsigned bad = 0;
 
-	(void)state;
-	for (size_t i = 0; i < sizeof(rule_cases) / sizeof(rule_cases[0]); i++) {
-		const struct rule_case *c = &rule_cases[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct rule_case *c = &cases[i];
+		const struct reasm_dev *d = devs != NULL ? &devs[i] : &(struct reasm_dev){ 0 };
+		struct reasm_dev dev = { .trigger = d->trigger, .timeout_ns = d->timeout_ns * US,
+					 .hold_ns = d->hold_ns * US, .blur_ns = d->blur_ns * US };
 		uint8_t buf[64];
 		struct reasm r;
 		struct trace t = { { 0 } };
 
 		reasm_init(&r, buf, sizeof(buf), c->gap_us * US, c->char_us * US, NONE, trace_emit, &t);
+		reasm_set_dev(&r, &dev);
 		reasm_on_doubt(&r, trace_doubt);
 		for (const struct rstep *st = c->steps; st < c->steps + 6 && st->op != R_END; st++) {
 			struct reasm_read rd = { .woken = st->op == R_WOKEN, .seen_mono = st->seen * US,
@@ -512,7 +516,324 @@ static void test_rule(void **state)
 		}
 	}
 	if (bad > 0)
-		fail_msg("%u of %zu cases differ", bad, sizeof(rule_cases) / sizeof(rule_cases[0]));
+		fail_msg("%u of %zu cases differ", bad, n);
+}
+
+static void test_rule(void **state)
+{
+	(void)state;
+	run_rules(rule_cases, NULL, sizeof(rule_cases) / sizeof(rule_cases[0]));
+}
+
+/*
+ * A device that holds bytes. A 16550A at trigger 8 at a character time of 1 ms:
+ * timeout 4 ms, hold 8 * 4 ms, half a character either way, and the gap it shows,
+ * 3 ms (silences over 3 characters). Bytes come back to back; a delivery is the
+ * wake-up (plus the read's 50 us). A read of 8 bytes came with its last byte; a
+ * shorter one 4 ms after it, and ends its packet.
+ */
+#define FIFO8 { .trigger = 8, .timeout_ns = 4000, .hold_ns = 32000, .blur_ns = 500 }
+#define B8 "01234567"
+#define B4 "89ab"
+#define B5 "vwxyz"
+/* An FTDI adapter at 115200 (87 us a character, taken as 100): hold 2 ms, 1 ms either
+ * way, gap 4 ms. */
+#define USB2 { .hold_ns = 2000, .blur_ns = 1000 }
+
+static const struct rule_case held_cases[] = {
+	{ "fifo: 20 bytes as 8 + 8 + 4 are one packet, ended by the timeout", 3000, 1000,
+	  { WOKEN(B8, 8000, 8050), WOKEN(B8, 16000, 16050), WOKEN(B4, 24000, 24050), FL },
+	  "[" B8 B8 B4 " GAP 0]" },
+	{ "fifo: a short packet is dated back by the RX timeout", 3000, 1000,
+	  { WOKEN(B5, 9000, 9050), FL }, "[" B5 " GAP 0]" },
+	{ "fifo: after a full trigger the deadline waits for the hold", 3000, 1000,
+	  /* last byte ends 8000 (+ 500), hold 32000, gap 3000: 43500 */
+	  { WOKEN(B8, 8000, 8050), EXP(43499), EXP(43500) }, "[" B8 " GAP 0]" },
+	{ "fifo: a packet 15 characters later", 3000, 1000,
+	  { WOKEN(B8, 8000, 8050), WOKEN(B4, 16000, 16050), WOKEN(B5, 36000, 36050), FL },
+	  "[" B8 B4 " GAP 0][" B5 " GAP 27000]" },
+	{ "fifo: a reply 5 characters after a full trigger is a boundary the FIFO may hide: said",
+	  3000, 1000, { WOKEN(B8, 8000, 8050), WOKEN(B5, 22000, 22050), FL },
+	  "[" B8 " GAP 0]<held new 13000 wait=5000 n=5>[" B5 " GAP 13000]" },
+	{ "fifo: a pause of a character inside a packet continues it", 3000, 1000,
+	  { WOKEN(B8, 8000, 8050), WOKEN(B5, 18000, 18050), FL }, "[" B8 B5 " GAP 0]" },
+	{ "fifo: a pause of 2.5 characters is within the blur of the gap: joined, and said",
+	  3000, 1000, { WOKEN(B8, 8000, 8050), WOKEN(B5, 19500, 19550), FL },
+	  "<held joined 0 wait=2500 n=5>[" B8 B5 " GAP 0]" },
+	{ "fifo: bytes found at the deadline read are late, placed by their estimate", 3000, 1000,
+	  { WOKEN(B8, 8000, 8050), AT(B4, 43600), FL },
+	  "[" B8 " GAP 0]<deadline-read new 35600 wait=100 n=4>[" B4 " GAP 35600]" },
+	{ "fifo: 34 bytes found at the deadline read began within the gap: joined, said", 3000,
+	  1000, { WOKEN(B8, 8000, 8050), AT(B8 B8 B8 B8 "ab", 43600), FL },
+	  "<deadline-read joined 0 wait=100 n=34>[" B8 B8 B8 B8 B8 "ab FLUSH 0]" },
+	{ "fifo: a read of two hand-overs: the reader woke late, and says so", 3000, 1000,
+	  /* 8 + 4 bytes, one read: the last hand-over the trigger's or the timeout's,
+	   * dated between; no proof of a silence after it, so its packet goes on */
+	  { WOKEN(B8 B4, 16000, 16050), FL },
+	  "<late-wake new 2000 wait=4000 n=12>[" B8 B4 " FLUSH 2000]" },
+	{ "fifo: two hand-overs continuing a packet: joined, said", 3000, 1000,
+	  { WOKEN(B8, 8000, 8050), WOKEN(B8 B4, 24000, 24050), FL },
+	  "<late-wake joined 0 wait=4000 n=12>[" B8 B8 B4 " FLUSH 0]" },
+	{ "usb: transfers 1 ms apart are one packet", 4000, 100,
+	  { WOKEN(B8, 1000, 1010), WOKEN(B8, 2000, 2010), WOKEN(B4, 3000, 3010), FL },
+	  /* dated at the middle of the hold: 1000 - 1000 - 800 */
+	  "[" B8 B8 B4 " FLUSH -800]" },
+	{ "usb: the deadline is the gap and the hold after the latest the last byte came", 4000,
+	  100, { WOKEN(B8, 1000, 1010), EXP(6999), EXP(7000) }, "[" B8 " GAP -800]" },
+	{ "usb: a transfer 3 ms after the last is said", 4000, 100,
+	  { WOKEN(B8, 1000, 1010), WOKEN(B4, 4000, 4010), FL },
+	  "<held joined -800 wait=2600 n=4>[" B8 B4 " FLUSH -800]" },
+	{ "usb: a transfer 5.5 ms after the last begins a packet, said", 4000, 100,
+	  { WOKEN(B8, 1000, 1010), WOKEN(B4, 6500, 6510), FL },
+	  "[" B8 " GAP -800]<held new 5100 wait=5100 n=4>[" B4 " FLUSH 5100]" },
+	{ "usb: a packet streaming on into the next transfer is dated back from the first", 4000,
+	  100, { WOKEN(B8 "xy", 1000, 1010), WOKEN(B8 "xy", 2000, 2010), FL },
+	  /* 10 bytes fill the 1 ms between the transfers: the first ended its at 1000 */
+	  "[" B8 "xy" B8 "xy FLUSH 0]" },
+	{ "usb: not when the second read leaves a pause", 4000, 100,
+	  { WOKEN(B8 "xy", 1000, 1010), WOKEN(B5, 2000, 2010), FL },
+	  "[" B8 "xy" B5 " FLUSH -1000]" },
+};
+
+static const struct reasm_dev held_devs[] = {
+	FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, USB2, USB2, USB2, USB2, USB2,
+	USB2,
+};
+_Static_assert(sizeof(held_devs) / sizeof(held_devs[0]) == sizeof(held_cases) / sizeof(held_cases[0]),
+	       "a held case without its device");
+
+static void test_held_rule(void **state)
+{
+	(void)state;
+	run_rules(held_cases, held_devs, sizeof(held_cases) / sizeof(held_cases[0]));
+}
+
+/* ---- garbage: random bytes in random fragments, gaps below the threshold ---- */
+
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+	return tu_rand(&rng_state);
+}
+
+/*
+ * The rule against a model of the device, on random traffic: bytes on a wire at a
+ * character time of 100 us, packets of 1-40 bytes with pauses inside them below the
+ * gap, silences between them of 0.5 to 30 gaps (a quarter of them under 2.5); a 16550A at trigger 4, 8 or 14 or an
+ * FTDI adapter (1 ms latency timer, 1 ms USB frames) hands them to a reader that wakes
+ * at most 20 us late. The machine is healthy, so the rule owes: a wrong boundary (a
+ * line starting where the wire had less than a gap of silence, or none where it had a
+ * gap) only at a read that raised a doubt; and a line's first-byte date within the
+ * device's stamp error (plus the wake-up and the pauses of its first delivery).
+ */
+#define M_CHAR ((int64_t)100000) /* ns */
+#define M_LAT ((int64_t)20000)   /* the reader's wake-up latency, at most */
+
+struct model_run {
+	int64_t *wire;              /* each byte's end on the wire */
+	bool *starts;               /* byte i begins a packet (silence >= gap before it) */
+	size_t n;
+	size_t *line_at;            /* first byte of each line */
+	size_t nlines, lines_cap;
+	int64_t *line_t;
+	bool *doubted;              /* byte i is the first byte of a read that raised a doubt */
+	size_t fed;                 /* bytes fed so far */
+	size_t read_first;          /* first byte of the read being fed */
+	size_t emitted;
+};
+
+static void model_emit(void *ctx, const struct reasm_packet *pkt)
+{
+	struct model_run *m = ctx;
+
+	if (m->nlines == m->lines_cap) {
+		m->lines_cap = m->lines_cap ? 2 * m->lines_cap : 64;
+		m->line_at = realloc(m->line_at, m->lines_cap * sizeof(*m->line_at));
+		m->line_t = realloc(m->line_t, m->lines_cap * sizeof(*m->line_t));
+		assert_non_null(m->line_at);
+		assert_non_null(m->line_t);
+	}
+	m->line_at[m->nlines] = m->emitted;
+	m->line_t[m->nlines++] = pkt->t_mono;
+	m->emitted += pkt->len;
+}
+
+static void model_doubt(void *ctx, const struct reasm_doubt *d)
+{
+	struct model_run *m = ctx;
+
+	(void)d;
+	m->doubted[m->read_first] = true;
+}
+
+/* Deliveries of the device: delivery k hands over bytes [at[k], at[k + 1]) at t[k]. */
+static size_t deliver_fifo(const int64_t *wire, size_t n, unsigned trig, int64_t *t, size_t *at)
+{
+	size_t k = 0, count = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		count++;
+		if (count == trig || i + 1 == n || wire[i + 1] > wire[i] + 4 * M_CHAR) {
+			t[k] = count == trig ? wire[i] : wire[i] + 4 * M_CHAR;
+			at[k++] = i + 1 - count;
+			count = 0;
+		}
+	}
+	at[k] = n;
+	return k;
+}
+
+static size_t deliver_usb(const int64_t *wire, size_t n, int64_t *t, size_t *at)
+{
+	const int64_t frame = 1000000, latency = 1000000;
+	int64_t last = INT64_MIN / 2;
+	size_t k = 0, i = 0;
+
+	while (i < n) {
+		/* the first frame boundary at which the latency timer has run out
+		 * with bytes waiting, or 62 bytes wait */
+		int64_t f = (wire[i] / frame + 1) * frame;
+		size_t j = i;
+
+		while (f < last + latency)
+			f += frame;
+		while (j < n && wire[j] <= f && j - i < 62)
+			j++;
+		t[k] = f;
+		at[k++] = i;
+		last = f;
+		i = j;
+	}
+	at[k] = n;
+	return k;
+}
+
+static void test_held_model(void **state)
+{
+	static const struct { const char *name; unsigned trig; bool usb; } devs[] = {
+		{ "fifo:4", 4, false }, { "fifo:8", 8, false }, { "fifo:14", 14, false },
+		{ "usb:2 (ftdi)", 0, true },
+	};
+	uint64_t seed = tu_seed("test_reasm");
+
+	(void)state;
+	rng_state = seed;
+	for (size_t di = 0; di < sizeof(devs) / sizeof(devs[0]); di++) {
+		const bool usb = devs[di].usb;
+		struct reasm_dev dev = usb ? (struct reasm_dev){ .hold_ns = 2000000, .blur_ns = 1000000 }
+					   : (struct reasm_dev){ .trigger = devs[di].trig,
+								 .timeout_ns = 4 * M_CHAR,
+								 .hold_ns = devs[di].trig * 4 * M_CHAR,
+								 .blur_ns = M_CHAR / 2 };
+		const int64_t gap = usb ? 4000000 : 3 * M_CHAR;  /* 4 blurs; the timeout's */
+		const int64_t err = dev.blur_ns;
+		const size_t cap = 20000;
+		struct model_run m = { 0 };
+		int64_t *t = calloc(cap + 1, sizeof(*t)), now = 1000000000;
+		size_t *at = calloc(cap + 1, sizeof(*at)), nd;
+		uint8_t *buf = malloc(cap), *data = calloc(cap, 1);
+		unsigned wrong = 0, dates = 0;
+		struct reasm r;
+
+		m.wire = calloc(cap, sizeof(*m.wire));
+		m.starts = calloc(cap, sizeof(*m.starts));
+		m.doubted = calloc(cap, sizeof(*m.doubted));
+		assert_true(t && at && buf && data && m.wire && m.starts && m.doubted);
+		/* the wire */
+		while (m.n + 40 < cap) {
+			size_t len = 1 + rng() % 40;
+			/* mostly well apart; a quarter near the gap, where the device may hide it */
+			int64_t silence = rng() % 4 == 0 ? gap / 2 + (int64_t)(rng() % (uint64_t)(2 * gap))
+							 : gap + (int64_t)(rng() % (uint64_t)(30 * gap));
+
+			now += silence;
+			for (size_t i = 0; i < len; i++) {
+				/* a pause inside now and then, shorter than the gap */
+				if (i > 0 && rng() % 8 == 0)
+					now += (int64_t)(rng() % (uint64_t)gap);
+				now += M_CHAR;
+				m.wire[m.n++] = now;
+			}
+		}
+		for (size_t i = 0; i < m.n; i++)
+			m.starts[i] = i == 0 || m.wire[i] - M_CHAR - m.wire[i - 1] >= gap;
+		nd = usb ? deliver_usb(m.wire, m.n, t, at) : deliver_fifo(m.wire, m.n, dev.trigger, t, at);
+		/* the reader */
+		reasm_init(&r, buf, cap, gap, M_CHAR, NONE, model_emit, &m);
+		reasm_set_dev(&r, &dev);
+		reasm_on_doubt(&r, model_doubt);
+		for (size_t k = 0; k < nd; k++) {
+			int64_t seen = t[k] + (int64_t)(rng() % M_LAT);
+			struct reasm_read rd = { .woken = true, .seen_mono = seen,
+						 .seen_real = seen + REAL_OFFSET, .end_mono = seen + 5000 };
+			int64_t dl;
+
+			/* an empty read at the deadline, when it comes before the delivery */
+			while ((dl = reasm_deadline(&r)) != INT64_MAX && dl + M_LAT < t[k])
+				reasm_expire(&r, dl + (int64_t)(rng() % M_LAT));
+			if (dl != INT64_MAX && dl <= seen) {
+				/* the wake-up at the deadline found the bytes */
+				rd.woken = dl > t[k];
+				if (!rd.woken)
+					rd.seen_mono = rd.end_mono = seen = dl > seen ? dl : seen;
+			}
+			m.read_first = at[k];
+			reasm_read(&r, data + at[k], at[k + 1] - at[k], &rd);
+		}
+		reasm_flush(&r);
+		assert_int_equal(m.emitted, m.n);
+		/* wrong boundaries: each must be at a doubted read, the line's or the next */
+		for (size_t i = 0, l = 0; i < m.n; i++) {
+			bool line = l < m.nlines && m.line_at[l] == i;
+
+			if (line)
+				l++;
+			if (line != m.starts[i] && !m.doubted[i]) {
+				/* a merge: the doubt is at the read that joined bytes across it */
+				size_t k = 0;
+
+				while (k + 1 < nd && at[k + 1] <= i)
+					k++;
+				if (!m.doubted[at[k]] && wrong++ < 5)
+					print_error("%s: byte %zu: %s without a mark (silence %" PRId64
+						    " us, gap %" PRId64 ")\n", devs[di].name, i,
+						    line ? "a boundary" : "no boundary",
+						    i ? (m.wire[i] - M_CHAR - m.wire[i - 1]) / 1000 : 0,
+						    gap / 1000);
+			}
+		}
+		/* first-byte dates of the lines that are one packet of the wire */
+		for (size_t l = 0; l < m.nlines; l++) {
+			size_t i = m.line_at[l], k = 0;
+			int64_t truth = m.wire[i] - M_CHAR, pauses = 0;
+
+			if (!m.starts[i] || m.doubted[i])
+				continue;
+			while (k + 1 < nd && at[k + 1] <= i)
+				k++;
+			for (size_t j = i + 1; j < at[k + 1]; j++)
+				pauses += m.wire[j] - M_CHAR - m.wire[j - 1];
+			if ((m.line_t[l] < truth - err - M_CHAR || m.line_t[l] > truth + err + M_LAT
+								     + pauses + M_CHAR)
+			    && dates++ < 5)
+				print_error("%s: line %zu dated %" PRId64 " us from its first byte "
+					    "(stamp error %" PRId64 " us)\n", devs[di].name, l,
+					    (m.line_t[l] - truth) / 1000, err / 1000);
+		}
+		if (wrong > 0 || dates > 0)
+			fail_msg("seed %" PRIu64 ": %s: %u wrong boundaries without a mark, %u "
+				 "dates off", seed, devs[di].name, wrong, dates);
+		free(m.line_at);
+		free(m.line_t);
+		free(m.wire);
+		free(m.starts);
+		free(m.doubted);
+		free(t);
+		free(at);
+		free(buf);
+		free(data);
+	}
 }
 
 /* reasm_floor: a read right after it is not dated back before it. */
@@ -532,15 +853,6 @@ static void test_floor(void **state)
 	assert_int_equal(s.pkts[0].t_mono, T - 2 * cns);    /* not T - 5 characters */
 	assert_int_equal(s.pkts[0].t_real, T - 2 * cns + REAL_OFFSET);
 	sink_free(&s);
-}
-
-/* ---- garbage: random bytes in random fragments, gaps below the threshold ---- */
-
-static uint64_t rng_state;
-
-static uint64_t rng(void)
-{
-	return tu_rand(&rng_state);
 }
 
 static void test_garbage(void **state)
@@ -670,6 +982,8 @@ int main(void)
 		cmocka_unit_test(test_scripts),
 		cmocka_unit_test(test_pending_char_ns_date),
 		cmocka_unit_test(test_rule),
+		cmocka_unit_test(test_held_rule),
+		cmocka_unit_test(test_held_model),
 		cmocka_unit_test(test_floor),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_char_and_auto_gap),
