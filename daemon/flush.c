@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "flush.h"
+#include "libc.h"
 #include "log.h"
 #include "thread.h"
 
@@ -399,9 +400,7 @@ uint32_t flush_drain(struct flusher *f, bool all)
 
 static void signal_fd(int fd)
 {
-	uint64_t one = 1;
-
-	(void)write(fd, &one, sizeof(one));     /* an eventfd add cannot fail short of a bug */
+	(void)eventfd_write(fd, 1);     /* an eventfd add cannot fail short of a bug */
 }
 
 static void reopen(struct flusher *f)
@@ -578,8 +577,8 @@ static void *flush_thread(void *arg)
 			wait = 0;
 		ts = ns_to_ts(wait);
 		health_park(&f->beat);
-		if (ppoll(pfd, 2, &ts, NULL) > 0 && pfd[0].revents != 0)
-			(void)read(f->cmd_fd, &v, sizeof(v));   /* just clears the wake-up */
+		if (libc_ppoll(pfd, 2, &ts, NULL) > 0 && pfd[0].revents != 0)
+			(void)eventfd_read(f->cmd_fd, &v);      /* just clears the wake-up */
 		health_unpark(&f->beat);
 		if (health_stall_wanted(&f->beat))
 			health_stall(&f->stop_req, -1);

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* irq.c - the interrupt threads of our ports: found below a root, set with sched_setscheduler, put back. */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
@@ -123,31 +122,41 @@ static bool read_thread(const char *root, int pid, struct irq_thread *t)
 	       && stat_sched(stat, &t->prio, &t->policy);
 }
 
+struct thread_scan {
+	const char *root;
+	char prefix[24];
+	size_t len;
+	struct irq_thread *t;
+	int n, max;
+};
+
+/* One entry of ROOT/proc: an interrupt thread of ours? Stops (1) when t is full. */
+static int scan_thread(const char *name, void *arg)
+{
+	struct thread_scan *s = arg;
+	char comm[16], *end;
+	long pid = strtol(name, &end, 10);
+
+	if (!isdigit((unsigned char)name[0]) || *end != '\0' || pid > INT_MAX
+	    || rootfs_read(s->root, comm, sizeof(comm), "/proc/%ld/comm", pid) <= 0
+	    || strncmp(comm, s->prefix, s->len) != 0)
+		return 0;
+	if (read_thread(s->root, (int)pid, &s->t[s->n]))
+		s->n++;
+	return s->n == s->max;
+}
+
 int irq_threads(const char *root, int irq, struct irq_thread *t, int max)
 {
-	char path[PATH_MAX], prefix[24], comm[16];
-	struct dirent *de;
-	int n = 0, len = snprintf(prefix, sizeof(prefix), "irq/%d-", irq);
-	DIR *d;
+	struct thread_scan s = { .root = root, .t = t, .max = max };
+	int rc;
 
-	rootfs_path(root, path, sizeof(path), "/proc");
-	d = opendir(path);
-	if (d == NULL)
-		return -errno;
+	if (max <= 0)
+		return 0;
+	s.len = (size_t)snprintf(s.prefix, sizeof(s.prefix), "irq/%d-", irq);
 	/* interrupt threads are kernel threads: each its own process in /proc */
-	while (n < max && (de = readdir(d)) != NULL) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (!isdigit((unsigned char)de->d_name[0]) || *end != '\0' || pid > INT_MAX
-		    || rootfs_read(root, comm, sizeof(comm), "/proc/%ld/comm", pid) <= 0
-		    || strncmp(comm, prefix, (size_t)len) != 0)
-			continue;
-		if (read_thread(root, (int)pid, &t[n]))
-			n++;
-	}
-	closedir(d);
-	return n;
+	rc = rootfs_list(root, scan_thread, &s, "/proc");
+	return rc < 0 ? rc : s.n;
 }
 
 bool irq_forced_threads(const char *root)
@@ -277,6 +286,7 @@ int irq_port_apply(struct irq_port *ip, const char *root)
 
 	ip->nrep = 0;
 	ip->none = NULL;
+	ip->none_err = 0;
 	ip->err = 0;
 	if (ip->want <= 0)
 		return 0;
@@ -285,7 +295,12 @@ int irq_port_apply(struct irq_port *ip, const char *root)
 		return 0;
 	}
 	n = irq_threads(root, ip->irq, t, IRQ_THREADS_MAX);
-	if (n <= 0) {
+	if (n < 0) {
+		ip->none = "proc-unreadable";   /* not "no thread": we could not look */
+		ip->none_err = -n;
+		return 0;
+	}
+	if (n == 0) {
 		/* a kernel that threads its interrupts has one: then we cannot see it */
 		ip->none = !irq_forced_threads(root) ? "not-threaded"
 			   : irq_proc_hidden(root) ? "proc-hidden" : "no-thread";
@@ -353,7 +368,7 @@ void irq_port_report(struct irq_port *ip, struct source *src)
 			fmt_kv_str(&kv, "irq", "none");
 		}
 		fmt_kv_str(&kv, "reason", ip->none);
-		(void)source_event(src, EV_IRQ, 0, text);
+		(void)source_event(src, EV_IRQ, ip->none_err, text);
 		ip->said_none = true;
 	}
 	if (ip->err != 0 && !ip->said_err) {

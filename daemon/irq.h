@@ -104,6 +104,7 @@ struct irq_port {
 	int rep[IRQ_THREADS_MAX];
 	int nrep;
 	const char *none;       /* a reason to say once that nothing was set, or NULL */
+	int none_err;           /* ... its errno (proc-unreadable), or 0 */
 	int err;                /* errno of a refused sched_setscheduler, or 0 */
 	int err_chg;            /* ... on that record */
 	bool said_none, said_err;

@@ -438,10 +438,8 @@ static bool start_producers(struct daemon *d, int *degraded)
 /* In reverse: readers end their packets, then the flusher drains all; then free. */
 static void stop(struct daemon *d, int stop_sig)
 {
-	uint64_t one = 1;
-
 	notify_stopping(&d->notify);
-	(void)write(d->stop_fd, &one, sizeof(one));     /* an eventfd write cannot fail here */
+	(void)eventfd_write(d->stop_fd, 1);     /* an eventfd write cannot fail here */
 	for (unsigned i = 0; i < d->serial_up; i++)
 		serial_join(&d->serial[i]);
 	if (d->timer_up)

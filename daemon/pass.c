@@ -62,12 +62,11 @@ void relay_fini(struct relay *r)
 
 void relay_give(struct relay *r, int fd)
 {
-	uint64_t one = 1;
 	int old = atomic_exchange(&r->next_fd, fd);
 
 	if (old >= 0)
 		close(old);     /* never taken: the device was lost or reopened meanwhile */
-	(void)write(r->wake, &one, sizeof(one));        /* an eventfd add cannot fail */
+	(void)eventfd_write(r->wake, 1);        /* an eventfd add cannot fail */
 }
 
 /* Only the producer (the relay's owner) writes it: load + store is enough. */
@@ -110,7 +109,7 @@ void relay_poll(struct relay *r, bool room)
 		uint64_t v;
 
 		if (fd != RELAY_NO_NEWS) {
-			(void)read(r->wake, &v, sizeof(v));     /* clears the wake-up */
+			(void)eventfd_read(r->wake, &v);        /* clears the wake-up */
 			/* what waited was for the device as it was before: lost */
 			lose(r, RELAY_CLOSED, r->len);
 			r->len = r->head = 0;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rootfs.c - small kernel files read and written below a root directory. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -69,6 +70,36 @@ int rootfs_read(const char *root, char *buf, size_t len, const char *fmt, ...)
 	n = rootfs_vread(root, buf, len, fmt, ap);
 	va_end(ap);
 	return n;
+}
+
+int rootfs_list(const char *root, int (*fn)(const char *name, void *arg), void *arg,
+		const char *fmt, ...)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	va_list ap;
+	int rc = 0;
+	DIR *d;
+
+	va_start(ap, fmt);
+	rootfs_vpath(root, path, sizeof(path), fmt, ap);
+	va_end(ap);
+	d = opendir(path);
+	if (d == NULL)
+		return -errno;
+	for (;;) {
+		errno = 0;
+		de = readdir(d);
+		if (de == NULL) {
+			rc = -errno;
+			break;
+		}
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0
+		    && (rc = fn(de->d_name, arg)) != 0)
+			break;
+	}
+	closedir(d);
+	return rc;
 }
 
 int rootfs_write(const char *root, const char *text, const char *fmt, ...)

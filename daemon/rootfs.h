@@ -24,6 +24,15 @@ int rootfs_vread(const char *root, char *buf, size_t len, const char *fmt, va_li
 int rootfs_read(const char *root, char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* Calls fn(name, arg) for each entry of the directory ROOT + the path made from fmt, "."
+ * and ".." left out, until fn returns non-zero. Returns 0 at the end of the directory,
+ * fn's non-zero value, or -errno when the directory cannot be opened or read. readdir's
+ * NULL is the end only when it leaves errno 0: with 32-bit file offsets under a 64-bit
+ * kernel, ext4's directory hashes make it EOVERFLOW, and the rest of the directory would
+ * look like nothing. Every listing of a kernel directory goes through here. */
+int rootfs_list(const char *root, int (*fn)(const char *name, void *arg), void *arg,
+		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* Writes text to the file (O_WRONLY | O_TRUNC, as `echo >` does: sysfs takes
  * the truncation, a fixture file needs it). Returns 0 or -errno. */
 int rootfs_write(const char *root, const char *text, const char *fmt, ...)

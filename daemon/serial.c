@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "fmt.h"
+#include "libc.h"
 #include "serial.h"
 #include "thread.h"
 
@@ -455,12 +456,11 @@ int serial_open(struct serial_port *p)
 	if (c->lines) {
 		/* the lines thread gets its own descriptor of the same open port */
 		int old, fd = fcntl(p->drv.fd, F_DUPFD_CLOEXEC, 0);
-		uint64_t one = 1;
 
 		old = atomic_exchange(&p->lines_fd, fd);
 		if (old >= 0)
 			close(old);     /* never taken: the port was lost again meanwhile */
-		(void)write(p->lines_wake, &one, sizeof(one));     /* an eventfd add cannot fail */
+		(void)eventfd_write(p->lines_wake, 1);     /* an eventfd add cannot fail */
 	}
 	if (p->peer != NULL && p->peer->relaying && p->kind == REC_RX)
 		/* pass: the TX reader writes to the device through a descriptor of its own */
@@ -560,7 +560,7 @@ static bool wait_stop(struct serial_port *p, const struct timespec *timeout)
 	int n;
 
 	health_park(&p->beat);
-	n = ppoll(&pfd, 1, timeout, NULL);
+	n = libc_ppoll(&pfd, 1, timeout, NULL);
 	health_unpark(&p->beat);
 	return n > 0;
 }
@@ -649,7 +649,7 @@ static void *serial_thread(void *arg)
 		if (p->peer != NULL)
 			say_horizon(p, &ts, &timeout);
 		health_park(&p->beat);
-		(void)ppoll(pfd, 4, timeout, NULL);     /* EINTR: just look again */
+		(void)libc_ppoll(pfd, 4, timeout, NULL);        /* EINTR: just look again */
 		now_mono = mono_ns();
 		now_real = real_ns();
 		atomic_fetch_add_explicit(&p->wakeups, 1, memory_order_relaxed);
@@ -744,7 +744,7 @@ static void *lines_thread(void *arg)
 			health_unpark(&p->lines_beat);
 			if (pfd[1].revents != 0)
 				break;
-			(void)read(p->lines_wake, &v, sizeof(v));  /* clears the wake-up */
+			(void)eventfd_read(p->lines_wake, &v);     /* clears the wake-up */
 			continue;
 		}
 		if (prev < 0) {

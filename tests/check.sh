@@ -13,23 +13,32 @@
 # skips it. Here a skip of its own counts as a failure.
 # The central-collection test (label fleet: two rsyslogds, the daemon, logrotate; ~2 min)
 # runs once, in the plain build; CHECK_FLEET=0 skips it.
+# The build "noieee1284" (-DPORTLOGD_IEEE1284=OFF) runs its unit tests only (ctest -L unit).
 # Then the fuzz targets run FUZZ_SECONDS (60) each, or not at all with FUZZ_SECONDS=0.
+# Last, the other Debian architectures, CHECK_ARCHES ("arm64 armhf i386"; CHECK_ARCH=0
+# skips them): tests/pkg/arch.sh cross-builds the package for each in a bookworm chroot
+# (mmdebstrap; kept in /var/cache/portlogd-arch) with Debian's flags and -Werror, and runs
+# its unit tests under qemu-user (arm64, armhf) or natively (i386). About 1 minute each
+# with the chroot there, 2 without; a skip of its own counts as a failure here.
 set -eu
 cd "$(dirname "$0")/.."
 . tests/deps.sh
 portlogd_deps
 jobs=$(nproc)
-for b in ${CHECK_BUILDS:-plain asan tsan}; do
+for b in ${CHECK_BUILDS:-plain asan tsan noieee1284}; do
+	labels="-LE long|vm|fleet|deb"
 	case $b in
 	plain) opts="" ; env="" ;;
 	asan) opts="-DPORTLOGD_ASAN=ON" ; env="PORTLOGD_E2E_PACKETS=3000" ;;
 	tsan) opts="-DPORTLOGD_TSAN=ON" ; env="PORTLOGD_E2E_PACKETS=3000" ;;
+	# an optional dependency is optional in the tests too: the unit tests without it
+	noieee1284) opts="-DPORTLOGD_IEEE1284=OFF" ; env="" ; labels="-L unit" ;;
 	*) echo "unknown build $b" >&2; exit 2 ;;
 	esac
 	echo "=== $b build ==="
 	cmake -S . -B "build-$b" -DPORTLOGD_WERROR=ON $opts >/dev/null
 	cmake --build "build-$b" -j"$jobs"
-	env $env ctest --test-dir "build-$b" --output-on-failure --timeout 900 -LE 'long|vm|fleet|deb'
+	env $env ctest --test-dir "build-$b" --output-on-failure --timeout 900 $labels
 	if [ "$b" = plain ] && [ "${CHECK_FLEET:-1}" != 0 ]; then
 		echo "=== plain build: central collection (rsyslog) ==="
 		ctest --test-dir build-plain -V --timeout 900 -L fleet
@@ -57,4 +66,15 @@ done
 if [ "${FUZZ_SECONDS:-60}" != 0 ]; then
 	echo "=== fuzz ==="
 	sh tests/fuzz/fuzz.sh "${FUZZ_SECONDS:-60}"
+fi
+if [ "${CHECK_ARCH:-1}" != 0 ]; then
+	echo "=== other architectures: ${CHECK_ARCHES:-arm64 armhf i386} ==="
+	portlogd_deps $PORTLOGD_ARCH_PACKAGES
+	t0=$(date +%s)
+	for a in ${CHECK_ARCHES:-arm64 armhf i386}; do
+		rc=0
+		sh tests/pkg/arch.sh "$a" . build-plain/arch || rc=$?
+		[ $rc -eq 0 ] || { [ $rc -eq 77 ] && echo "FAIL arch: $a skipped"; exit 1; }
+	done
+	echo "=== other architectures: $(($(date +%s) - t0)) s"
 fi

@@ -20,9 +20,22 @@ python3-serial-asyncio gpsd gpsd-clients rt-tests"
 # Install: portlogd_deps $PORTLOGD_DEB_PACKAGES
 PORTLOGD_DEB_PACKAGES="debhelper lintian autopkgtest python3 man-db"
 
+# the other architectures (tests/pkg/arch.sh, a tests/check.sh stage): a chroot made by
+# mmdebstrap, qemu-user for arm64 and armhf through binfmt_misc (binfmt-support's
+# update-binfmts). Install: portlogd_deps $PORTLOGD_ARCH_PACKAGES
+PORTLOGD_ARCH_PACKAGES="mmdebstrap qemu-user-static binfmt-support"
+
 # the guest test (tests/vm/run.sh, ctest -L vm): QEMU, a Debian guest made by debootstrap,
 # its ext4 image (mkfs.ext4 -d) read back with debugfs. Install: portlogd_deps $PORTLOGD_VM_PACKAGES
 PORTLOGD_VM_PACKAGES="qemu-system-x86 debootstrap e2fsprogs"
+
+# The Debian mirror of this machine's apt sources (not the security suite's), for a guest
+# or a chroot of its own: tests/vm/run.sh, tests/pkg/arch.sh.
+portlogd_mirror() {
+	m=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null |
+		grep -v security | head -1)
+	echo "${m:-http://deb.debian.org/debian}"
+}
 
 portlogd_deps() {
 	missing=""

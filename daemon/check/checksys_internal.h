@@ -104,6 +104,14 @@ static inline int has_cap(const struct checksys *cs, int bit)
 	return (int)(strtoull(v, NULL, 16) >> bit & 1);
 }
 
+/* The fix for a directory of ROOT/proc that could not be listed (rootfs_list: -err). */
+static inline const char *unlisted_fix(int err)
+{
+	return err == EOVERFLOW ? "this is a 32-bit portlogd built without 64-bit file offsets: "
+				  "build it with _FILE_OFFSET_BITS=64 (its CMakeLists.txt sets it)"
+				: "make /proc readable for portlogd";
+}
+
 /* "mode 0660, owner 0, group 20 (dialout)" for messages about access. */
 static inline void describe_owner(const struct stat *st, char *out, size_t len)
 {

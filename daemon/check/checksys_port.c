@@ -530,6 +530,11 @@ static void irq_check(const struct checksys *cs, const struct irq_row *w, const 
 		return;
 	}
 	n = irq_threads(cs->root, w->irq, t, IRQ_THREADS_MAX);
+	if (n < 0) {
+		set(r, CHECKSYS_WARN, name, "irq %d: its threads cannot be looked for: /proc cannot "
+		    "be listed (%s); fix: %s", w->irq, strerrorname_np(-n), unlisted_fix(-n));
+		return;
+	}
 	bad = n > 0 ? irq_prio_verdict(cs, w, t, n, text, sizeof(text), fix, sizeof(fix))
 	      : irq_nothread_verdict(cs, w, text, sizeof(text), fix, sizeof(fix));
 	bad |= irq_affinity_verdict(cs, w, aff, sizeof(aff), fix2, sizeof(fix2)) << 1;

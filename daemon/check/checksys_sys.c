@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* checksys_sys.c - portlogd --check-system: the system-wide checks, each read from files below a root. */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -557,26 +556,41 @@ void checksys_isolation(const struct checksys *cs, struct checksys_result *r)
 		    missing, fix);
 }
 
-/* Calls fn for each process directory ROOT/proc/PID; stops when fn returns true. */
-static void each_pid(const struct checksys *cs, bool (*fn)(const struct checksys *, long, void *),
-		     void *arg)
+struct pid_scan {
+	const struct checksys *cs;
+	bool (*fn)(const struct checksys *, long, void *);
+	void *arg;
+};
+
+static int pid_entry(const char *name, void *arg)
+{
+	struct pid_scan *s = arg;
+	char *end;
+	long pid = strtol(name, &end, 10);
+
+	return isdigit((unsigned char)name[0]) && *end == '\0' && s->fn(s->cs, pid, s->arg);
+}
+
+/* Calls fn for each process directory ROOT/proc/PID; stops when fn returns true. Returns
+ * 0, or -errno when ROOT/proc could not be listed (to the end). */
+static int each_pid(const struct checksys *cs, bool (*fn)(const struct checksys *, long, void *),
+		    void *arg)
+{
+	struct pid_scan s = { cs, fn, arg };
+	int rc = rootfs_list(cs->root, pid_entry, &s, "/proc");
+
+	return rc < 0 ? rc : 0;
+}
+
+/* A check that could not list ROOT/proc (err: -errno): what it could not tell, and why. */
+static void unlisted(const struct checksys *cs, struct checksys_result *r, const char *name,
+		     const char *unknown, int err)
 {
 	char path[PATH_MAX];
-	struct dirent *de;
-	DIR *d;
 
 	path_at(cs, path, sizeof(path), "/proc");
-	d = opendir(path);
-	if (d == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (isdigit((unsigned char)de->d_name[0]) && *end == '\0' && fn(cs, pid, arg))
-			break;
-	}
-	closedir(d);
+	set(r, CHECKSYS_WARN, name, "cannot list %s (%s): %s; fix: %s", path,
+	    strerrorname_np(-err), unknown, unlisted_fix(-err));
 }
 
 static bool find_irqbalance(const struct checksys *cs, long pid, void *arg)
@@ -595,8 +609,13 @@ void checksys_irqbalance(const struct checksys *cs, struct checksys_result *r)
 	struct cpus pinned;
 	char list[256];
 	long pid = -1;
+	int rc;
 
-	each_pid(cs, find_irqbalance, &pid);
+	rc = each_pid(cs, find_irqbalance, &pid);
+	if (rc < 0 && pid < 0) {
+		unlisted(cs, r, "irqbalance", "whether irqbalance runs is unknown", rc);
+		return;
+	}
 	if (pid < 0) {
 		set(r, CHECKSYS_OK, "irqbalance", "irqbalance is not running");
 		return;
@@ -614,6 +633,7 @@ void checksys_irqbalance(const struct checksys *cs, struct checksys_result *r)
 
 struct rt_scan {
 	int lo;                 /* report FIFO/RR tasks at or above this priority */
+	int err;                /* -errno of a /proc/PID/task that could not be listed, or 0 */
 	unsigned found;
 	size_t len;
 	char list[640];
@@ -652,41 +672,58 @@ static void scan_stat(struct rt_scan *sc, const char *stat)
 					    policy_name[policy], prio);
 }
 
+struct task_scan {
+	const struct checksys *cs;
+	long pid;
+	struct rt_scan *sc;
+};
+
+static int task_entry(const char *name, void *arg)
+{
+	struct task_scan *t = arg;
+	char stat[1024];
+
+	if (isdigit((unsigned char)name[0])
+	    && read_at(t->cs, stat, sizeof(stat), "/proc/%ld/task/%s/stat", t->pid, name) > 0)
+		scan_stat(t->sc, stat);
+	return 0;
+}
+
 static bool scan_process(const struct checksys *cs, long pid, void *arg)
 {
-	char comm[64], path[PATH_MAX], stat[1024];
-	struct dirent *de;
-	DIR *d;
+	struct task_scan t = { cs, pid, arg };
+	char comm[64], stat[1024];
+	int rc;
 
 	/* portlogd itself: this check, or a running daemon at its own priorities */
 	if (read_at(cs, comm, sizeof(comm), "/proc/%ld/comm", pid) >= 0
 	    && strcmp(comm, "portlogd") == 0)
 		return false;
-	path_at(cs, path, sizeof(path), "/proc/%ld/task", pid);
-	d = opendir(path);
-	if (d == NULL) {
+	rc = rootfs_list(cs->root, task_entry, &t, "/proc/%ld/task", pid);
+	if (rc == -ENOENT || rc == -ENOTDIR || rc == -EACCES) {
+		/* a process that ended meanwhile, or a fixture without task/ */
 		if (read_at(cs, stat, sizeof(stat), "/proc/%ld/stat", pid) > 0)
 			scan_stat(arg, stat);
-		return false;
+	} else if (rc < 0 && t.sc->err == 0) {
+		t.sc->err = rc;
 	}
-	while ((de = readdir(d)) != NULL)
-		if (isdigit((unsigned char)de->d_name[0])
-		    && read_at(cs, stat, sizeof(stat), "/proc/%ld/task/%s/stat", pid,
-			       de->d_name) > 0)
-			scan_stat(arg, stat);
-	closedir(d);
 	return false;
 }
 
 void checksys_rt_tasks(const struct checksys *cs, struct checksys_result *r)
 {
 	struct rt_scan sc = { 0 };
-	int hi;
+	int hi, rc;
 
 	prio_range(cs, &sc.lo, &hi);
 	if (sc.lo == 0)
 		sc.lo = 1;      /* every thread SCHED_OTHER: any real-time task comes first */
-	each_pid(cs, scan_process, &sc);
+	rc = each_pid(cs, scan_process, &sc);
+	if (rc < 0 || sc.err < 0) {
+		unlisted(cs, r, "rt-tasks", "which real-time tasks run before portlogd's threads "
+			 "is unknown", rc < 0 ? rc : sc.err);
+		return;
+	}
 	if (sc.found == 0) {
 		set(r, CHECKSYS_OK, "rt-tasks", "no other user-space SCHED_FIFO/RR task at "
 		    "priority %d or above, no SCHED_DEADLINE task (kernel threads not counted)",

@@ -71,14 +71,21 @@ void logline_init(struct logline_parser *p)
 	p->cached_sec = INT64_MIN;
 }
 
-/* sec and ns as int64 nanoseconds, if they fit (the years 1677 to 2262). */
+/* sec and ns (below NS) as int64 nanoseconds, if they fit (the years 1677 to 2262).
+ * Checked with the compilers' overflow builtins: 32-bit targets have no __int128. */
 static int to_ns(int64_t sec, uint64_t ns, int64_t *t)
 {
-	__int128 v = (__int128)sec * NS + (__int128)ns;
+	int64_t frac = (int64_t)ns, v;
 
-	if (v < INT64_MIN || v > INT64_MAX)
+	/* before 1970 a whole second less and a negative fraction, so that the earliest
+	 * time (-9223372037 s + 0.145224192 s) does not overflow on its way */
+	if (sec < 0 && frac > 0) {
+		sec++;
+		frac -= NS;
+	}
+	if (__builtin_mul_overflow(sec, NS, &v) || __builtin_add_overflow(v, frac, &v))
 		return -1;
-	*t = (int64_t)v;
+	*t = v;
 	return 0;
 }
 
@@ -151,11 +158,14 @@ static int epoch_time(const char *s, size_t n, int exact_frac, int64_t *t)
 	if (exact_frac > 0 && ((dot - s > 1 && s[0] == '0') || (neg && sec == 0 && ns == 0)))
 		return -1;
 	{
-		unsigned __int128 mag = (unsigned __int128)sec * NS + ns;
+		uint64_t mag;
 
-		if (mag > (neg ? (unsigned __int128)INT64_MAX + 1 : (unsigned __int128)INT64_MAX))
+		/* up to 11 digits of seconds: the product may not fit even 64 bits unsigned */
+		if (__builtin_mul_overflow(sec, (uint64_t)NS, &mag)
+		    || __builtin_add_overflow(mag, ns, &mag)
+		    || mag > (neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX))
 			return -1;
-		*t = neg ? (int64_t)(0 - (uint64_t)mag) : (int64_t)mag;
+		*t = neg ? (int64_t)(0 - mag) : (int64_t)mag;
 	}
 	return 0;
 }

@@ -361,14 +361,10 @@ static int run_traffic(const struct opts *o)
 	for (unsigned i = 0; i < o->ports; i++)
 		sim_port_close(&p[i]);
 	free(p);
-	if (!o->keep) {
-		char cmd[300];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		(void)system(cmd);
-	} else {
+	if (!o->keep)
+		e2e_remove_dir(dir);
+	else
 		printf("kept %s\n", dir);
-	}
 	return 0;
 }
 
@@ -493,12 +489,8 @@ static int run_stall(const struct opts *o, int stall_us, struct spinner *spin)
 	free(idx);
 	e2e_free_log(&log);
 	sim_port_close(&p);
-	if (!o->keep) {
-		char cmd[300];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		(void)system(cmd);
-	}
+	if (!o->keep)
+		e2e_remove_dir(dir);
 	return 0;
 }
 

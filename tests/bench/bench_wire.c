@@ -96,14 +96,14 @@ static void write_conf(const struct opts *o, const char *dir, const struct sim_d
 /* The daemon did not start: why, from its stderr and exit status. */
 static void refused(struct e2e_daemon *d, const char *dir)
 {
-	char cmd[400];
+	char path[400];
 	int status = e2e_stop(d, SIGTERM, 5000, NULL);
 
 	fprintf(stderr, "bench_wire: the daemon did not start (%s %d); its stderr (%s/stderr.txt):\n",
 		status >= 0 && WIFEXITED(status) ? "exit" : "status",
 		status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : status, dir);
-	snprintf(cmd, sizeof(cmd), "cat '%s/stderr.txt' >&2", dir);
-	(void)system(cmd);
+	snprintf(path, sizeof(path), "%s/stderr.txt", dir);
+	e2e_show_file(path);
 }
 
 static void pct_cell(int64_t *v, size_t n, double pct, unsigned baud)
@@ -205,14 +205,10 @@ static int run(const struct opts *o, unsigned baud, const struct sim_dev *models
 	e2e_free_log(&log);
 	for (unsigned i = 0; i < n; i++)
 		sim_port_close(&p[i]);
-	if (o->keep) {
+	if (o->keep)
 		printf("<!-- kept %s -->\n", dir);
-	} else {
-		char cmd[300];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		(void)system(cmd);
-	}
+	else
+		e2e_remove_dir(dir);
 	return rc != 0;
 }
 

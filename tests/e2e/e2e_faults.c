@@ -92,9 +92,7 @@ static void fx_start(struct fx *x)
 	assert_int_equal(e2e_start(&x->d, x->dir, x->conf), 0);
 	live = x->d;
 	if (e2e_wait_ready(&x->d, 10000) != 0) {
-		char cmd[400];
-		snprintf(cmd, sizeof(cmd), "cat %s >&2", x->d.err_path);
-		(void)system(cmd);
+		e2e_show_file(x->d.err_path);
 		fail_msg("the daemon did not become ready");
 	}
 }

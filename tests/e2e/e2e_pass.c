@@ -54,10 +54,7 @@ static void start(const char *dir, const char *conf)
 {
 	assert_int_equal(e2e_start(&live, dir, conf), 0);
 	if (e2e_wait_ready(&live, WAIT_MS) != 0) {
-		char cmd[400];
-
-		snprintf(cmd, sizeof(cmd), "cat %s >&2", live.err_path);
-		(void)system(cmd);
+		e2e_show_file(live.err_path);
 		fail_msg("the daemon did not send READY=1");
 	}
 }
@@ -792,8 +789,7 @@ static void pass_mbpoll_pymodbus(void **state)
 	for (int i = 0; i < WAIT_MS / 10 && !e2e_holds(pp, modbus); i++)
 		tu_sleep_ms(10);
 	if (!e2e_holds(pp, modbus)) {
-		snprintf(text, sizeof(text), "cat %s >&2", out_path);
-		(void)system(text);
+		e2e_show_file(out_path);
 		fail_msg("the pymodbus slave did not open %s", modbus);
 	}
 	snprintf(text, sizeof(text),

@@ -364,8 +364,7 @@ static void unprivileged_user(void **state)
 	assert_int_equal(e2e_start(&d, dir, conf), 0);
 	live = d;
 	if (e2e_wait_ready(&d, 10000) != 0) {
-		snprintf(text, sizeof(text), "cat %s >&2", d.err_path);
-		(void)system(text);
+		e2e_show_file(d.err_path);
 		fail_msg("the unprivileged daemon did not become ready");
 	}
 	assert_int_equal(sim_port_wait_open(&p, 5000), 0);

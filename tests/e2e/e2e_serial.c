@@ -84,9 +84,7 @@ static void start_daemon(struct e2e_daemon *d, const char *dir, const char *conf
 {
 	assert_int_equal(e2e_start(d, dir, conf), 0);
 	if (e2e_wait_ready(d, 10000) != 0) {
-		char cmd[400];
-		snprintf(cmd, sizeof(cmd), "cat %s >&2", d->err_path);
-		(void)system(cmd);
+		e2e_show_file(d->err_path);
 		fail_msg("the daemon did not send READY=1 within 10 s");
 	}
 	for (unsigned i = 0; i < n; i++)

@@ -81,6 +81,12 @@ bool e2e_have(const char *test, const char *const *checks, size_t n);
 /* Kills a daemon that is still running (after a failed test). */
 void e2e_kill(struct e2e_daemon *d);
 
+/* Copies a file (the daemon's stderr, a helper's output) to stderr: what to show before a
+ * failure. */
+void e2e_show_file(const char *path);
+/* rm -rf DIR (a run's scratch directory), saying so on stderr when it fails. */
+void e2e_remove_dir(const char *dir);
+
 /* Runs a shell command (sh -c, printf-style); returns its standard output
  * (malloc'd) and its exit status in *status (128 when killed). */
 char *e2e_sh(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

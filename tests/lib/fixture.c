@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fixture.c - fixture trees: files and symbolic links below a temporary root. */
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "wrap.h"
 
 void fx_mkroot(char *root, size_t len, const char *who)
 {
@@ -86,4 +88,28 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 void fx_rmroot(const char *root)
 {
 	(void)nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);     /* best effort: a temp dir */
+}
+
+static int readdir_err;
+static unsigned readdir_left;
+
+void fx_fail_readdir(int err, unsigned after)
+{
+	readdir_err = err;
+	readdir_left = after;
+}
+
+struct dirent *REAL(readdir)(DIR *d);
+struct dirent *WRAP(readdir)(DIR *d);
+
+struct dirent *WRAP(readdir)(DIR *d)
+{
+	if (readdir_err != 0) {
+		if (readdir_left == 0) {
+			errno = readdir_err;
+			return NULL;
+		}
+		readdir_left--;
+	}
+	return REAL(readdir)(d);
 }

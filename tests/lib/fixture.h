@@ -15,5 +15,9 @@ void fx_task(const char *root, long pid, long tid, const char *comm, unsigned lo
 	     int prio, int policy);
 /* The whole tree, best effort. */
 void fx_rmroot(const char *root);
+/* From now on readdir hands out `after` more entries, then returns NULL with errno err
+ * (0: readdir works again): ext4 says EOVERFLOW to a 32-bit build without 64-bit file
+ * offsets under a 64-bit kernel. Link with portlogd_wrap(TARGET readdir). */
+void fx_fail_readdir(int err, unsigned after);
 
 #endif

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "testutil.h"
@@ -73,4 +74,26 @@ void tu_sleep_ms(int ms)
 
 	while (nanosleep(&ts, &ts) != 0)
 		;
+}
+
+bool tu_needs_ieee1284(const char *conf_text)
+{
+	bool parallel = false, driver = false;
+
+	for (const char *l = conf_text; *l != '\0'; l += strcspn(l, "\n"), l += *l == '\n') {
+		if (*l == '[') {
+			if (parallel && !driver)
+				return true;
+			parallel = strncmp(l, "[parallel ", 10) == 0;
+			driver = false;
+		} else if (parallel && strncmp(l, "driver", 6) == 0 && l[6] != '\0'
+			   && strchr(" \t=", l[6]) != NULL) {
+			const char *v = l + 6 + strspn(l + 6, " \t=");
+
+			if (strncmp(v, "ieee1284", 8) == 0)
+				return true;
+			driver = true;
+		}
+	}
+	return parallel && !driver;
 }

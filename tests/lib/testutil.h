@@ -3,6 +3,7 @@
 #ifndef PORTLOGD_TESTUTIL_H
 #define PORTLOGD_TESTUTIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* splitmix64 of x: the same numbers from a printed seed on any libc. */
@@ -19,6 +20,11 @@ void tu_relax(void);
 
 /* $name as a whole number, or def when unset or empty. */
 unsigned tu_env_uint(const char *name, unsigned def);
+
+/* Does config text have a [parallel] section of the ieee1284 driver (named, or the default
+ * for a section without a driver key)? A build without libieee1284 (-DPORTLOGD_IEEE1284=OFF)
+ * refuses such a config: "'ieee1284' is not compiled in". */
+bool tu_needs_ieee1284(const char *conf_text);
 
 /* CLOCK_MONOTONIC in ns; a sleep of ms milliseconds. */
 int64_t tu_mono_ns(void);

@@ -26,6 +26,7 @@
 #include "flush.h"
 #include "parts.h"
 #include "source.h"
+#include "wrap.h"
 
 enum clock_case { SYNCED, SYNCED_UNSYNC_FLAG, NEAR_LIMIT, AT_LIMIT, UNSYNCED, LEAP_INS,
 		  LEAP_DEL, REFUSED };
@@ -48,9 +49,9 @@ static const struct { int rc, err, status; long maxerror, esterror; } kernel[] =
 static _Atomic int tx_case = SYNCED;
 static _Atomic unsigned tx_calls;
 
-int __wrap_adjtimex(struct timex *tx);
+int WRAP(adjtimex)(struct timex *tx);
 
-int __wrap_adjtimex(struct timex *tx)
+int WRAP(adjtimex)(struct timex *tx)
 {
 	int c = atomic_load(&tx_case);
 
@@ -65,6 +66,29 @@ int __wrap_adjtimex(struct timex *tx)
 	tx->maxerror = kernel[c].maxerror;
 	tx->esterror = kernel[c].esterror;
 	return kernel[c].rc;
+}
+
+/*
+ * The wall clock past 2038: with real_shift_ns set, CLOCK_REALTIME answers that much
+ * later (clock_gettime wrapped). A 32-bit time_t cannot hold 2040: its seconds wrap to 1904.
+ */
+static _Atomic int64_t real_shift_ns;
+
+int REAL(clock_gettime)(clockid_t id, struct timespec *ts);
+int WRAP(clock_gettime)(clockid_t id, struct timespec *ts);
+
+int WRAP(clock_gettime)(clockid_t id, struct timespec *ts)
+{
+	int rc = REAL(clock_gettime)(id, ts);
+	int64_t shift = atomic_load(&real_shift_ns);
+
+	if (rc == 0 && id == CLOCK_REALTIME && shift != 0) {
+		int64_t t = (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec + shift;
+
+		ts->tv_sec = (time_t)(t / 1000000000);
+		ts->tv_nsec = (long)(t % 1000000000);
+	}
+	return rc;
 }
 
 static void kernel_says(enum clock_case c)
@@ -201,6 +225,23 @@ static void clock_lines(const char *path, char *out, size_t len, size_t *stat_ro
 	fclose(f);
 }
 
+/* Every line of the log dated with prefix (its TIME field). */
+static void expect_dated(const char *path, const char *prefix)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	unsigned n = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, prefix, strlen(prefix)) != 0)
+			fail_msg("a line dated %.30s, not %s...: %s", line, prefix, line);
+		n++;
+	}
+	fclose(f);
+	assert_true(n > 0);
+}
+
 /* Waits (bounded) until the log holds want among its clock lines. */
 static void wait_for(const char *path, const char *want)
 {
@@ -221,7 +262,8 @@ static void wait_for(const char *path, const char *want)
 
 /*
  * The real flusher thread: a line at start, one per change of state (synced,
- * not, unreadable, synced again), one with every STAT round, one at stop.
+ * not, unreadable, synced again), one with every STAT round, one at stop. The
+ * wall clock says 2040 all along (past a 32-bit time_t's 2038): every line is dated so.
  */
 static void the_lines(void **state)
 {
@@ -247,6 +289,14 @@ static void the_lines(void **state)
 	if (flush_init(&f, &conf, &ps, err, sizeof(err)) != 0)
 		fail_msg("flush_init: %s", err);
 	kernel_says(SYNCED);
+	{
+		struct timespec now;
+
+		assert_int_equal(clock_gettime(CLOCK_REALTIME, &now), 0);
+		/* 2040-02-29T12:00:00Z, give or take the test's seconds */
+		atomic_store(&real_shift_ns, 2214129600LL * 1000000000
+					     - ((int64_t)now.tv_sec * 1000000000 + now.tv_nsec));
+	}
 	assert_int_equal(flush_start(&f, &degraded), 0);
 	wait_for(path, "start:yes ");
 	kernel_says(UNSYNCED);
@@ -272,6 +322,8 @@ static void the_lines(void **state)
 	/* no line twice for one state, nothing else but the STAT rounds */
 	assert_string_equal(got, "start:yes change:no change:unknown change:yes ");
 	assert_true(rounds >= 2);
+	expect_dated(path, "2040-02-29T12:0");
+	atomic_store(&real_shift_ns, 0);
 	source_fini(&self);
 	unlink(path);
 	rmdir(dir);

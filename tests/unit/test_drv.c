@@ -138,6 +138,13 @@ static void uart_gets_libserialport(void **state)
 	int fd;
 
 	(void)state;
+	/* tests/pkg/arch.sh runs the unit tests of arm64 and armhf under qemu-user and says so */
+	if (getenv("PORTLOGD_TEST_EMULATOR") != NULL) {
+		printf("# under %s: skipped: qemu-user (7.2, Debian 12) copies only the first int "
+		       "(type) of struct serial_struct for TIOCGSERIAL, so the UART's flags "
+		       "can be neither read nor set\n", getenv("PORTLOGD_TEST_EMULATOR"));
+		skip();
+	}
 	fd = open(dev, O_RDWR | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0 || ioctl(fd, TIOCGSERIAL, &ss) < 0 || ss.type == PORT_UNKNOWN) {
 		if (fd >= 0)

@@ -77,6 +77,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
+	fx_fail_readdir(0, 0);          /* a failed proc_unreadable leaves it set */
 	fx_rmroot(root);
 	return 0;
 }
@@ -507,6 +508,38 @@ static void said_once(void **state)
 	}
 }
 
+/*
+ * /proc that cannot be listed to its end (readdir's NULL with errno set) is said, not taken
+ * for "no thread": irq_threads returns the error, and the port's EV line names it.
+ */
+static void proc_unreadable(void **state)
+{
+	struct irq_thread t[IRQ_THREADS_MAX];
+	struct source src;
+	struct irq_port ip;
+
+	(void)state;
+	fx_put(root, "/sys/kernel/realtime", "1\n");
+	fx_task(root, 1, 0, "systemd", 0, 0, SCHED_OTHER);
+	fx_task(root, 57, 0, "irq/4-ttyS0", KTHREAD, 50, SCHED_FIFO);
+	assert_int_equal(irq_threads(root, 4, t, IRQ_THREADS_MAX), 1);
+	/* at the first entry, and after two (".", "..", or a pid: readdir's order) */
+	for (unsigned after = 0; after <= 2; after += 2) {
+		fx_fail_readdir(EOVERFLOW, after);
+		assert_int_equal(irq_threads(root, 4, t, IRQ_THREADS_MAX), -EOVERFLOW);
+		fx_fail_readdir(0, 0);
+	}
+	assert_int_equal(source_init(&src, "gps", 64), 0);
+	irq_port_init(&ip, 4, NULL, 98);
+	fx_fail_readdir(EOVERFLOW, 0);
+	assert_int_equal(opens(&ip, root, &src, 2), 0);
+	fx_fail_readdir(0, 0);
+	expect_event(&src, EV_IRQ, EOVERFLOW, "irq=4 thread=none reason=proc-unreadable");
+	expect_quiet(&src);
+	assert_int_equal(calls.n, 0);
+	source_fini(&src);
+}
+
 /* irq_priority = off (want 0): nothing looked at, nothing said. */
 static void off_says_nothing(void **state)
 {
@@ -757,6 +790,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(set_and_put_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_new_thread_at_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(said_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(proc_unreadable, setup, teardown),
 		cmocka_unit_test_setup_teardown(off_says_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(no_privilege, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_thread_ends_meanwhile, setup, teardown),

@@ -23,14 +23,15 @@
 #include <cmocka.h>
 
 #include "serial.h"
+#include "wrap.h"
 
 static _Atomic int lines;          /* TIOCM_* bits the wrapped TIOCMGET reports */
 static sem_t edge;                  /* one post releases one TIOCMIWAIT */
 
-int __real_ioctl(int fd, unsigned long req, ...);
-int __wrap_ioctl(int fd, unsigned long req, ...);
+int REAL(ioctl)(int fd, unsigned long req, ...);
+int WRAP(ioctl)(int fd, unsigned long req, ...);
 
-int __wrap_ioctl(int fd, unsigned long req, ...)
+int WRAP(ioctl)(int fd, unsigned long req, ...)
 {
 	va_list ap;
 	void *arg;
@@ -44,7 +45,7 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	}
 	if (req == TIOCMIWAIT)
 		return sem_wait(&edge);     /* EINTR on serial_join's SIGUSR1 */
-	return __real_ioctl(fd, req, arg);
+	return REAL(ioctl)(fd, req, arg);
 }
 
 static void on_usr1(int sig)

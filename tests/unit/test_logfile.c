@@ -199,6 +199,40 @@ static void test_repair_torn_tail(void **state)
 	check_repair(fx, many, sizeof(many), 4096);
 }
 
+/*
+ * A log past 4 GiB (weeks of a busy port without rotation): opened, its torn tail cut and
+ * appended to like any other. A 32-bit build without _FILE_OFFSET_BITS=64 fails here:
+ * open() says EOVERFLOW. The test makes the sparse file with the explicit 64-bit calls,
+ * which do not depend on the build's off_t.
+ */
+static void test_repair_past_4gib(void **state)
+{
+	struct fx *fx = *state;
+	const off64_t size = ((off64_t)1 << 32) + 4096;
+	struct stat64 st;
+	char tail[16];
+	int fd;
+
+	fd = open(fx->path, O_WRONLY | O_CREAT | O_LARGEFILE | O_CLOEXEC, 0640);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate64(fd, size - 6), 0);
+	assert_int_equal(pwrite64(fd, "xa\nbcd", 6, size - 6), 6);
+	close(fd);
+	fx_open(fx);
+	assert_int_equal(fx->nev, 1);
+	assert_int_equal(fx->ev[0].what, LOGFILE_REPAIRED);
+	assert_int_equal(fx->ev[0].cut, 3);
+	add(fx, "next\n");
+	assert_int_equal(logfile_write(&fx->lf, mono_ns()), 0);
+	assert_int_equal(stat64(fx->path, &st), 0);
+	assert_true(st.st_size == size - 3 + 5);
+	fd = open(fx->path, O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pread64(fd, tail, 7, st.st_size - 7), 7);
+	close(fd);
+	assert_memory_equal(tail, "a\nnext\n", 7);
+}
+
 /* The handler's line goes where the flusher puts it: at the end, then written. */
 static void test_repair_line_written(void **state)
 {
@@ -485,6 +519,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_repair_torn_tail, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_repair_past_4gib, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repair_line_written, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_missing_directory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_error_backoff, setup, teardown),

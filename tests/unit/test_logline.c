@@ -219,6 +219,60 @@ static void test_time_args(void **state)
 			fail_msg("%s: accepted", bad[i]);
 }
 
+/*
+ * The ends of int64 nanoseconds, and the first second past a signed 32-bit time_t: every
+ * architecture parses them alike (32-bit ones without __int128: the overflow is still
+ * caught), and fmt prints them back as they were.
+ */
+static void test_time_limits(void **state)
+{
+	static const struct { const char *s; bool ok; int64_t t; } cases[] = {
+		{ "2262-04-11T23:47:16.854775807Z", true, INT64_MAX },
+		{ "2262-04-11T23:47:16.854775808Z", false, 0 },
+		{ "2262-04-12T00:00:00.000000000Z", false, 0 },
+		{ "1677-09-21T00:12:43.145224192Z", true, INT64_MIN },
+		{ "1677-09-21T00:12:43.145224191Z", false, 0 },
+		{ "2038-01-19T03:14:08.000000000Z", true, 2147483648LL * 1000000000 },
+		{ "2040-02-29T12:00:00.123456789Z", true, 2214129600123456789LL },
+		{ "9223372036.854775807", true, INT64_MAX },
+		{ "9223372036.854775808", false, 0 },
+		{ "-9223372036.854775808", true, INT64_MIN },
+		{ "-9223372036.854775809", false, 0 },
+		{ "9999999999.999999999", false, 0 },
+		{ "2214129600.123456789", true, 2214129600123456789LL },
+	};
+	int64_t t;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = logline_time(cases[i].s, strlen(cases[i].s), &t);
+
+		if (rc != (cases[i].ok ? 0 : -1) || (cases[i].ok && t != cases[i].t))
+			fail_msg("%s: returned %d, t %" PRId64 " (expected %s %" PRId64 ")",
+				 cases[i].s, rc, rc == 0 ? t : 0, cases[i].ok ? "0," : "-1", cases[i].t);
+		if (cases[i].ok) {
+			char back[FMT_TIME_MAX + 1];
+			struct fmt f;
+
+			/* the form it came in: ISO with a T, else epoch */
+			fmt_init(&f, cases[i].s[10] == 'T' ? CONF_TS_ISO : CONF_TS_EPOCH,
+				 CONF_PAYLOAD_HEX);
+			back[fmt_time(&f, back, t)] = '\0';
+			assert_string_equal(back, cases[i].s);
+		}
+	}
+	/* the command line's forms (--since, --until) reach the same limits */
+	assert_int_equal(logline_time_arg("2262-04-11T23:47:16.854775807", &t), 0);
+	assert_true(t == INT64_MAX);
+	assert_int_equal(logline_time_arg("2262-04-11T23:47:17", &t), -1);
+	assert_int_equal(logline_time_arg("1677-09-21T00:12:43.145224192Z", &t), 0);
+	assert_true(t == INT64_MIN);
+	assert_int_equal(logline_time_arg("2040-02-29", &t), 0);
+	assert_true(t == 2214086400LL * 1000000000);
+	assert_int_equal(logline_time_arg("-9223372036.854775809", &t), -1);
+	assert_int_equal(logline_time_arg("99999999999", &t), -1);
+}
+
 /* Whatever fmt writes, in every mode, the parser gives back: random lines. */
 static void test_round_trip(void **state)
 {
@@ -305,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_good_lines),
 		cmocka_unit_test(test_bad_lines),
 		cmocka_unit_test(test_time_args),
+		cmocka_unit_test(test_time_limits),
 		cmocka_unit_test(test_round_trip),
 	};
 

@@ -33,16 +33,17 @@
 
 #include "drv.h"
 #include "serial.h"
+#include "wrap.h"
 
 /* what the wrapped ioctl answers: scripted counters, or the real call */
 static _Atomic bool fake_icount;
 static _Atomic int icount_frame, icount_parity, icount_overrun, icount_brk, icount_buf;
 static _Atomic bool fake_serial;       /* TIOCGSERIAL answers, TIOCSSERIAL says EPERM */
 
-int __real_ioctl(int fd, unsigned long req, ...);
-int __wrap_ioctl(int fd, unsigned long req, ...);
+int REAL(ioctl)(int fd, unsigned long req, ...);
+int WRAP(ioctl)(int fd, unsigned long req, ...);
 
-int __wrap_ioctl(int fd, unsigned long req, ...)
+int WRAP(ioctl)(int fd, unsigned long req, ...)
 {
 	va_list ap;
 	void *arg;
@@ -68,7 +69,7 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 		errno = EPERM;
 		return -1;
 	}
-	return __real_ioctl(fd, req, arg);
+	return REAL(ioctl)(fd, req, arg);
 }
 
 /*
@@ -122,10 +123,10 @@ static _Atomic int late_us = -1;
 static _Atomic int late_fd = -1;
 static const char *late_more;
 
-int __real_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig);
-int __wrap_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig);
+int REAL(ppoll)(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig);
+int WRAP(ppoll)(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig);
 
-int __wrap_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig)
+int WRAP(ppoll)(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig)
 {
 	int us = atomic_load(&late_us);
 
@@ -153,9 +154,9 @@ int __wrap_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const
 		until.tv_nsec = t % 1000000000;
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
 			;
-		return __real_ppoll(fds, n, &zero, sig);
+		return REAL(ppoll)(fds, n, &zero, sig);
 	}
-	return __real_ppoll(fds, n, tmo, sig);
+	return REAL(ppoll)(fds, n, tmo, sig);
 }
 
 static struct conf_serial pty_conf(char *device)
@@ -436,6 +437,7 @@ static void stalled_read_is_reported(void **state)
 		struct timespec ms = { 0, 1000000 };
 		unsigned n = ring_ready(&p.src.ring);
 		char more[128];
+		size_t gl;
 		bool at;
 
 		if (n == 0) {
@@ -443,7 +445,8 @@ static void stalled_read_is_reported(void **state)
 			continue;
 		}
 		pop_late_and_rx(&p, n, more, sizeof(more), &at);
-		strncat(got, more, sizeof(got) - strlen(got) - 1);
+		gl = strlen(got);
+		snprintf(got + gl, sizeof(got) - gl, "%s", more);
 		late_at_rx = late_at_rx && at;
 	}
 	printf("# %s\n", got);

@@ -124,9 +124,8 @@ echo "package $(basename "$deb"), upgrade $(dpkg-deb -f "$work/portlogd-upgrade.
 phase deb
 
 # --- debootstrap: a minimal bookworm with a kernel and the daemon's libraries
-mirror=${PORTLOGD_VM_MIRROR:-$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null |
-	grep -v security | head -1)}
-mirror=${mirror:-http://deb.debian.org/debian}
+. "$src/tests/deps.sh"          # portlogd_mirror
+mirror=${PORTLOGD_VM_MIRROR:-$(portlogd_mirror)}
 cache=${PORTLOGD_VM_CACHE:-}
 # in_cache: the cached tree holds every package of $include (a tree made with both kernels
 # serves a run that boots one of them)
