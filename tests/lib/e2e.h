@@ -56,6 +56,11 @@ const char *e2e_notify_has(const char *msg, const char *key, const char *value);
  * and the time from the signal to the exit in *elapsed_ns. */
 int e2e_stop(struct e2e_daemon *d, int sig, int timeout_ms, int64_t *elapsed_ns);
 
+/* A TCP port on 127.0.0.1 that nobody uses now (for a tool the test runs). */
+int e2e_free_port(void);
+/* A whole file, NUL-terminated (malloc'd; its length in *len unless NULL), or NULL. */
+char *e2e_read_file(const char *path, size_t *len);
+
 /* A pty pair: returns the master (O_CLOEXEC) and the slave's path, or -errno. */
 int e2e_open_pty(char *slave, size_t len);
 
