@@ -2,6 +2,8 @@
 /* test_metrics.c - the metrics file (daemon/metrics.c): its text from the registry, when it is due, how it is replaced. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -374,6 +376,67 @@ static void test_write_replaces(void **state)
 	rmdir(dir);
 }
 
+struct reader {
+	const char *path;
+	atomic_bool stop;
+	unsigned reads, torn;
+};
+
+/* Reads the file whole, again and again, as node_exporter does at each scrape. */
+static void *reader_main(void *arg)
+{
+	static const char head[] = "# HELP portlogd_build_info ";
+	static const char tail[] = "\nportlogd_watchdog_withheld 0\n";
+	struct reader *r = arg;
+	static char buf[65536];
+
+	while (!atomic_load(&r->stop)) {
+		int fd = open(r->path, O_RDONLY | O_CLOEXEC);
+		size_t n = 0;
+		ssize_t k;
+
+		if (fd < 0)
+			continue;       /* not there yet */
+		while ((k = read(fd, buf + n, sizeof(buf) - n)) > 0)
+			n += (size_t)k;
+		close(fd);
+		r->reads++;
+		if (n < sizeof(head) + sizeof(tail) || memcmp(buf, head, sizeof(head) - 1) != 0
+		    || memcmp(buf + n - (sizeof(tail) - 1), tail, sizeof(tail) - 1) != 0)
+			r->torn++;
+	}
+	return NULL;
+}
+
+/* A reader racing thousands of replacements never reads a part of a file. */
+static void test_readers_never_see_half_a_file(void **state)
+{
+	char dir[] = "/tmp/portlogd-test-metrics-XXXXXX", path[128], fields[32];
+	struct reader r = { .path = path };
+	pthread_t t;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/portlogd.prom", dir);
+	metrics_fini(&m);
+	assert_int_equal(metrics_init(&m, path, &ps), 0);
+	atomic_init(&r.stop, false);
+	assert_int_equal(pthread_create(&t, NULL, reader_main, &r), 0);
+	for (unsigned i = 0; i < 3000; i++) {
+		snprintf(fields, sizeof(fields), "records=%u", i * 7919);    /* lengths vary */
+		gps.fields = fields;
+		take_all();
+		assert_int_equal(metrics_write(&m, false), 0);
+	}
+	atomic_store(&r.stop, true);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	print_message("3000 replacements, %u whole reads, %u torn\n", r.reads, r.torn);
+	assert_int_equal(r.torn, 0);
+	assert_true(r.reads > 0);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* The text has room for the registry's largest: 32 serial ports with a TX reader
  * and lines = on, names of 31 characters, every counter at 2^64 - 1. */
 static void test_room_for_the_largest(void **state)
@@ -442,6 +505,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_clock_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_due, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_replaces, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_readers_never_see_half_a_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_room_for_the_largest, setup, teardown),
 	};
 
