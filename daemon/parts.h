@@ -123,6 +123,9 @@ bool parts_add(struct parts *ps, const struct part *p, struct health_beat *beat)
 
 /* The name a part's STAT line starts with: its port, or its kind ("timer"). */
 const char *parts_stat_name(const struct part *p);
+/* The text of its STAT line, "NAME key=value...", in text (FMT_FIELDS_MAX bytes;
+ * fmt_kv keeps every field whole); a part with a stat function. In the flusher. */
+void parts_stat_text(const struct part *p, char *text);
 
 /* Appends "PREFIXminflt=N PREFIXmajflt=N": the thread's page faults since it
  * started its work ("-" when unknown). For the STAT functions. */

@@ -6,8 +6,7 @@
 void stat_hook(void *ctx, struct flusher *f, bool stat_due, bool final)
 {
 	struct parts *ps = ctx;
-	char text[FMT_FIELDS_MAX];     /* fmt_kv keeps it whole: never cut in a field */
-	struct fmt_kv kv;
+	char text[FMT_FIELDS_MAX];
 	bool metrics;
 
 	for (unsigned i = 0; i < ps->n; i++) {
@@ -33,9 +32,7 @@ void stat_hook(void *ctx, struct flusher *f, bool stat_due, bool final)
 
 		if (p->stat == NULL)
 			continue;
-		fmt_kv_init(&kv, text, sizeof(text));
-		fmt_kv_word(&kv, parts_stat_name(p));
-		p->stat(p->obj, &kv);
+		parts_stat_text(p, text);
 		if (stat_due)
 			(void)flush_line(f, REC_STAT, 0, text);
 		if (metrics)

@@ -127,13 +127,10 @@ static void take_all(struct world *w)
 {
 	for (unsigned k = 0; k < w->ps.n; k++) {
 		char text[FMT_FIELDS_MAX];
-		struct fmt_kv kv;
 
 		if (w->ps.part[k].stat == NULL)
 			continue;
-		fmt_kv_init(&kv, text, sizeof(text));
-		fmt_kv_word(&kv, parts_stat_name(&w->ps.part[k]));
-		w->ps.part[k].stat(w->ps.part[k].obj, &kv);
+		parts_stat_text(&w->ps.part[k], text);
 		metrics_take(&w->m, k, text);
 	}
 }

@@ -61,15 +61,11 @@ static struct metrics m;
 static void take_all(void)
 {
 	for (unsigned i = 0; i < ps.n; i++) {
-		const struct part *p = &ps.part[i];
 		char text[FMT_FIELDS_MAX];
-		struct fmt_kv kv;
 
-		if (p->stat == NULL)
+		if (ps.part[i].stat == NULL)
 			continue;
-		fmt_kv_init(&kv, text, sizeof(text));
-		fmt_kv_word(&kv, parts_stat_name(p));
-		p->stat(p->obj, &kv);
+		parts_stat_text(&ps.part[i], text);
 		metrics_take(&m, i, text);
 	}
 }
@@ -478,13 +474,10 @@ static void test_room_for_the_largest(void **state)
 	assert_int_equal(metrics_init(&mm, "/nonexistent/x.prom", &big), 0);
 	for (unsigned i = 0; i < big.n; i++) {
 		char text[FMT_FIELDS_MAX];
-		struct fmt_kv kv;
 
 		if (big.part[i].stat == NULL)
 			continue;
-		fmt_kv_init(&kv, text, sizeof(text));
-		fmt_kv_word(&kv, parts_stat_name(&big.part[i]));
-		big.part[i].stat(big.part[i].obj, &kv);
+		parts_stat_text(&big.part[i], text);
 		metrics_take(&mm, i, text);
 	}
 	n = metrics_format(&mm, false);
