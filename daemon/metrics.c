@@ -90,9 +90,11 @@ enum { F_BUILD, F_START, F_PORT_UP, F_LATENCY, F_SYNCED, F_MAX_ERROR, F_WITHHELD
 static const struct family {
 	const char *name, *type, *help;
 } families[NFAMILIES] = {
-	[F_BUILD] = { "build_info", "gauge", "The running daemon's version, as a label (value 1)." },
+	[F_BUILD] = { "build_info", "gauge",
+		      "The running daemon's version, as a label (value 1)." },
 	[F_START] = { "start_time_seconds", "gauge",
-		      "When the daemon started, in seconds since the epoch: a change is a restart." },
+		      "When the daemon started, in seconds since the epoch: a change is a "
+		      "restart." },
 	[F_PORT_UP] = { "port_up", "gauge",
 			"1 while the port is open and logged, 0 while it is lost or the daemon "
 			"has stopped." },
@@ -100,10 +102,11 @@ static const struct family {
 			"The timer's wake-up latency after the warm-up (1 us bins: a bucket counts "
 			"the wake-ups under its bound)." },
 	[F_SYNCED] = { "clock_synced", "gauge",
-		       "1 while the system clock is synchronised (maximum error below 16 s), 0 when "
-		       "not or when its state cannot be read (EV clock synced=)." },
+		       "1 while the system clock is synchronised (maximum error below 16 s), 0 "
+		       "when not or when its state cannot be read (EV clock synced=)." },
 	[F_MAX_ERROR] = { "clock_max_error_seconds", "gauge",
-			  "The kernel's bound on the system clock's error (EV clock maxerror_us=)." },
+			  "The kernel's bound on the system clock's error (EV clock "
+			  "maxerror_us=)." },
 	[F_WITHHELD] = { "watchdog_withheld", "gauge",
 			 "1 while WATCHDOG=1 is withheld because a thread stalled; systemd "
 			 "restarts the service soon after." },

@@ -954,8 +954,8 @@ bool checksys_metrics_file(const struct checksys *cs, struct checksys_result *r)
 	if (rc < 0 || !S_ISDIR(st.st_mode))
 		set(r, CHECKSYS_FAIL, "metrics-file", "%s: no directory %s (%s); fix: install "
 		    "prometheus-node-exporter (Debian's makes /var/lib/prometheus/node-exporter), "
-		    "or make the directory that its --collector.textfile.directory names", file, dir,
-		    strerrorname_np(rc < 0 ? errno : ENOTDIR));
+		    "or make the directory that its --collector.textfile.directory names", file,
+		    dir, strerrorname_np(rc < 0 ? errno : ENOTDIR));
 	else if (access(full, W_OK | X_OK) < 0 || !files_can_be_made(full))
 		set(r, CHECKSYS_FAIL, "metrics-file", "%s: uid %u cannot make files in %s (%s); "
 		    "fix: let the service user write there (Debian, kept across upgrades: "
@@ -964,8 +964,8 @@ bool checksys_metrics_file(const struct checksys *cs, struct checksys_result *r)
 		    "the unit's ReadWritePaths= must name it too", file, (unsigned)getuid(), dir,
 		    errno != 0 ? strerrorname_np(errno) : "a read-only or kernel file system", dir);
 	else
-		set(r, CHECKSYS_OK, "metrics-file", "%s: %s writable by uid %u; node_exporter serves "
-		    "it when its --collector.textfile.directory is %s", file, dir, (unsigned)getuid(),
-		    dir);
+		set(r, CHECKSYS_OK, "metrics-file", "%s: %s writable by uid %u; node_exporter "
+		    "serves it when its --collector.textfile.directory is %s", file, dir,
+		    (unsigned)getuid(), dir);
 	return true;
 }

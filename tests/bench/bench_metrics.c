@@ -102,7 +102,8 @@ static int world_init(struct world *w, const char *dir, unsigned nports, bool tx
 			fill_port(w->port[i].tx);
 		serial_parts(&w->port[i], &w->ps);
 	}
-	if (flush_init(&w->f, &w->conf, &w->ps, err, sizeof(err)) < 0 || !flush_parts(&w->f, &w->ps)) {
+	if (flush_init(&w->f, &w->conf, &w->ps, err, sizeof(err)) < 0
+	    || !flush_parts(&w->f, &w->ps)) {
 		fprintf(stderr, "bench_metrics: %s\n", err);
 		return -1;
 	}
@@ -208,8 +209,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (statfs(work, &fs) == 0)
-		printf("in %s (file system 0x%lx), %u rounds each\n", work, (unsigned long)fs.f_type,
-		       n);
+		printf("in %s (file system 0x%lx), %u rounds each\n", work,
+		       (unsigned long)fs.f_type, n);
 	if (run(work, 0, false, 1, &base) < 0 || run(work, CONF_MAX_PORTS, false, n, &rx) < 0
 	    || run(work, CONF_MAX_PORTS, true, n, &both) < 0)
 		return 1;

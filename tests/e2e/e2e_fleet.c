@@ -697,7 +697,8 @@ static void expect_complete(struct fleet *f, bool dups_allowed, const char *what
 static void rotations(void **state)
 {
 	struct fleet *f = *state;
-	char *rot = e2e_read_file(PORTLOGD_SRC "/config/portlogd.logrotate", NULL), conf[500], pid[32];
+	char *rot = e2e_read_file(PORTLOGD_SRC "/config/portlogd.logrotate", NULL);
+	char conf[500], pid[32];
 	unsigned n = tu_env_uint("PORTLOGD_FLEET_ROTATIONS", 50);
 
 	assert_non_null(rot);

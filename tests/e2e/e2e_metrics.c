@@ -141,7 +141,8 @@ static void parse_scrape(struct scrape *sc)
 		assert_non_null(sp);
 		*sp = '\0';
 		if (sc->n == cap)
-			assert_non_null(sc->s = realloc(sc->s, (cap = cap * 2 + 64) * sizeof(*sc->s)));
+			assert_non_null(sc->s = realloc(sc->s, (cap = cap * 2 + 64)
+							* sizeof(*sc->s)));
 		sc->s[sc->n++] = (struct sample){ .series = l, .value = sp + 1 };
 	}
 	v = value_of(sc, "node_textfile_scrape_error");
@@ -209,7 +210,8 @@ static void exporter_start(void)
 		if (fd >= 0)
 			dup2(fd, 2);
 		execlp(NEXPORTER, NEXPORTER, listen, "--collector.disable-defaults",
-		       "--collector.textfile", dirarg, "--web.disable-exporter-metrics", (char *)NULL);
+		       "--collector.textfile", dirarg, "--web.disable-exporter-metrics",
+		       (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 1000; i++) {
