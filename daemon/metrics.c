@@ -151,7 +151,7 @@ void metrics_fini(struct metrics *m)
 	m->out = NULL;
 }
 
-/* The watchdog's verdict, from main's part. */
+/* The watchdog's verdict, which main's part gives (notify_count). */
 static bool withheld_now(const struct parts *ps)
 {
 	for (unsigned i = 0; i < ps->n; i++) {

@@ -2,12 +2,12 @@
 /* metrics.h - the metrics file: the daemon's counters in node_exporter's textfile format, for Prometheus.
  *
  * [logger] metrics_file = PATH.prom. The daemon opens no socket: node_exporter's
- * textfile collector (Debian's reads the NAME.prom files in
+ * textfile collector (Debian's package reads the NAME.prom files in
  * /var/lib/prometheus/node-exporter) serves the file with the machine's other
- * metrics. The flusher writes it,
- * never a real-time thread: at its first pass, with every round of STAT lines,
- * at stop, and at once when the watchdog's verdict changes (systemd kills the
- * service some seconds after the ping is withheld, so a round would be too late).
+ * metrics. The flusher writes it, never a real-time thread: at its first pass,
+ * with every round of STAT lines, at stop, and at once when the watchdog's
+ * verdict changes (systemd kills the service some seconds after the ping is
+ * withheld, so the next round would be too late).
  *
  * Every value comes from the registry (parts.h). The counters are read from
  * the very fields of the round's STAT lines, so each equals the one in the STAT
