@@ -161,8 +161,10 @@ enum e2e_fit e2e_packet_fit(const struct e2e_log *log, const char *src, const si
  * STAT lines after "EV stop", accounted equals records + drops (plus the lines
  * thread's). A port's TX ring (tx_device, pass) is checked on its own: its TX
  * lines and the EV and DROP lines that end in dir=tx against tx_accounted=,
- * tx_records= and tx_drops=. Counting restarts at each "EV start". Returns how
- * many STAT lines were checked, or -1 with the first mismatch in why.
+ * tx_records= and tx_drops=. late= (tx_late=) is at least the EV late-delivery
+ * lines above it, and at stop at most those plus the drops. Counting restarts at
+ * each "EV start". Returns how many STAT lines were checked, or -1 with the first
+ * mismatch in why.
  */
 int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen);
 /*
