@@ -43,6 +43,7 @@ struct conf_logger {
 	unsigned flush_interval_ms;
 	unsigned sync_interval_ms;
 	unsigned stat_interval_s;
+	char metrics_file[CONF_PATH_MAX];       /* node_exporter's textfile (metrics.h); "" = off */
 	unsigned ring_records;
 	int flusher_priority;           /* CONF_PRIO_OTHER or 1..99 */
 	int flusher_cpu;                /* CONF_CPU_ANY or a CPU number */

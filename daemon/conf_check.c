@@ -226,6 +226,31 @@ static void validate_old_names(struct parse *p)
 	}
 }
 
+/* metrics_file: a name node_exporter reads, written with the STAT rounds, not the log. */
+static void validate_metrics(struct parse *p, const struct conf_logger *l)
+{
+	static const char ext[] = ".prom";
+	int line = set_line(p, SECT_LOGGER, 0, "metrics_file", false);
+	const char *base;
+	size_t n;
+
+	if (line == 0)
+		return;
+	base = strrchr(l->metrics_file, '/') + 1;       /* absolute: there is a '/' */
+	n = strlen(base);
+	if (n <= sizeof(ext) - 1 || strcmp(base + n - (sizeof(ext) - 1), ext) != 0)
+		fail(p, line, "[logger] metrics_file: '%s' does not end in %s, and node_exporter's "
+		     "textfile collector reads only NAME%s files; name it like "
+		     "/var/lib/prometheus/node-exporter/portlogd.prom", l->metrics_file, ext, ext);
+	else if (l->stat_interval_s == 0)
+		fail(p, line, "[logger] metrics_file: the file is written with every round of STAT "
+		     "lines, which stat_interval_s = 0 turns off; set stat_interval_s (1..86400, "
+		     "such as Prometheus's scrape interval)");
+	else if (strcmp(l->metrics_file, l->log_file) == 0)
+		fail(p, line, "[logger] metrics_file: '%s' is the log file too; give the metrics "
+		     "their own file", l->metrics_file);
+}
+
 /* A strobe needs a driver that drives a pin, fits in the period, and is not read back. */
 static void validate_strobe(struct parse *p, const struct conf *c, unsigned i)
 {
@@ -297,6 +322,7 @@ void conf_validate(struct parse *p)
 			pp->irq_priority = c->logger.irq_priority;
 	}
 	validate_old_names(p);
+	validate_metrics(p, &c->logger);
 	if (p->err_line == 0 && c->nserial + c->nparallel == 0)
 		fail(p, p->line, "no %s section: nothing to log; add at least one port",
 		     conf_sect_list(list, sizeof(list), true));

@@ -120,6 +120,8 @@ const struct key conf_keys[] = {
 	  .def = "1000" },
 	{ SECT_LOGGER, "stat_interval_s", &t_uint, AT(logger, stat_interval_s), 0, 86400,
 	  .def = "60" },
+	/* written with every STAT round: validate_metrics() in conf_check.c */
+	{ SECT_LOGGER, "metrics_file", &t_abspath, AT(logger, metrics_file), .def = NULL },
 	{ SECT_LOGGER, "ring_records", &t_pow2, AT(logger, ring_records), 64, 1 << 24,
 	  .def = "65536" },
 	PRIORITY(SECT_LOGGER, logger, flusher_priority, "flusher_priority", "other"),

@@ -424,33 +424,55 @@ static void reopen(struct flusher *f)
  * that the portlogd lines stay in time order. The journal hears of a clock
  * that is, or becomes, unsynchronised or unreadable.
  */
-static void say_clock(struct flusher *f, enum clockq_reason why)
+static void say_clock_read(struct flusher *f, enum clockq_reason why,
+			   const struct clockq_state *st)
 {
-	struct clockq_state st;
 	char text[160];
 	struct fmt_kv kv;
 	int was = f->clock.said;
 
-	if (!clockq_due(&f->clock, &why, mono_ns(), &st))
-		return;
 	(void)flush_drain(f, false);
 	fmt_kv_init(&kv, text, sizeof(text));
-	clockq_fields(&kv, why, &st);
+	clockq_fields(&kv, why, st);
 	if (!flush_line(f, REC_EV, EV_CLOCK, text))
 		return;     /* the buffer is full: said at the next look */
-	clockq_said(&f->clock, &st);
+	clockq_said(&f->clock, st);
 	if (f->clock.said == was)
 		return;
-	if (st.err != 0)
+	if (st->err != 0)
 		log_warn("cannot read the clock's synchronisation state (adjtimex: %s): the log "
-			 "cannot say how far TIME may be off", strerror(st.err));
-	else if (!st.synced)
+			 "cannot say how far TIME may be off", strerror(st->err));
+	else if (!st->synced)
 		log_warn("the system clock is not synchronised (maximum error %lld us): log times "
 			 "may be off by any amount; see portlogd --check-system",
-			 (long long)st.maxerror_us);
+			 (long long)st->maxerror_us);
 	else if (was != CLOCKQ_NOT_READ)
 		log_info("the system clock is synchronised again (maximum error %lld us)",
-			 (long long)st.maxerror_us);
+			 (long long)st->maxerror_us);
+}
+
+static void say_clock(struct flusher *f, enum clockq_reason why)
+{
+	struct clockq_state st;
+
+	if (clockq_due(&f->clock, &why, mono_ns(), &st))
+		say_clock_read(f, why, &st);
+}
+
+/*
+ * A round of STAT lines (the hook's), closed by an EV clock line. The clock is
+ * read before the hook, so that the figures the hook sees (clockq's, through the
+ * flusher's part: the metrics file) are the line's.
+ */
+static void stat_round(struct flusher *f, bool final)
+{
+	enum clockq_reason why = CLOCKQ_STAT;
+	struct clockq_state st;
+
+	(void)clockq_due(&f->clock, &why, mono_ns(), &st);     /* a STAT look is always due */
+	if (f->hook != NULL)
+		f->hook(f->hook_ctx, f, true, final);
+	say_clock_read(f, why, &st);
 }
 
 /*
@@ -593,11 +615,11 @@ static void *flush_thread(void *arg)
 			bool stat_due = stat_every > 0 && now >= next_stat;
 
 			(void)flush_drain(f, false);
-			if (f->hook != NULL)
-				f->hook(f->hook_ctx, f, stat_due, false);
 			if (stat_due) {
-				say_clock(f, CLOCKQ_STAT);
+				stat_round(f, false);
 				next_stat += stat_every;
+			} else if (f->hook != NULL) {
+				f->hook(f->hook_ctx, f, false, false);
 			}
 			(void)flush_write(f);   /* on failure the lines wait in the buffer */
 			next = now + interval;
@@ -616,9 +638,7 @@ static void *flush_thread(void *arg)
 		drop_line(f, s, s->drop_pending ? s->drop_t_real : real_ns(),
 			  atomic_load(&s->dropped), atomic_load(&s->dropped_bytes));
 	}
-	if (f->hook != NULL)
-		f->hook(f->hook_ctx, f, true, true);
-	say_clock(f, CLOCKQ_STAT);
+	stat_round(f, true);
 	if (atomic_load(&f->reopen_req))
 		reopen(f);
 	if (flush_write(f) < 0)

@@ -7,7 +7,8 @@
  * syncs at most every sync_interval_ms. Lines it cannot write stay; the rings
  * then fill and the producers count drops, so every loss is counted where it
  * happens. What happens to the file comes back as events, which the flusher
- * says in EV lines and the journal.
+ * says in EV lines and the journal. It also writes the metrics file, if there
+ * is one (metrics.h), from the same figures as the STAT lines.
  */
 #ifndef PORTLOGD_FLUSH_H
 #define PORTLOGD_FLUSH_H
@@ -25,6 +26,8 @@
 #include "logfile.h"
 #include "parts.h"
 #include "source.h"
+
+struct metrics;
 
 struct flusher {
 	const struct conf *conf;
@@ -48,9 +51,11 @@ struct flusher {
 	bool echo;              /* also send EV and DROP lines to the diagnostic log
 				 * (stderr with -f, else the journal) */
 
-	/* called after every drain: self-monitoring lines (STAT, the timer's OVERRUN) */
+	/* called after every drain: self-monitoring lines (STAT, the timer's OVERRUN);
+	 * with stat_due, after the round's look at the clock and before its EV clock line */
 	void (*hook)(void *ctx, struct flusher *f, bool stat_due, bool final);
 	void *hook_ctx;
+	struct metrics *metrics;    /* the metrics file the hook writes (metrics.h), or NULL */
 
 	/* counters: written by the flusher, read by main for status */
 	_Atomic uint64_t lines;

@@ -26,6 +26,7 @@ void notify_init(struct notify *n, struct parts *ps)
 	memset(n, 0, sizeof(*n));
 	n->timer_fd = -1;
 	n->stalled = -1;
+	atomic_init(&n->withheld, false);
 	n->parts = ps;
 	n->enabled = getenv("NOTIFY_SOCKET") != NULL;
 	/* 0: do not unset the variables; > 0 only when WATCHDOG_PID is us (or unset) */
@@ -44,6 +45,13 @@ void notify_fini(struct notify *n)
 	if (n->timer_fd >= 0)
 		close(n->timer_fd);
 	n->timer_fd = -1;
+}
+
+void notify_count(const void *obj, struct part_counts *c)
+{
+	const struct notify *n = obj;
+
+	c->withheld = LD(n->withheld);
 }
 
 void notify_figures(const struct notify *n, struct notify_figures *fig)
@@ -150,6 +158,7 @@ static void watchdog(struct notify *n)
 	if (stalled >= 0) {
 		if (stalled != n->stalled) {
 			n->stalled = stalled;
+			atomic_store_explicit(&n->withheld, true, memory_order_relaxed);
 			log_warn("thread %s made no progress in %" PRIu64 " ms and is not waiting; "
 				 "withholding WATCHDOG=1 so that systemd restarts the service",
 				 probe[stalled].name, n->watchdog_usec / 2000);
@@ -160,6 +169,7 @@ static void watchdog(struct notify *n)
 	if (n->stalled >= 0) {
 		log_info("thread %s makes progress again", probe[n->stalled].name);
 		n->stalled = -1;
+		atomic_store_explicit(&n->withheld, false, memory_order_relaxed);
 		send_status(n, "");
 	}
 	(void)sd_notify(0, "WATCHDOG=1");

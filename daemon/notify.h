@@ -10,6 +10,7 @@
 #ifndef PORTLOGD_NOTIFY_H
 #define PORTLOGD_NOTIFY_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,6 +38,7 @@ struct notify {
 	int64_t next_status;        /* CLOCK_MONOTONIC ns */
 	struct parts *parts;        /* the figures, and the threads to watch (its probes) */
 	int stalled;                /* probe withholding the ping, or -1 */
+	_Atomic bool withheld;      /* stalled >= 0, for the flusher (the metrics file) */
 	unsigned pings;
 	const char *stall_test;     /* PORTLOGD_TEST_STALL, or NULL */
 	const struct rt *rt;        /* the real-time set-up, for STATUS=; NULL: not shown */
@@ -55,6 +57,10 @@ void notify_tick(struct notify *n);
 void notify_reloading(struct notify *n);
 void notify_reloaded(struct notify *n);
 void notify_stopping(struct notify *n);
+
+/* main's part (obj: the struct notify): its figure is the watchdog's verdict
+ * (withheld), which the metrics file shows; in main and in the flusher. */
+void notify_count(const void *obj, struct part_counts *c);
 
 /* The live figures, and the STATUS= text made of them (pure). */
 void notify_figures(const struct notify *n, struct notify_figures *fig);

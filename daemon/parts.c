@@ -92,6 +92,15 @@ const char *parts_stat_name(const struct part *p)
 	return p->port != NULL ? p->port : part_kind_name[p->kind];
 }
 
+void parts_stat_text(const struct part *p, char *text)
+{
+	struct fmt_kv kv;
+
+	fmt_kv_init(&kv, text, FMT_FIELDS_MAX);
+	fmt_kv_word(&kv, parts_stat_name(p));
+	p->stat(p->obj, &kv);
+}
+
 void parts_put_faults(struct fmt_kv *kv, const char *prefix, const struct thread *t)
 {
 	char min[24], maj[24];

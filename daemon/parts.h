@@ -12,9 +12,10 @@
  * Run time: main registers every part once, before any thread starts: its
  * ring (a source), its thread's health beat, and two functions that read its
  * counters, one for STATUS= and one for its STAT line. The flusher's list of
- * rings, the watchdog's probes, STATUS= (notify.c) and the STAT lines (stat.c)
- * all come from the registry; none of them reads another module's struct. A
- * new kind of part is one parts_add() call in its module's X_parts().
+ * rings, the watchdog's probes, STATUS= (notify.c), the STAT lines (stat.c) and
+ * the metrics file (metrics.c) all come from the registry; none of them reads
+ * another module's struct. A new kind of part is one parts_add() call in its
+ * module's X_parts().
  */
 #ifndef PORTLOGD_PARTS_H
 #define PORTLOGD_PARTS_H
@@ -82,6 +83,7 @@ struct part_counts {
 	uint64_t lines;         /* lines written (the flusher) */
 	int clock;              /* enum clockq_sync (the flusher); 0, CLOCKQ_NOT_READ: none */
 	int64_t clock_maxerror_us;
+	bool withheld;          /* main: WATCHDOG=1 is withheld, a thread stalled (notify.h) */
 };
 
 struct part {
@@ -93,6 +95,11 @@ struct part {
 	void (*count)(const void *obj, struct part_counts *c);
 	/* the fields of its STAT line, after its name (NULL: no STAT line); in the flusher */
 	void (*stat)(const void *obj, struct fmt_kv *kv);
+	/* its wake-up latency histogram (NULL: none), for the metrics file: for each of
+	 * the n bounds le_us (ascending, at most its histogram's range) the wake-ups
+	 * below it, and all wake-ups and their sum; in the flusher */
+	void (*latency)(const void *obj, const uint32_t *le_us, unsigned n, uint64_t *below,
+			uint64_t *count, int64_t *sum_ns);
 
 	uint64_t overruns_said; /* flusher-private: a ringless part's overruns in OVERRUN lines */
 };
@@ -116,6 +123,9 @@ bool parts_add(struct parts *ps, const struct part *p, struct health_beat *beat)
 
 /* The name a part's STAT line starts with: its port, or its kind ("timer"). */
 const char *parts_stat_name(const struct part *p);
+/* The text of its STAT line, "NAME key=value...", in text (FMT_FIELDS_MAX bytes;
+ * fmt_kv keeps every field whole); a part with a stat function. In the flusher. */
+void parts_stat_text(const struct part *p, char *text);
 
 /* Appends "PREFIXminflt=N PREFIXmajflt=N": the thread's page faults since it
  * started its work ("-" when unknown). For the STAT functions. */

@@ -32,6 +32,7 @@ int sampler_init(struct sampler *s, const struct conf_parallel *cfg, uint32_t ri
 	atomic_init(&s->overruns, 0);
 	atomic_init(&s->samples, 0);
 	atomic_init(&s->unread, 0);
+	atomic_init(&s->reopens, 0);
 	atomic_init(&s->link, SAMPLER_UP);
 	atomic_init(&s->stop, false);
 	health_beat_init(&s->beat);
@@ -68,7 +69,7 @@ static void sampler_count(const void *obj, struct part_counts *c)
 	c->overruns = LD(s->overruns);
 }
 
-/* samples= records= overruns= drops= accounted= unread=, and its faults. */
+/* samples= records= overruns= drops= accounted= unread= reopens=, and its faults. */
 static void sampler_stat(const void *obj, struct fmt_kv *kv)
 {
 	const struct sampler *s = obj;
@@ -79,6 +80,7 @@ static void sampler_stat(const void *obj, struct fmt_kv *kv)
 	fmt_kv_u64(kv, "drops", LD(s->src.dropped));
 	fmt_kv_u64(kv, "accounted", s->src.accounted);
 	fmt_kv_u64(kv, "unread", LD(s->unread));
+	fmt_kv_u64(kv, "reopens", LD(s->reopens));
 	parts_put_faults(kv, "", &s->thread);
 }
 
@@ -151,6 +153,7 @@ static void port_back(struct sampler *s)
 	event_open(s, &missed);
 	irq_port_report(&s->irq, &s->src);
 	s->unread_said = unread;
+	atomic_fetch_add_explicit(&s->reopens, 1, memory_order_relaxed);
 	s->last = -1;
 	s->last_err = 0;
 	atomic_store_explicit(&s->link, SAMPLER_UP, memory_order_relaxed);

@@ -57,6 +57,7 @@ struct sampler {
 	/* written by the sampler, read by anyone */
 	_Atomic uint64_t samples;
 	_Atomic uint64_t unread;    /* ticks while the port was lost: not sampled */
+	_Atomic uint64_t reopens;   /* the port came back after it was lost (STAT reopens=) */
 	struct health_beat beat;    /* for the watchdog */
 	/* the port's interrupt threads: set by main at start and at each reopen
 	 * (before the release of SAMPLER_REOPENED), reported by the sampler */

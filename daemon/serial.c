@@ -130,6 +130,8 @@ static void report_late(void *ctx, const struct reasm_doubt *d)
 	fmt_kv_u64(&kv, "bytes", d->bytes);
 	fmt_kv_str(&kv, "case", why[d->why]);
 	fmt_kv_str(&kv, "joined", d->joined ? "yes" : "no");
+	/* counted as pushed (a dropped one is in drops= too): the mark's total, for STAT late= */
+	atomic_fetch_add_explicit(&p->late, 1, memory_order_relaxed);
 	(void)source_push(&p->src, &ev, text, (uint32_t)kv.len);
 }
 
@@ -224,6 +226,8 @@ static int reader_init(struct serial_port *p, const struct conf_serial *cfg, enu
 	p->drv.lock_fd = -1;
 	p->gap_ns = cfg->gap_ns;
 	atomic_init(&p->wakeups, 0);
+	atomic_init(&p->reopens, 0);
+	atomic_init(&p->late, 0);
 	atomic_init(&p->up, false);
 	health_beat_init(&p->beat);
 	health_beat_init(&p->lines_beat);
@@ -369,6 +373,7 @@ static void tx_stat(const struct serial_port *t, struct fmt_kv *kv)
 		{ "tx_records", LD(t->src.records) }, { "tx_bytes", LD(t->src.bytes) },
 		{ "tx_drops", LD(t->src.dropped) }, { "tx_drop_bytes", LD(t->src.dropped_bytes) },
 		{ "tx_wakeups", LD(t->wakeups) }, { "tx_accounted", t->src.accounted },
+		{ "tx_late", LD(t->late) }, { "tx_reopens", LD(t->reopens) },
 	};
 	char key[24];
 
@@ -395,6 +400,8 @@ static void serial_stat(const void *obj, struct fmt_kv *kv)
 	fmt_kv_u64(kv, "drop_bytes", LD(p->src.dropped_bytes));
 	fmt_kv_u64(kv, "wakeups", LD(p->wakeups));
 	fmt_kv_u64(kv, "accounted", p->src.accounted);
+	fmt_kv_u64(kv, "late", LD(p->late));
+	fmt_kv_u64(kv, "reopens", LD(p->reopens));
 	if (p->cfg->lines) {
 		fmt_kv_u64(kv, "lines_records", LD(p->lines_src.records));
 		fmt_kv_u64(kv, "lines_drops", LD(p->lines_src.dropped));
@@ -451,7 +458,8 @@ int serial_open(struct serial_port *p)
 		return rc;
 	}
 	p->last_err = 0;
-	p->opens++;
+	if (p->opens++ > 0)
+		atomic_fetch_add_explicit(&p->reopens, 1, memory_order_relaxed);
 	atomic_store_explicit(&p->up, true, memory_order_relaxed);
 	if (c->lines) {
 		/* the lines thread gets its own descriptor of the same open port */

@@ -49,6 +49,8 @@ struct serial_port {
 	int stop_fd;                /* eventfd shared by all readers; readable = stop */
 	int last_err;               /* errno of the last failed open, logged once */
 	unsigned opens;
+	_Atomic uint64_t reopens;   /* opens after the first: the port came back (STAT reopens=) */
+	_Atomic uint64_t late;      /* EV late-delivery lines pushed (STAT late=) */
 	_Atomic uint64_t wakeups;   /* progress, for status */
 	_Atomic bool up;            /* the port is open, for status */
 	struct health_beat beat, lines_beat;    /* for the watchdog */

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* stat.c - self-monitoring lines, written by the flusher from the registered parts' counters. */
+/* stat.c - self-monitoring lines and the metrics file, written by the flusher from the registered parts' counters. */
+#include "metrics.h"
 #include "stat.h"
 
 void stat_hook(void *ctx, struct flusher *f, bool stat_due, bool final)
 {
 	struct parts *ps = ctx;
-	char text[FMT_FIELDS_MAX];     /* fmt_kv keeps it whole: never cut in a field */
-	struct fmt_kv kv;
+	char text[FMT_FIELDS_MAX];
+	bool metrics;
 
 	for (unsigned i = 0; i < ps->n; i++) {
 		struct part *p = &ps->part[i];
@@ -20,16 +21,23 @@ void stat_hook(void *ctx, struct flusher *f, bool stat_due, bool final)
 		    && flush_line(f, REC_OVERRUN, (int64_t)(c.overruns - p->overruns_said), ""))
 			p->overruns_said = c.overruns;  /* else in the next one */
 	}
-	if (!stat_due && !final)
+	stat_due |= final;
+	/* the metrics file has the values of the STAT lines of this round, or of lines
+	 * that would be (its first pass, a change of the watchdog's verdict) */
+	metrics = f->metrics != NULL && metrics_due(f->metrics, stat_due);
+	if (!stat_due && !metrics)
 		return;
 	for (unsigned i = 0; i < ps->n; i++) {
 		const struct part *p = &ps->part[i];
 
 		if (p->stat == NULL)
 			continue;
-		fmt_kv_init(&kv, text, sizeof(text));
-		fmt_kv_word(&kv, parts_stat_name(p));
-		p->stat(p->obj, &kv);
-		(void)flush_line(f, REC_STAT, 0, text);
+		parts_stat_text(p, text);
+		if (stat_due)
+			(void)flush_line(f, REC_STAT, 0, text);
+		if (metrics)
+			metrics_take(f->metrics, i, text);
 	}
+	if (metrics)
+		(void)metrics_write(f->metrics, final);    /* a failure is said there */
 }

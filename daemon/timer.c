@@ -117,10 +117,32 @@ static void timer_stat(const void *obj, struct fmt_kv *kv)
 	parts_put_faults(kv, "", &t->thread);
 }
 
+/* The histogram's bins of 1 us summed below each bound: bins 0..le-1 hold the
+ * wake-ups under le us. The count is the bins' own total, so that it agrees
+ * with the buckets read in the same pass (ticks may have moved meanwhile). */
+static void timer_latency(const void *obj, const uint32_t *le_us, unsigned n, uint64_t *below,
+			  uint64_t *count, int64_t *sum_ns)
+{
+	const struct timer_stats *st = &((const struct timer *)obj)->st;
+	uint64_t seen = 0;
+	unsigned k = 0;
+
+	for (size_t i = 0; i <= TIMER_HIST_US; i++) {
+		for (; k < n && le_us[k] <= i; k++)
+			below[k] = seen;
+		seen += LD(st->hist[i]);
+	}
+	for (; k < n; k++)      /* beyond the range (not asked): what is known to be below */
+		below[k] = seen - LD(st->hist[TIMER_HIST_US]);
+	*count = seen;
+	*sum_ns = LD(st->sum_ns);
+}
+
 bool timer_parts(struct timer *t, struct parts *ps)
 {
 	return parts_add(ps, &(struct part){ .kind = PART_TIMER, .obj = t, .count = timer_count,
-					     .stat = timer_stat }, &t->beat);
+					     .stat = timer_stat, .latency = timer_latency },
+			 &t->beat);
 }
 
 int timer_start(struct timer *t, int *degraded)

@@ -9,11 +9,13 @@
 # python3-pymodbus, python3-serial-asyncio (which --no-install-recommends leaves out): e2e_pass's
 # Modbus master and slave through pass = PATH; socat also for tests/bench/bench_relay.c;
 # gpsd, gpsd-clients (gpspipe): e2e_replay's application for a replayed NMEA log (run by hand on
-# loopback, never as the system's service); rt-tests: cyclictest beside tests/bench/bench_replay.c
+# loopback, never as the system's service); rt-tests: cyclictest beside tests/bench/bench_replay.c;
+# prometheus-node-exporter, prometheus (promtool): e2e_metrics serves metrics_file and checks
+# it, the alert rules and the dashboard's names (label metrics)
 PORTLOGD_PACKAGES="cmake make gcc libc6-dev pkg-config libserialport-dev libieee1284-3-dev
 libsystemd-dev libcmocka-dev libck-dev zlib1g-dev systemd man-db dpkg-dev file groff-base logrotate
 clang tshark sigrok-cli gtkwave rsyslog rsyslog-relp mbpoll socat python3-pymodbus
-python3-serial-asyncio gpsd gpsd-clients rt-tests"
+python3-serial-asyncio gpsd gpsd-clients rt-tests prometheus-node-exporter prometheus"
 
 # the Debian package (tests/pkg/deb.sh, ctest -L deb; tests/pkg/autopkgtest.sh): debhelper for
 # dpkg-buildpackage, lintian, autopkgtest; python3 and man-db for debian/tests.
@@ -49,8 +51,8 @@ portlogd_deps() {
 		echo "portlogd: run as root, or install:$missing" >&2
 		return 1
 	fi
-	# Installing rsyslog would start the system's rsyslogd (invoke-rc.d, or
-	# deb-systemd-invoke under systemd); the tests run their own. A policy-rc.d that
+	# Installing rsyslog or prometheus-node-exporter would start the system's daemon
+	# (invoke-rc.d, or deb-systemd-invoke under systemd); the tests run their own. A policy-rc.d that
 	# exits 101 ("action forbidden") stops that, for this install only.
 	policy=""
 	if [ ! -e /usr/sbin/policy-rc.d ]; then

@@ -57,6 +57,9 @@ void checksys_clocksource(const struct checksys *cs, struct checksys_result *r);
 /* The synchronisation daemons below ROOT/proc; the kernel's state through
  * clockq_read (adjtimex: the running kernel's, whatever the root; tests wrap it). */
 void checksys_clock(const struct checksys *cs, struct checksys_result *r);
+/* metrics-file: [logger] metrics_file's directory exists and the service user
+ * may make and rename files in it; false (no line) without metrics_file. */
+bool checksys_metrics_file(const struct checksys *cs, struct checksys_result *r);
 
 /* Per port. The device checks never skip; the others return false when they do
  * not apply (the FTDI check for a device that is not an FTDI adapter). */

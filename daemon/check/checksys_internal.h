@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <linux/magic.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 
 #include "checksys.h"
 #include "rootfs.h"
@@ -120,6 +123,19 @@ static inline void describe_owner(const struct stat *st, char *out, size_t len)
 	snprintf(out, len, "mode %04o, owner %u, group %u%s%s%s", (unsigned)(st->st_mode & 07777),
 		 (unsigned)st->st_uid, (unsigned)st->st_gid, g ? " (" : "", g ? g->gr_name : "",
 		 g ? ")" : "");
+}
+
+/* A directory where files can be made at all: not read-only, not /proc or /sys
+ * (access(2) says yes to root there); errno 0 when it says no. */
+static inline bool files_can_be_made(const char *dir)
+{
+	struct statfs fs;
+
+	if (statfs(dir, &fs) < 0)
+		return true;    /* access(2) has already said what it could */
+	errno = 0;
+	return !(fs.f_flags & ST_RDONLY) && fs.f_type != PROC_SUPER_MAGIC
+	       && fs.f_type != SYSFS_MAGIC;
 }
 
 /* ---- CPU lists ---- */

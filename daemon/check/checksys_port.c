@@ -2,12 +2,9 @@
 /* checksys_port.c - portlogd --check-system: the checks of each configured port. */
 #include <errno.h>
 #include <limits.h>
-#include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "checksys_internal.h"
@@ -307,19 +304,6 @@ bool checksys_serial_delivery(const struct checksys *cs, const struct conf_seria
 			      struct checksys_result *r)
 {
 	return serial_delivery_at(cs, s, false, r);
-}
-
-/* A directory where files can be made at all: not read-only, not /proc or /sys
- * (access(2) says yes to root there); errno 0 when it says no. */
-static bool files_can_be_made(const char *dir)
-{
-	struct statfs fs;
-
-	if (statfs(dir, &fs) < 0)
-		return true;    /* access(2) has already said what it could */
-	errno = 0;
-	return !(fs.f_flags & ST_RDONLY) && fs.f_type != PROC_SUPER_MAGIC
-	       && fs.f_type != SYSFS_MAGIC;
 }
 
 bool checksys_serial_pass(const struct checksys *cs, const struct conf_serial *s,

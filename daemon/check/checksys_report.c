@@ -31,10 +31,10 @@ int checksys_run(const struct checksys *cs, FILE *out)
 	const struct conf *c = cs->conf;
 	unsigned count[3] = { 0 }, nser = cs->have_conf ? c->nserial : 0;
 	unsigned npar = cs->have_conf ? c->nparallel : 0;
-	/* all results first, so that the name column fits the longest port name; per
-	 * serial port: 5 of its device, and CHECKSYS_TX_MAX of its tap's second port
-	 * or 1 of pass */
-	struct checksys_result *r = calloc(nsys + (5 + CHECKSYS_TX_MAX) * nser + 2 * npar,
+	/* all results first, so that the name column fits the longest port name; 1 of
+	 * the metrics file; per serial port: 5 of its device, and CHECKSYS_TX_MAX of its
+	 * tap's second port or 1 of pass */
+	struct checksys_result *r = calloc(nsys + 1 + (5 + CHECKSYS_TX_MAX) * nser + 2 * npar,
 					   sizeof(*r));
 	size_t n = 0;
 	int width = 14;
@@ -45,6 +45,7 @@ int checksys_run(const struct checksys *cs, FILE *out)
 	}
 	for (size_t i = 0; i < nsys; i++)
 		system_checks[i](cs, &r[n++]);
+	n += checksys_metrics_file(cs, &r[n]);
 	for (unsigned i = 0; i < nser; i++) {
 		checksys_serial_device(cs, &c->serial[i], &r[n++]);
 		n += checksys_serial_low_latency(cs, &c->serial[i], &r[n]);

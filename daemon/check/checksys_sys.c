@@ -936,3 +936,36 @@ void checksys_clock(const struct checksys *cs, struct checksys_result *r)
 	    "systemctl enable --now systemd-timesyncd); for microseconds, a PPS or PTP "
 	    "reference (gpsd with chrony, linuxptp)", (long long)st.maxerror_us);
 }
+
+bool checksys_metrics_file(const struct checksys *cs, struct checksys_result *r)
+{
+	const char *file = cs->conf->logger.metrics_file;
+	char dir[PATH_MAX], full[PATH_MAX], *slash;
+	struct stat st;
+	int rc;
+
+	if (!cs->have_conf || file[0] == '\0')
+		return false;
+	snprintf(dir, sizeof(dir), "%s", file);
+	slash = strrchr(dir, '/');      /* an absolute path (conf_keys.c: t_abspath) */
+	*(slash == dir ? slash + 1 : slash) = '\0';
+	path_at(cs, full, sizeof(full), "%s", dir);
+	rc = stat(full, &st);
+	if (rc < 0 || !S_ISDIR(st.st_mode))
+		set(r, CHECKSYS_FAIL, "metrics-file", "%s: no directory %s (%s); fix: install "
+		    "prometheus-node-exporter (Debian's makes /var/lib/prometheus/node-exporter), "
+		    "or make the directory that its --collector.textfile.directory names", file,
+		    dir, strerrorname_np(rc < 0 ? errno : ENOTDIR));
+	else if (access(full, W_OK | X_OK) < 0 || !files_can_be_made(full))
+		set(r, CHECKSYS_FAIL, "metrics-file", "%s: uid %u cannot make files in %s (%s); "
+		    "fix: let the service user write there (Debian, kept across upgrades: "
+		    "dpkg-statoverride --update --add root portlogd 775 %s), or choose a directory "
+		    "it may write and point node_exporter's --collector.textfile.directory there; "
+		    "the unit's ReadWritePaths= must name it too", file, (unsigned)getuid(), dir,
+		    errno != 0 ? strerrorname_np(errno) : "a read-only or kernel file system", dir);
+	else
+		set(r, CHECKSYS_OK, "metrics-file", "%s: %s writable by uid %u; node_exporter "
+		    "serves it when its --collector.textfile.directory is %s", file, dir,
+		    (unsigned)getuid(), dir);
+	return true;
+}

@@ -585,6 +585,9 @@ static void port_vanishes(void **state)
 			opens += strstr(log.line[i].text, " a EV open ") != NULL;
 		assert_int_equal(opens, 2);
 	}
+	/* STAT reopens= counts the return (the metrics file's portlogd_port_reopens_total) */
+	assert_true(has_line(&log, " portlogd STAT a ", " reopens=1 "));
+	assert_false(has_line(&log, " portlogd STAT b ", " reopens=1 "));
 	/* a pty has no interrupt whose thread irq_priority = auto could raise: said once
 	 * per port, in the log and in the diagnostics (stderr with -f), not at each open */
 	{

@@ -2,7 +2,6 @@
 /* e2e_fleet.c - central collection: the real daemon, the shipped rsyslog configs in two real rsyslogds. */
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -12,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -54,27 +52,6 @@ static void sleep_ms(int ms)
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
-}
-
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t cap = 0, n = 0, r;
-
-	if (f == NULL)
-		return NULL;
-	do {
-		if (cap - n < 65536)
-			buf = realloc(buf, cap = cap * 2 + 65536);
-		r = fread(buf + n, 1, cap - n - 1, f);
-		n += r;
-	} while (r > 0);
-	fclose(f);
-	buf[n] = '\0';
-	if (len != NULL)
-		*len = n;
-	return buf;
 }
 
 /* ------------------------------------------------------------------ lines */
@@ -262,21 +239,6 @@ static void rsys_stop(struct rsys *r)
 	r->pid = 0;
 }
 
-/* A TCP port on 127.0.0.1 that nobody uses now. */
-static int free_port(void)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t sl = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port;
-
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
-	port = ntohs(sa.sin_port);
-	close(fd);
-	return port;
-}
-
 /*
  * In text, the one line that contains key (after blanks): its first "..." value
  * becomes value. Fails unless exactly one line has it: the shipped configs keep
@@ -356,8 +318,8 @@ struct fleet {
 static void write_rsyslog(struct fleet *f)
 {
 	char path[500], top[2000], value[400];
-	char *fwd = read_all(PORTLOGD_SRC "/config/rsyslog/portlogd-forward.conf", NULL);
-	char *ctr = read_all(PORTLOGD_SRC "/config/rsyslog/portlogd-central.conf", NULL);
+	char *fwd = e2e_read_file(PORTLOGD_SRC "/config/rsyslog/portlogd-forward.conf", NULL);
+	char *ctr = e2e_read_file(PORTLOGD_SRC "/config/rsyslog/portlogd-central.conf", NULL);
 
 	assert_non_null(fwd);
 	assert_non_null(ctr);
@@ -451,7 +413,7 @@ static void fleet_up(struct fleet *f, const char *ports)
 	snprintf(f->log, sizeof(f->log), "%s/log/portlogd.log", f->dir);
 	snprintf(f->central, sizeof(f->central), "%s/central/" HOST "/portlogd.log", f->dir);
 	snprintf(f->resend_dir, sizeof(f->resend_dir), "%s/resend", f->dir);
-	f->port = free_port();
+	f->port = e2e_free_port();
 	rsys_init(&f->fwd, f->dir, "fwd");
 	rsys_init(&f->ctr, f->dir, "ctr");
 	write_rsyslog(f);
@@ -508,7 +470,7 @@ static void local_lines(struct fleet *f, struct line ***out, size_t *n)
 		if (f->t.slot[k] != NULL)
 			f->t.slot[k]->idx = -1;
 	for (unsigned k = 0; k <= f->nsaved; k++) {
-		char *buf = read_all(k < f->nsaved ? f->saved[k] : f->log, NULL);
+		char *buf = e2e_read_file(k < f->nsaved ? f->saved[k] : f->log, NULL);
 
 		assert_non_null(buf);
 		for (char *p = buf, *nl; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
@@ -528,7 +490,7 @@ static void local_lines(struct fleet *f, struct line ***out, size_t *n)
 /* Waits (at most 120 s) until the centre holds the last local line. */
 static void wait_caught_up(struct fleet *f, const char *central)
 {
-	char *buf = read_all(f->log, NULL), *last;
+	char *buf = e2e_read_file(f->log, NULL), *last;
 	size_t n;
 	int64_t end = now_ns(CLOCK_MONOTONIC) + 120 * (int64_t)1000000000;
 
@@ -539,7 +501,7 @@ static void wait_caught_up(struct fleet *f, const char *central)
 	last = strrchr(buf, '\n');
 	last = last != NULL ? last + 1 : buf;
 	for (;;) {
-		char *c = read_all(central, NULL);
+		char *c = e2e_read_file(central, NULL);
 		bool done = c != NULL && strstr(c, last) != NULL;
 
 		free(c);
@@ -567,7 +529,7 @@ static struct verdict compare(struct fleet *f, const char *central, bool delays)
 {
 	struct verdict v = { 0 };
 	struct line **loc;
-	char *buf = read_all(central, &v.central), srcs[16][32];
+	char *buf = e2e_read_file(central, &v.central), srcs[16][32];
 	long last[16];
 	unsigned nsrc = 0;
 	int64_t *d = NULL;
@@ -735,7 +697,8 @@ static void expect_complete(struct fleet *f, bool dups_allowed, const char *what
 static void rotations(void **state)
 {
 	struct fleet *f = *state;
-	char *rot = read_all(PORTLOGD_SRC "/config/portlogd.logrotate", NULL), conf[500], pid[32];
+	char *rot = e2e_read_file(PORTLOGD_SRC "/config/portlogd.logrotate", NULL);
+	char conf[500], pid[32];
 	unsigned n = tu_env_uint("PORTLOGD_FLEET_ROTATIONS", 50);
 
 	assert_non_null(rot);
@@ -929,7 +892,7 @@ static void longest_line(void **state)
 	}
 	finish(f);
 	close(m);
-	buf = read_all(f->log, NULL);
+	buf = e2e_read_file(f->log, NULL);
 	assert_non_null(buf);
 	for (char *p = buf, *nl; (nl = strchr(p, '\n')) != NULL; p = nl + 1)
 		if ((size_t)(nl - p) > longest)

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "e2e.h"
+#include "testutil.h"
 
 #define WAIT_MS 15000               /* generous: every wait ends as soon as its message comes */
 
@@ -53,8 +54,10 @@ static int64_t clock_of(clockid_t id)
 static int64_t real_now(void) { return clock_of(CLOCK_REALTIME); }
 static int64_t mono_now(void) { return clock_of(CLOCK_MONOTONIC); }
 
-/* A serial port on a pty and a sim parallel port, so every kind of thread runs. */
-static void setup(char *dir, size_t dlen, char *conf, size_t clen)
+/* A serial port on a pty and a sim parallel port, so every kind of thread runs;
+ * with `metrics`, the metrics file DIR/portlogd.prom and STAT rounds every minute
+ * (none while the test runs: the file is written at start and when it must). */
+static void setup_with(char *dir, size_t dlen, char *conf, size_t clen, bool metrics)
 {
 	char text[1024], slave[64];
 
@@ -63,13 +66,38 @@ static void setup(char *dir, size_t dlen, char *conf, size_t clen)
 	assert_true(pty_master >= 0);
 	snprintf(conf, clen, "%s/portlogd.conf", dir);
 	snprintf(text, sizeof(text),
-		 "[logger]\nlog_file = %s/portlogd.log\nflush_interval_ms = 20\nstat_interval_s = 0\n"
+		 "[logger]\nlog_file = %s/portlogd.log\nflush_interval_ms = 20\n%s%s%s"
 		 "[timer]\nperiod_us = 1000\nwarmup_ms = 0\npriority = other\ncpu_dma_latency = off\n"
 		 "[parallel lpt0]\ndriver = sim\ndevice = %s/lpt0.sim\npriority = other\n"
 		 "[serial a]\ndevice = %s\ndelimiter = \\n\npriority = other\n",
-		 dir, dir, slave);
+		 dir, metrics ? "stat_interval_s = 60\nmetrics_file = " : "stat_interval_s = 0\n",
+		 metrics ? dir : "", metrics ? "/portlogd.prom\n" : "", dir, slave);
 	e2e_write_file(conf, text);
 	transcript[0] = '\0';
+}
+
+static void setup(char *dir, size_t dlen, char *conf, size_t clen)
+{
+	setup_with(dir, dlen, conf, clen, false);
+}
+
+/* Waits until the metrics file has the line `line` (a failure after WAIT_MS). */
+static void wait_metrics(const char *dir, const char *line)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/portlogd.prom", dir);
+	for (int waited = 0;; waited += 10) {
+		char *text = e2e_read_file(path, NULL);
+		bool has = text != NULL && strstr(text, line) != NULL;
+
+		free(text);
+		if (has)
+			return;
+		if (waited >= WAIT_MS)
+			fail_msg("%s never had '%s'", path, line);
+		tu_sleep_ms(10);
+	}
 }
 
 /* The next datagram, or a failure naming what we waited for. */
@@ -236,7 +264,9 @@ static void lifecycle(void **state)
 /*
  * PORTLOGD_TEST_STALL makes one thread stop progressing, without waiting, after
  * the second ping (at its next wake-up): the daemon must say which thread stalled and send no
- * WATCHDOG=1 after that (systemd would restart it), yet still stop cleanly.
+ * WATCHDOG=1 after that (systemd would restart it), yet still stop cleanly. The
+ * metrics file says it at once, unless the flusher, its writer, is the thread
+ * that stalled.
  */
 static void stall(const char *thread)
 {
@@ -247,10 +277,11 @@ static void stall(const char *thread)
 
 	snprintf(env_stall, sizeof(env_stall), "PORTLOGD_TEST_STALL=%s", thread);
 	snprintf(want, sizeof(want), "STATUS=watchdog withheld: thread %s stalled; ", thread);
-	setup(dir, sizeof(dir), conf, sizeof(conf));
+	setup_with(dir, sizeof(dir), conf, sizeof(conf), true);
 	assert_int_equal(e2e_start_env(&live, dir, conf, env), 0);
 	next_msg(msg, sizeof(msg), "READY=1");
 	assert_non_null(e2e_notify_has(msg, "READY", "1"));
+	wait_metrics(dir, "\nportlogd_watchdog_withheld 0\n");
 	for (;;) {
 		next_msg(msg, sizeof(msg), want);
 		/* a stall begins at the thread's next wake-up: give the reader bytes */
@@ -263,6 +294,8 @@ static void stall(const char *thread)
 			fail_msg("unexpected message before the stall:\n%s", transcript);
 	}
 	assert_true(pings >= 2);
+	if (strcmp(thread, "flusher") != 0)
+		wait_metrics(dir, "\nportlogd_watchdog_withheld 1\n");
 	/* four watchdog intervals without a ping: systemd would have acted twice over */
 	quiet_end = mono_now() + 2000 * 1000000LL;
 	for (int64_t left; (left = (quiet_end - mono_now()) / 1000000) > 0;) {
@@ -275,6 +308,8 @@ static void stall(const char *thread)
 		if (n > 0 && !is_status_only(msg))
 			fail_msg("unexpected message after the stall: %s", msg);
 	}
+	if (strcmp(thread, "flusher") == 0)     /* its writer stalled: the file is as it was */
+		wait_metrics(dir, "\nportlogd_watchdog_withheld 0\n");
 	expect_stop();
 }
 

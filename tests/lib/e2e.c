@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -168,6 +169,41 @@ int e2e_start_opts(struct e2e_daemon *d, const char *dir, const char *conf,
 		_exit(127);
 	}
 	return 0;
+}
+
+int e2e_free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port;
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+	port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
+
+char *e2e_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, n = 0, r;
+
+	if (f == NULL)
+		return NULL;
+	do {
+		if (cap - n < 65536)
+			buf = realloc(buf, cap = cap * 2 + 65536);
+		r = fread(buf + n, 1, cap - n - 1, f);
+		n += r;
+	} while (r > 0);
+	fclose(f);
+	buf[n] = '\0';
+	if (len != NULL)
+		*len = n;
+	return buf;
 }
 
 int e2e_open_pty(char *slave, size_t len)
@@ -789,6 +825,7 @@ void e2e_wire_tally_free(struct e2e_wire_tally *t)
 struct acct {
 	char src[32];
 	unsigned long long lines, dropped, tx_lines, tx_dropped;
+	unsigned long long late, tx_late;       /* EV late-delivery lines */
 };
 
 static struct acct *acct_find(struct acct *a, size_t *n, size_t max, const char *src)
@@ -846,6 +883,26 @@ static int acct_check(const char *name, const char *what, unsigned long long lin
 	return 0;
 }
 
+/* STAT late= counts the EV late-delivery records pushed: at least the lines above
+ * it, and at stop no more than those and the records dropped. */
+static int late_check(const char *name, const char *what, unsigned long long lines,
+		      unsigned long long dropped, const char *text, const char *key, bool stopped,
+		      char *why, size_t whylen)
+{
+	char k[16];
+	unsigned long long late;
+
+	snprintf(k, sizeof(k), " %s=", key);
+	if (strstr(text, k) == NULL)
+		return 0;
+	late = kv(text, key);
+	if (late >= lines && (!stopped || late <= lines + dropped))
+		return 0;
+	snprintf(why, whylen, "%s%s: %llu EV late-delivery lines and %llu dropped records above, "
+		 "but %s=%llu: %s", name, what, lines, dropped, key, late, text);
+	return -1;
+}
+
 int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen)
 {
 	struct acct a[128];
@@ -867,6 +924,8 @@ int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen)
 					strtoull(strstr(l->text, " DROP ") + 6, NULL, 10);
 			else
 				(*(tx ? &s->tx_lines : &s->lines))++;
+			if (strcmp(l->kind, "EV") == 0 && strstr(l->text, " EV late-delivery ") != NULL)
+				(*(tx ? &s->tx_late : &s->late))++;
 			continue;
 		}
 		if (strcmp(l->kind, "EV") == 0 && strstr(l->text, " portlogd EV start ") != NULL) {
@@ -895,6 +954,11 @@ int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen)
 					  kv(l->text, "tx_accounted"),
 					  kv(l->text, "tx_records") + kv(l->text, "tx_drops"), stopped, i,
 					  l->text, why, whylen) < 0)
+				return -1;
+			if (late_check(name, "", s->late, s->dropped, l->text, "late", stopped, why,
+				       whylen) < 0
+			    || late_check(name, " (TX)", s->tx_late, s->tx_dropped, l->text, "tx_late",
+					  stopped, why, whylen) < 0)
 				return -1;
 			if (strstr(l->text, " tx_accounted=") == NULL && s->tx_lines + s->tx_dropped > 0) {
 				snprintf(why, whylen, "%s: %llu TX lines and drops, but no tx_accounted=: "

@@ -56,6 +56,11 @@ const char *e2e_notify_has(const char *msg, const char *key, const char *value);
  * and the time from the signal to the exit in *elapsed_ns. */
 int e2e_stop(struct e2e_daemon *d, int sig, int timeout_ms, int64_t *elapsed_ns);
 
+/* A TCP port on 127.0.0.1 that nobody uses now (for a tool the test runs). */
+int e2e_free_port(void);
+/* A whole file, NUL-terminated (malloc'd; its length in *len unless NULL), or NULL. */
+char *e2e_read_file(const char *path, size_t *len);
+
 /* A pty pair: returns the master (O_CLOEXEC) and the slave's path, or -errno. */
 int e2e_open_pty(char *slave, size_t len);
 
@@ -156,8 +161,10 @@ enum e2e_fit e2e_packet_fit(const struct e2e_log *log, const char *src, const si
  * STAT lines after "EV stop", accounted equals records + drops (plus the lines
  * thread's). A port's TX ring (tx_device, pass) is checked on its own: its TX
  * lines and the EV and DROP lines that end in dir=tx against tx_accounted=,
- * tx_records= and tx_drops=. Counting restarts at each "EV start". Returns how
- * many STAT lines were checked, or -1 with the first mismatch in why.
+ * tx_records= and tx_drops=. late= (tx_late=) is at least the EV late-delivery
+ * lines above it, and at stop at most those plus the drops. Counting restarts at
+ * each "EV start". Returns how many STAT lines were checked, or -1 with the first
+ * mismatch in why.
  */
 int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen);
 /*

@@ -5,12 +5,12 @@
 #   C (.c, .h)                  line 1: /* SPDX-License-Identifier: GPL-2.0-or-later */
 #   a script (#! on line 1)     line 2: # SPDX-License-Identifier: GPL-2.0-or-later
 #   man pages (config/man/*.N)  line 1: .\" SPDX-License-Identifier: GPL-2.0-or-later
-#   CMake, shell sourced, conf, systemd and udev files, debian/ files with # comments
+#   CMake, shell sourced, conf, YAML, systemd and udev files, debian/ files with # comments
 #                               line 1: # SPDX-License-Identifier: GPL-2.0-or-later
 # Not source files, so left alone: test data (tests/data/, whose first line is the
-# expectation; tests/fuzz/corpus/), Markdown, images, LICENSE, .gitignore, and the
-# debian/ files whose format has no comments (changelog, copyright, which is itself
-# the license statement, source/format).
+# expectation; tests/fuzz/corpus/), Markdown, images, LICENSE, .gitignore, JSON (no
+# comments: the Grafana dashboard), and the debian/ files whose format has no comments
+# (changelog, copyright, which is itself the license statement, source/format).
 # Without --add: lists every file that lacks its line, or is of a kind this script
 # does not know (add it to kind() below), and exits 1 if there is one.
 # With --add: puts the line into every file that lacks it (run it after a merge).
@@ -23,7 +23,7 @@ git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "SKIP: $
 # kind FILE: c, roff, hash (line 1), shebang (line 2), skip, or unknown
 kind() {
 	case $1 in
-	tests/data/* | tests/fuzz/corpus/* | *.md | LICENSE | .gitignore | \
+	tests/data/* | tests/fuzz/corpus/* | *.md | LICENSE | .gitignore | *.json | \
 		*.png | *.jpg | *.jpeg | *.gif | *.svg | \
 		debian/changelog | debian/copyright | debian/source/format) echo skip; return ;;
 	*.c | *.h) echo c; return ;;
@@ -34,7 +34,7 @@ kind() {
 		return
 	fi
 	case $1 in
-	CMakeLists.txt | */CMakeLists.txt | *.cmake | *.sh | *.conf | *.logrotate | *.service | \
+	CMakeLists.txt | */CMakeLists.txt | *.cmake | *.sh | *.conf | *.logrotate | *.service | *.yml | \
 		*.sysusers | *.tmpfiles | *.rules | debian/control | debian/*.docs | \
 		debian/*lintian-overrides | debian/source/options | debian/tests/control) echo hash ;;
 	*) echo unknown ;;

@@ -21,7 +21,9 @@ for f in "$prefix/sbin/portlogd" "$unitdir/portlogd.service" \
 	"$prefix/share/man/man7/portlogd-rt.7" "$prefix/share/man/man1/portlogd-fleet.1" \
 	"$prefix/share/doc/portlogd/examples/rsyslog/portlogd-forward.conf" \
 	"$prefix/share/doc/portlogd/examples/rsyslog/portlogd-central.conf" \
-	"$prefix/share/doc/portlogd/examples/rsyslog/portlogd-central.logrotate"; do
+	"$prefix/share/doc/portlogd/examples/rsyslog/portlogd-central.logrotate" \
+	"$prefix/share/doc/portlogd/examples/prometheus/portlogd.rules.yml" \
+	"$prefix/share/doc/portlogd/examples/grafana/portlogd.json"; do
 	[ -f "$root$f" ] || { echo "not installed: $f"; fail=1; }
 done
 etc=$([ "$prefix" = /usr ] && echo /etc || echo "$prefix/etc")

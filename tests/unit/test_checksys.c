@@ -28,6 +28,8 @@
 #define GPS "[serial gps]\ndevice = /dev/ttyS0\n"       /* priority 97 */
 #define TAP GPS "tx_device = /dev/ttyS1\n"
 #define PASS GPS "pass = gps\n"
+#define TEXTFILE_DIR "/var/lib/prometheus/node-exporter"
+#define METRICS "[logger]\nmetrics_file = " TEXTFILE_DIR "/portlogd.prom\n" GPS
 #define SKIPPED "(skipped)"
 
 /* `/proc/self/limits` as the kernel writes it */
@@ -196,6 +198,12 @@ static void serial_tx_irq(const struct checksys *c, struct checksys_result *r)
 static void serial_pass(const struct checksys *c, struct checksys_result *r)
 {
 	if (!checksys_serial_pass(c, &c->conf->serial[0], r))
+		snprintf(r->text, sizeof(r->text), SKIPPED);
+}
+
+static void metrics_file(const struct checksys *c, struct checksys_result *r)
+{
+	if (!checksys_metrics_file(c, r))
 		snprintf(r->text, sizeof(r->text), SKIPPED);
 }
 
@@ -651,6 +659,16 @@ static const struct row rows[] = {
 	  "port:gps:pass", "/run/portlogd/gps exists and is not a symbolic link", "; fix: remove it",
 	  NULL },
 	{ "no pass", serial_pass, NULL, {{0}}, NULL, CHECKSYS_OK, "", SKIPPED, NULL, NULL },
+	/* metrics-file (not writable by the service user: test_unprivileged) */
+	{ "metrics: directory writable", metrics_file, METRICS, { { TEXTFILE_DIR "/.keep", "" } },
+	  NULL, CHECKSYS_OK, "metrics-file", TEXTFILE_DIR "/portlogd.prom: " TEXTFILE_DIR
+	  " writable by uid", "--collector.textfile.directory is " TEXTFILE_DIR, NULL },
+	{ "metrics: no directory", metrics_file, METRICS, {{0}}, NULL, CHECKSYS_FAIL,
+	  "metrics-file", "no directory " TEXTFILE_DIR " (ENOENT)",
+	  "; fix: install prometheus-node-exporter", NULL },
+	{ "metrics: a file for a directory", metrics_file, METRICS, { { TEXTFILE_DIR, "x" } }, NULL,
+	  CHECKSYS_FAIL, "metrics-file", "no directory " TEXTFILE_DIR " (ENOTDIR)", NULL, NULL },
+	{ "no metrics file", metrics_file, NULL, {{0}}, NULL, CHECKSYS_OK, "", SKIPPED, NULL, NULL },
 	/* port:NAME:low-latency */
 	{ "ASYNC_LOW_LATENCY set", serial_low_latency, NULL,
 	  { { "/dev/ttyS0", "" }, { "/sys/class/tty/ttyS0/flags", "0x10002040\n" } }, NULL,
@@ -919,7 +937,7 @@ static void test_rows_cover_every_check(void **state)
 		"config", "kernel-rt", "rt-throttle", "cpufreq", "cpuidle", "cpu-dma-latency",
 		"smt", "isolation", "irqbalance", "rt-tasks", "rlimit-rtprio", "rlimit-memlock",
 		"clocksource", "clock", "port:gps", "port:gps:tx", "port:gps:tx:irq", "port:gps:pass",
-		"port:gps:delivery",
+		"port:gps:delivery", "metrics-file",
 		"port:lpt", "port:gps:irq", "port:lpt:irq",
 	};
 	(void)state;
@@ -1044,6 +1062,18 @@ static void test_unprivileged(void **state)
 	expect("sim directory read-only", &r, CHECKSYS_FAIL, "port:lpt",
 	       "cannot create it, directory /run/portlogd: EACCES", NULL, NULL);
 	chmod_at("/run/portlogd", 0755);
+	fx_end();
+
+	/* Debian's textfile directory is root's, 0755 */
+	fx_begin(METRICS);
+	fx_write(TEXTFILE_DIR "/.keep", "");
+	chmod_at(TEXTFILE_DIR, 0555);
+	run_unprivileged(metrics_file, &r);
+	expect("metrics directory not writable", &r, CHECKSYS_FAIL, "metrics-file",
+	       "cannot make files in " TEXTFILE_DIR " (EACCES)", "; fix: let the service user "
+	       "write there (Debian, kept across upgrades: dpkg-statoverride --update --add root "
+	       "portlogd 775 " TEXTFILE_DIR ")", NULL);
+	chmod_at(TEXTFILE_DIR, 0755);
 	fx_end();
 }
 

@@ -71,6 +71,7 @@ static void expect_conf_equal(const char *what, const struct conf *g, const stru
 			      bool lines)
 {
 	EQ_STR(what, g->logger.log_file, w->logger.log_file);
+	EQ_STR(what, g->logger.metrics_file, w->logger.metrics_file);
 	EQ_NUM(what, g->logger.timestamp, w->logger.timestamp);
 	EQ_NUM(what, g->logger.payload, w->logger.payload);
 	EQ_NUM(what, g->logger.flush_interval_ms, w->logger.flush_interval_ms);
@@ -217,39 +218,40 @@ static const char every_key[] =
 	"flush_interval_ms = 250\n"                     /* 5 */
 	"sync_interval_ms = 0\n"
 	"stat_interval_s = 3600\n"
+	"metrics_file = /srv/metrics/portlogd.prom\n"
 	"ring_records = 1024\n"
-	"flusher_priority = 10\n"
-	"flusher_cpu = 1\n"                             /* 10 */
+	"flusher_priority = 10\n"                       /* 10 */
+	"flusher_cpu = 1\n"
 	"rt = required\n"
 	"irq_priority = off\n"
 	"\n"
-	"[timer]\n"
-	"period_us = 500\n"                             /* 15 */
+	"[timer]\n"                                     /* 15 */
+	"period_us = 500\n"
 	"priority = 90\n"
 	"cpu = 0\n"
 	"idle_latency = pinned:5\n"
-	"\n"
-	"[serial plc]\n"                                /* 20 */
+	"\n"                                            /* 20 */
+	"[serial plc]\n"
 	"device = /dev/serial/by-id/usb-FTDI_FT232R-if00-port0\n"
 	"baud = 19200\n"
 	"format = 7E2\n"
-	"flow = rtscts\n"
-	"gap_us = 1500\n"                               /* 25 */
+	"flow = rtscts\n"                               /* 25 */
+	"gap_us = 1500\n"
 	"delimiter = 0x0d\n"
 	"max_packet = 256\n"
 	"lines = on\n"
-	"priority = 80\n"
-	"cpu = 1\n"                                     /* 30 */
+	"priority = 80\n"                               /* 30 */
+	"cpu = 1\n"
 	"irq_priority = 85\n"
 	"\n"
 	"[parallel lpt0]\n"
-	"driver = sim\n"
-	"device = /run/portlogd/lpt0.sim\n"             /* 35 */
+	"driver = sim\n"                                /* 35 */
+	"device = /run/portlogd/lpt0.sim\n"
 	"read = status+data\n"
 	"mask = 0x1ff\n"
 	"priority = other\n"
-	"cpu = 0\n"
-	"irq_priority = auto\n"                         /* 40 */
+	"cpu = 0\n"                                     /* 40 */
+	"irq_priority = auto\n"
 	"strobe = control:2\n"
 	"strobe_us = 150\n"
 	"strobe_level = low\n";
@@ -269,6 +271,7 @@ static void test_every_key(void **state)
 	w->logger.flush_interval_ms = 250;
 	w->logger.sync_interval_ms = 0;
 	w->logger.stat_interval_s = 3600;
+	snprintf(w->logger.metrics_file, sizeof(w->logger.metrics_file), "/srv/metrics/portlogd.prom");
 	w->logger.ring_records = 1024;
 	w->logger.flusher_priority = 10;
 	w->logger.flusher_cpu = 1;
@@ -285,7 +288,7 @@ static void test_every_key(void **state)
 		.tty = { .baud = 19200, .data_bits = 7, .parity = 'E', .stop_bits = 2,
 			 .flow = DRV_FLOW_RTSCTS },
 		.gap_us = 1500, .delimiter = 0x0d, .max_packet = 256,
-		.lines = true, .priority = 80, .cpu = 1, .irq_priority = 85, .line = 20,
+		.lines = true, .priority = 80, .cpu = 1, .irq_priority = 85, .line = 21,
 		.pass_group = "dialout", .pass_mode = 0660,
 	};
 	w->nparallel = 1;
@@ -294,7 +297,7 @@ static void test_every_key(void **state)
 		.in = { .device = "/run/portlogd/lpt0.sim", .read = DRV_READ_BOTH,
 			.strobe = DRV_STROBE_CONTROL, .strobe_bit = 2, .strobe_high = false },
 		.mask = 0x1ff, .priority = CONF_PRIO_OTHER, .cpu = 0,
-		.irq_priority = CONF_IRQ_AUTO, .strobe_us = 150, .line = 33,
+		.irq_priority = CONF_IRQ_AUTO, .strobe_us = 150, .line = 34,
 	};
 	expect_conf_equal("every key", c, w, true);
 	EQ_NUM("every key", c->serial[0].frame_bits, 11);
@@ -307,7 +310,7 @@ enum field {
 	F_SYNC, F_STAT, F_RING, F_FPRIO, F_LOG_FILE, F_PERIOD, F_TPRIO, F_PDRIVER, F_PDEVICE,
 	F_PREAD, F_PMASK, F_PPRIO, F_NPARALLEL, F_SCPU, F_RT, F_PBITS, F_CHAR_NS,
 	F_LIRQ, F_SIRQ, F_PIRQ, F_IDLE, F_IDLE_US, F_STROBE, F_STROBE_BIT, F_STROBE_US,
-	F_STROBE_HIGH,
+	F_STROBE_HIGH, F_METRICS_FILE,
 };
 
 /* Numeric fields of the first serial/parallel port, or of [logger]/[timer]. */
@@ -366,6 +369,7 @@ static const char *get_str(const struct conf *c, enum field f)
 	case F_DEVICE: return c->serial[0].device;
 	case F_NAME: return c->serial[0].name;
 	case F_LOG_FILE: return c->logger.log_file;
+	case F_METRICS_FILE: return c->logger.metrics_file;
 	case F_PDEVICE: return c->parallel[0].in.device;
 	case F_PDRIVER: return c->parallel[0].driver->name;
 	default: return "(not a string field)";
@@ -504,6 +508,9 @@ static const struct good_case {
 	{ "ring_records 2^24", "[logger]\nring_records = 16777216\n" GPS, F_RING, 16777216,
 	  NULL },
 	{ "log_file", "[logger]\nlog_file = /tmp/p.log\n" GPS, F_LOG_FILE, 0, "/tmp/p.log" },
+	{ "metrics_file off", GPS, F_METRICS_FILE, 0, "" },
+	{ "metrics_file", "[logger]\nmetrics_file = /var/lib/prometheus/node-exporter/portlogd.prom\n"
+	  GPS, F_METRICS_FILE, 0, "/var/lib/prometheus/node-exporter/portlogd.prom" },
 	{ "period_us 20", "[timer]\nperiod_us = 20\n" GPS, F_PERIOD, 20, NULL },
 	{ "period_us 1000000", "[timer]\nperiod_us = 1000000\n" GPS, F_PERIOD, 1000000, NULL },
 	/* [parallel NAME] */
@@ -603,6 +610,20 @@ static const struct bad_case {
 	{ "unknown logger key", "[logger]\nlogfile = /x\n" GPS, 2,
 	  { "[logger] logfile", "unknown key", "log_file" } },
 	{ "unknown parallel key", LPT "pins = 8\n", 3, { "[parallel lpt0] pins", "unknown key" } },
+	/* metrics_file: node_exporter reads NAME.prom, written with the STAT rounds */
+	{ "metrics_file not .prom", "[logger]\nmetrics_file = /var/lib/p/portlogd.txt\n" GPS, 2,
+	  { "[logger] metrics_file", "'/var/lib/p/portlogd.txt' does not end in .prom",
+	    "reads only NAME.prom files" } },
+	{ "metrics_file .prom alone", "[logger]\nmetrics_file = /var/lib/p/.prom\n" GPS, 2,
+	  { "[logger] metrics_file", "does not end in .prom" } },
+	{ "metrics_file relative", "[logger]\nmetrics_file = portlogd.prom\n" GPS, 2,
+	  { "[logger] metrics_file", "not an absolute path" } },
+	{ "metrics_file without STAT lines",
+	  "[logger]\nstat_interval_s = 0\nmetrics_file = /var/lib/p/portlogd.prom\n" GPS, 3,
+	  { "[logger] metrics_file", "stat_interval_s = 0 turns off", "set stat_interval_s" } },
+	{ "metrics_file is the log",
+	  "[logger]\nlog_file = /var/log/x.prom\nmetrics_file = /var/log/x.prom\n" GPS, 3,
+	  { "[logger] metrics_file", "is the log file too" } },
 	{ "baud fast", GPS "baud = fast\n", 3, { "[serial gps] baud", "'fast'", "not a number" } },
 	{ "baud 0", GPS "baud = 0\n", 3, { "[serial gps] baud", "out of range" } },
 	{ "baud 9999999", GPS "baud = 9999999\n", 3, { "[serial gps] baud", "out of range" } },
