@@ -206,6 +206,42 @@ static const char *pop(struct serial_port *p, int kind, int ev)
 	return text;
 }
 
+/*
+ * pop() of the next record that is not an EV late-delivery, waiting (bounded) for
+ * it: a reader that ran late (qemu-user emulating another architecture, a busy
+ * machine) says so in such lines, which are right but not what a test of
+ * something else checks.
+ */
+static const char *pop_past_doubts(struct serial_port *p, int kind, int ev)
+{
+	for (int i = 0; i < 5000; i++) {
+		const struct rec *r;
+
+		if (ring_ready_now(&p->src.ring) == 0) {
+			struct timespec ms = { 0, 1000000 };
+
+			nanosleep(&ms, NULL);
+			continue;
+		}
+		r = &ring_rslot(&p->src.ring, 0)->rec;
+		if (r->kind == REC_EV && r->a == EV_LATE) {
+			ring_release(&p->src.ring, rec_slots(r->len));
+			continue;
+		}
+		return pop(p, kind, ev);
+	}
+	fail_msg("no record in 5 s");
+	return NULL;
+}
+
+/* After a test of the counters, failed or not, the next sees a pty as it is. */
+static int no_fake_counters(void **state)
+{
+	(void)state;
+	atomic_store(&fake_icount, false);
+	return 0;
+}
+
 /* Counters that change while a packet arrives become one EV uart-errors after it. */
 static void error_counters_become_events(void **state)
 {
@@ -239,8 +275,7 @@ static void error_counters_become_events(void **state)
 	assert_int_equal(serial_start(&p, &degraded), 0);
 
 	assert_int_equal(write(master, "ok\n", 3), 3);
-	wait_records(&p, 1);
-	assert_string_equal(pop(&p, REC_RX, 0), "ok\n");
+	assert_string_equal(pop_past_doubts(&p, REC_RX, 0), "ok\n");
 
 	/* the counters move while a packet arrives: the packet, then the event */
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
@@ -250,10 +285,10 @@ static void error_counters_become_events(void **state)
 		atomic_fetch_add(&icount_brk, steps[i].add[3]);
 		atomic_fetch_add(&icount_buf, steps[i].add[4]);
 		assert_int_equal(write(master, "b\0d\n", 4), 4);
-		wait_records(&p, steps[i].event ? 2 : 1);
-		pop(&p, REC_RX, 0);
+		pop_past_doubts(&p, REC_RX, 0);
 		if (steps[i].event != NULL)
-			assert_string_equal(pop(&p, REC_EV, EV_UART_ERRORS), steps[i].event);
+			assert_string_equal(pop_past_doubts(&p, REC_EV, EV_UART_ERRORS),
+					    steps[i].event);
 	}
 
 	assert_int_equal(write(stop_fd, &one, sizeof(one)), sizeof(one));
@@ -699,7 +734,7 @@ static void ftdi_latency_timer(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(error_counters_become_events),
+		cmocka_unit_test_teardown(error_counters_become_events, no_fake_counters),
 		cmocka_unit_test(pty_has_no_counters),
 		cmocka_unit_test(refused_low_latency_is_reported),
 		cmocka_unit_test(stalled_read_is_reported),
