@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <linux/sockios.h>
 #include <termios.h>
 #include <time.h>
@@ -64,6 +66,22 @@ int sim_port_open(struct sim_port *p, const char *name, const char *link)
 	return 0;
 }
 
+/* What SIOCOUTQ says of one unread 1-byte write on an AF_UNIX stream socket: the
+ * kernel counts the memory it holds, not bytes (unix_outq_len), so a socketpair of the
+ * same kind is asked once. 0 when it cannot be found out. */
+static int64_t outq_unit(void)
+{
+	int sv[2], q = 0;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return 0;
+	if (write(sv[0], "x", 1) != 1 || ioctl(sv[0], SIOCOUTQ, &q) < 0)
+		q = 0;
+	close(sv[0]);
+	close(sv[1]);
+	return q;
+}
+
 int sim_port_attach(struct sim_port *p, const char *name, int fd)
 {
 	int fl;
@@ -75,6 +93,16 @@ int sim_port_attach(struct sim_port *p, const char *name, int fd)
 	    fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
 		p->master = -1;
 		return -errno;
+	}
+	/* what the far end has not read yet: a socket's SIOCOUTQ (memory, see outq_unit),
+	 * a fifo's FIONREAD (bytes, from either end) */
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+		p->outq_req = FIONREAD;
+		p->outq_unit = 1;
+	} else {
+		p->outq_req = SIOCOUTQ;
+		p->outq_unit = outq_unit();
 	}
 	atomic_init(&p->done, 0);
 	atomic_init(&p->stop, false);
@@ -90,8 +118,10 @@ void sim_port_close(struct sim_port *p)
 		unlink(p->link);
 	free(p->data);
 	free(p->pkt);
+	free(p->late);
 	p->data = NULL;
 	p->pkt = NULL;
+	p->late = NULL;
 }
 
 int sim_port_drain(struct sim_port *p, int timeout_ms)
@@ -99,7 +129,7 @@ int sim_port_drain(struct sim_port *p, int timeout_ms)
 	int64_t end = now_ns(CLOCK_MONOTONIC) + (int64_t)timeout_ms * 1000000;
 	int queued = 0;
 
-	while (ioctl(p->master, SIOCOUTQ, &queued) == 0 && queued > 0) {
+	while (ioctl(p->master, p->outq_req ? p->outq_req : SIOCOUTQ, &queued) == 0 && queued > 0) {
 		struct timespec ms = { 0, 1000000 };
 
 		if (now_ns(CLOCK_MONOTONIC) > end)
@@ -136,6 +166,12 @@ static int reserve(struct sim_port *p, size_t more)
 		if (d == NULL)
 			return -ENOMEM;
 		p->data = d;
+		if (p->cfg.pace) {
+			int64_t *l = realloc(p->late, cap * sizeof(*l));
+			if (l == NULL)
+				return -ENOMEM;
+			p->late = l;
+		}
 		p->data_cap = cap;
 	}
 	if (p->npkt == p->pkt_cap) {
@@ -267,7 +303,8 @@ static unsigned make_packet(struct sim_port *p, const struct sim_cfg *cfg, const
 		return make_nmea(p, buf);
 	if (cfg->kind == SIM_MODBUS)
 		return make_modbus(p, buf, req);
-	len = uniform(&p->rng, cfg->min_len, cfg->max_len);
+	len = cfg->nlens ? cfg->lens[p->npkt % cfg->nlens]
+	      : uniform(&p->rng, cfg->min_len, cfg->max_len);
 	for (unsigned i = 0; i < len; i++)
 		buf[i] = (uint8_t)tu_rand(&p->rng);
 	return len;
@@ -347,6 +384,101 @@ static int play(struct sim_port *p, const struct sim_cfg *cfg, unsigned len, int
 	return 0;
 }
 
+/*
+ * Before a paced write into a socket or fifo: what the far end has not read yet. How
+ * long its oldest unread byte has waited goes to the packet that byte is in
+ * (max_take_ns): the device got it that much late, and saw the silence before it longer
+ * by as much (QEMU reads its chardev from its main loop, which a loaded host delays).
+ * Returns whether the byte due now is lost: more than cfg->hold writes wait unread and
+ * none was taken for cfg->hold_ms.
+ */
+static bool far_end(struct sim_port *p, const struct sim_cfg *cfg, struct sim_packet *pk)
+{
+	int64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t unread;
+	int q = 0;
+
+	if (p->outq_unit == 0 || ioctl(p->master, p->outq_req, &q) < 0)
+		return false;
+	unread = ((uint64_t)q + (uint64_t)p->outq_unit - 1) / (uint64_t)p->outq_unit;
+	if (unread > 0 && p->nwrites > 0) {
+		uint64_t oldest = unread < p->nwrites ? p->nwrites - unread : 0;
+		int64_t waited;
+
+		if (p->nwrites - oldest > SIM_TAKE_RING)
+			oldest = p->nwrites - SIM_TAKE_RING;   /* a lower bound then */
+		waited = now - p->wstart[oldest % SIM_TAKE_RING];
+		/* at a packet's first write, what waits is the packet before's */
+		if (pk->len == 0 && pk->lost == 0 && p->npkt > 0)
+			pk = &p->pkt[p->npkt - 1];
+		if (waited > pk->max_take_ns)
+			pk->max_take_ns = waited;
+	}
+	if (q < p->outq_last || unread <= 1 || p->outq_taken == 0)
+		p->outq_taken = now;
+	p->outq_last = q;
+	return cfg->hold > 0 && unread > cfg->hold &&
+	       now - p->outq_taken > (int64_t)cfg->hold_ms * 1000000;
+}
+
+/*
+ * play() for cfg->pace: byte i of the packet is written on its own at *next + i
+ * character times, each deadline absolute (a late write does not push the ones after
+ * it); its lateness is kept in p->late. A byte due while the peer holds more than
+ * cfg->hold unread writes is lost, as on a wire into a UART nobody empties. *next
+ * becomes the deadline a byte right after the last would have had. 0 or -errno.
+ */
+static int play_paced(struct sim_port *p, const struct sim_cfg *cfg, unsigned len, int64_t *next)
+{
+	struct sim_packet *pk = &p->pkt[p->npkt];
+	uint8_t *buf = p->data + p->data_len;
+	int64_t t0 = *next, prev_start = 0;
+	unsigned sent = 0;
+
+	*pk = (struct sim_packet){ .off = (uint32_t)p->data_len, .nfrag = 1 };
+	for (unsigned i = 0; i < len; i++) {
+		/* from t0 each time: rounding does not add up over a long packet */
+		int64_t due = t0 + (int64_t)i * 10 * 1000000000 / cfg->baud, start, end;
+		size_t done;
+		int rc;
+
+		sleep_until(due);
+		pk->len = sent;             /* far_end tells a packet that has begun */
+		if (far_end(p, cfg, pk)) {
+			pk->lost++;
+			continue;
+		}
+		start = now_ns(CLOCK_MONOTONIC);
+		if (sent == 0) {
+			pk->t_first_real = pk->frag_real[0] = now_ns(CLOCK_REALTIME);
+			pk->t_first_mono = start;
+		}
+		/* the byte moves down to where the written ones are (lost ones left gaps) */
+		buf[sent] = buf[i];
+		if ((rc = write_all(p, buf + sent, 1, &done)) < 0) {
+			p->error = -rc;
+			break;
+		}
+		end = now_ns(CLOCK_MONOTONIC);
+		p->late[p->data_len + sent] = start - due;
+		p->wstart[p->nwrites++ % SIM_TAKE_RING] = start;
+		/* as in play(): the silence before this byte, at most its return minus the
+		 * previous write's start */
+		if (sent > 0 && end - prev_start > pk->max_intra_gap_ns)
+			pk->max_intra_gap_ns = end - prev_start;
+		prev_start = start;
+		pk->t_last_mono = end;
+		sent++;
+	}
+	pk->len = sent;
+	p->data_len += sent;
+	if (sent > 0 || pk->lost > 0)
+		p->npkt++;
+	atomic_store(&p->done, p->npkt);
+	*next = t0 + (int64_t)len * 10 * 1000000000 / cfg->baud;
+	return p->error ? -p->error : 0;
+}
+
 int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg)
 {
 	int64_t next = now_ns(CLOCK_MONOTONIC);
@@ -364,7 +496,9 @@ int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg)
 		if ((rc = reserve(p, cfg->max_len + 128)) < 0)
 			return rc;
 		req = p->npkt % 2 ? p->data + p->pkt[p->npkt - 1].off : NULL;
-		if ((rc = play(p, cfg, make_packet(p, cfg, req), &next)) < 0)
+		rc = cfg->pace && cfg->baud ? play_paced(p, cfg, make_packet(p, cfg, req), &next)
+		     : play(p, cfg, make_packet(p, cfg, req), &next);
+		if (rc < 0)
 			return rc;
 		next += (int64_t)uniform(&p->rng, cfg->inter_gap_min_us, cfg->inter_gap_max_us) * 1000;
 	}
@@ -403,6 +537,8 @@ bool sim_packet_clean(const struct sim_port *p, size_t i)
 	int64_t gap = (int64_t)p->cfg.gap_us * 1000;
 	const struct sim_packet *k = &p->pkt[i];
 
+	if (k->lost > 0 || k->max_take_ns * 2 > gap)
+		return false;
 	if (k->max_intra_gap_ns * 2 > gap)
 		return false;
 	if (i > 0 && (k->t_first_mono - p->pkt[i - 1].t_last_mono) * 2 < gap * 3)

@@ -30,6 +30,24 @@ struct sim_cfg {
 	unsigned inter_gap_min_us, inter_gap_max_us;    /* pause after a packet */
 	unsigned gap_us;            /* the daemon's gap threshold, to judge timing */
 	unsigned baud;              /* 0, or pace writes no faster than this line (8N1: 10 bits a byte) */
+	/*
+	 * pace: each byte a write of its own at its wire time, one character time (10 bits
+	 * at baud) after the one before, on absolute CLOCK_MONOTONIC deadlines (frags and
+	 * intra_gap_max_us unused). A device model that takes what it is handed at once
+	 * (QEMU's 16550A, usb-serial) then sees the bytes as a wire delivers them.
+	 */
+	bool pace;
+	/*
+	 * pace into a socket or fifo: a byte due while more than hold writes wait unread and
+	 * the peer has taken none for hold_ms is lost on the wire (not written, counted in
+	 * sim_packet.lost), as a UART that nobody empties overruns: QEMU stops reading its
+	 * chardev while the guest's UART FIFO is full (the port closed, an unplugged
+	 * adapter), and would otherwise hand over later what a real wire had lost. hold_ms
+	 * spares the pauses of QEMU's own loop under TCG (milliseconds), which a real UART
+	 * does not have. hold 0: never drop.
+	 */
+	unsigned hold, hold_ms;
+	unsigned lens[8], nlens;    /* packet lengths in turn (binary), instead of min_len..max_len */
 	uint64_t seed;
 };
 
@@ -47,7 +65,12 @@ struct sim_packet {
 	int64_t t_first_mono;       /* CLOCK_MONOTONIC just before the first write */
 	int64_t t_last_mono;        /* CLOCK_MONOTONIC after the last write returned */
 	int64_t max_intra_gap_ns;   /* longest silence its bytes could contain (an upper bound) */
+	uint32_t lost;              /* pace: bytes due but not written (hold); not in len */
+	int64_t max_take_ns;        /* pace into a socket or fifo: the longest its bytes were
+				       seen waiting unread by the far end (at the writes) */
 };
+
+#define SIM_TAKE_RING 64
 
 struct sim_port {
 	char name[32];
@@ -61,6 +84,16 @@ struct sim_port {
 	size_t data_len, data_cap;
 	struct sim_packet *pkt;
 	size_t npkt, pkt_cap;
+	int64_t *late;              /* pace: each written byte's write start - its deadline, ns
+				       (parallel to data) */
+	unsigned long outq_req;     /* attached: the ioctl that says what the far end has not
+				       read (SIOCOUTQ, FIONREAD) */
+	int64_t outq_unit;          /* ... and what it says of one unread 1-byte write (AF_UNIX
+				       counts memory, not bytes); 0: unknown, or a pty */
+	int outq_last;              /* pace: what it said last, and when it last went down */
+	int64_t outq_taken;
+	int64_t wstart[SIM_TAKE_RING];      /* pace: the last writes' starts (monotonic) */
+	uint64_t nwrites;
 	atomic_size_t done;         /* packets completely written so far */
 	atomic_bool stop;
 	int error;                  /* errno of a failed write, 0 if none */
@@ -68,12 +101,12 @@ struct sim_port {
 
 /* Creates the pty and the symlink `link` to its slave. Returns 0 or -errno. */
 int sim_port_open(struct sim_port *p, const char *name, const char *link);
-/* Uses an fd that is already connected to a device (e.g. a socket whose other
- * end is a virtual machine's UART) instead of a pty; takes it over (made
+/* Uses an fd that is already connected to a device (e.g. a socket or a fifo whose
+ * other end is a virtual machine's UART) instead of a pty; takes it over (made
  * non-blocking, closed by sim_port_close). Returns 0 or -errno. */
 int sim_port_attach(struct sim_port *p, const char *name, int fd);
 void sim_port_close(struct sim_port *p);
-/* For an attached socket: waits until the peer has read every byte written
+/* For an attached socket or fifo: waits until the peer has read every byte written
  * (SIOCOUTQ is 0), so that closing it loses nothing (QEMU drops what it has not
  * read when its peer hangs up). Returns 0, or -ETIMEDOUT after timeout_ms. */
 int sim_port_drain(struct sim_port *p, int timeout_ms);
@@ -117,7 +150,9 @@ int sim_bg_join(struct sim_bg *b);
 uint16_t sim_modbus_crc(const uint8_t *p, size_t n);
 
 /* Is packet i "clean": its pauses inside were well below the gap threshold and
- * the pauses around it well above, as actually measured (not as planned)? */
+ * the pauses around it well above, as actually measured (not as planned), none of
+ * its bytes lost on the wire (pace, hold) and none left unread by the far end for
+ * half a gap (pace into a socket or fifo)? */
 bool sim_packet_clean(const struct sim_port *p, size_t i);
 
 #endif
