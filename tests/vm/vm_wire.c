@@ -138,16 +138,26 @@ int main(int argc, char **argv)
 
 	/* boundaries, and the first-byte times of the packets a line begins at */
 	size_t clean = 0, one = 0, marked = 0, unmarked = 0, broken = 0, nshort = 0, nlong = 0;
+	size_t u_one = 0, u_wrong = 0;      /* the unclean packets, for the record */
 	int64_t *es = malloc((s.n + 1) * sizeof(int64_t)), *el = malloc((s.n + 1) * sizeof(int64_t));
 	for (size_t k = 0; k < s.n; k++) {
 		size_t off = s.pkt_off[k], len = s.pkt_len[k], first, last;
 		bool whole = len > 0 && map[off] != NONE;
 
-		if (!s.pkt_clean[k] || len == 0)
+		if (len == 0)
 			continue;
-		clean++;
 		for (size_t b = 1; whole && b < len; b++)
 			whole = map[off + b] == map[off] + b;
+		if (!s.pkt_clean[k]) {
+			if (whole && nlines > 0) {
+				bool exact = e2e_packet_fit(&log, port, starts, idx, nlines, max_packet,
+							    map[off], len, &first, &last) == E2E_FIT_ONE;
+				u_one += exact;
+				u_wrong += !exact;
+			}
+			continue;
+		}
+		clean++;
 		if (!whole || nlines == 0) {
 			broken++;
 			continue;
@@ -176,8 +186,9 @@ int main(int argc, char **argv)
 	double char_ns = 1e10 / baud, bias = nshort && nlong ? (double)(s50 - l50) : 0;
 
 	printf("%s%s%s: %zu packets sent, %zu clean: %zu exactly one RX line, %zu wrong boundary "
-	       "marked, %zu unmarked, %zu not whole in the log\n", label, *label ? " " : "", port,
-	       s.n, clean, one, marked, unmarked, broken);
+	       "marked, %zu unmarked, %zu not whole in the log; of the unclean, %zu one RX line, %zu "
+	       "not\n", label, *label ? " " : "", port, s.n, clean, one, marked, unmarked, broken,
+	       u_one, u_wrong);
 	printf("  bytes: %zu sent (%zu written, %zu lost on the wire), %zu logged, %zu missing, "
 	       "%zu extra (out of order or twice)%s\n", s.len + lost_wire, s.len, lost_wire, logged,
 	       s.len - logged, extra, logged == s.len && extra == 0 ? ": every byte once, in order" : "");
@@ -220,10 +231,12 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("vm_wire label=%s port=%s baud=%u packets=%zu clean=%zu one=%zu marked=%zu "
-	       "unmarked=%zu broken=%zu sent=%zu written=%zu lost_wire=%zu logged=%zu missing=%zu "
+	       "unmarked=%zu broken=%zu unclean_one=%zu unclean_wrong=%zu sent=%zu written=%zu "
+	       "lost_wire=%zu logged=%zu missing=%zu "
 	       "extra=%zu short_p50_us=%.1f short_p99_us=%.1f long_p50_us=%.1f long_p99_us=%.1f "
 	       "bias_us=%.1f bias_chars=%.2f\n", *label ? label : "-", port, baud, s.n,
-	       clean, one, marked, unmarked, broken, s.len + lost_wire, s.len, lost_wire, logged,
+	       clean, one, marked, unmarked, broken, u_one, u_wrong, s.len + lost_wire, s.len,
+	       lost_wire, logged,
 	       s.len - logged, extra, us(s50), us(s99), us(l50), us(l99), bias / 1e3, bias / char_ns);
 
 	if (want_bytes && (logged != s.len || extra != 0)) {
