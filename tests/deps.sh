@@ -19,8 +19,9 @@ python3-serial-asyncio"
 PORTLOGD_DEB_PACKAGES="debhelper lintian autopkgtest python3 man-db"
 
 # the guest test (tests/vm/run.sh, ctest -L vm): QEMU, a Debian guest made by debootstrap,
-# its ext4 image (mkfs.ext4 -d) read back with debugfs. Install: portlogd_deps $PORTLOGD_VM_PACKAGES
-PORTLOGD_VM_PACKAGES="qemu-system-x86 debootstrap e2fsprogs"
+# its ext4 image (mkfs.ext4 -d) read back with debugfs (e2fsck, dumpe2fs after a power cut);
+# socat talks to QEMU's monitor (usbplug). Install: portlogd_deps $PORTLOGD_VM_PACKAGES
+PORTLOGD_VM_PACKAGES="qemu-system-x86 debootstrap e2fsprogs socat"
 
 portlogd_deps() {
 	missing=""

@@ -586,14 +586,15 @@ chk_trials() {
 				"$run/vmtest/trials/$id/info.txt" 2>/dev/null) /p" "$run/trials/$id.$n.txt" >>"$run/trials/rows.txt"
 		done
 	done
-	echo "--- the runs (first-byte error: against the long packets' fit; bias in character times)"
-	awk 'BEGIN { print "| run | port | rx_trig | packets (clean) | one line | wrong, marked | wrong, unmarked | not whole | bytes written / logged / missing / extra | short p50 / p99 us | long p99 us | bias short-long |"
-		print "|---|---|---|---|---|---|---|---|---|---|---|---|" }
+	echo "--- the runs (first-byte error: against the long packets' median; bias in character times)"
+	awk 'BEGIN { print "| run | port | rx_trig | packets (clean) | one line | wrong, marked | wrong, unmarked | not whole | unclean: one line / not | bytes written / logged / missing / extra | short p50 / p99 us | long p99 us | bias short-long |"
+		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|" }
 		{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		  printf "| %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s / %s / %s / %s | %s / %s | %s | %s us = %s chars |\n",
+		  printf "| %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s / %s | %s / %s / %s / %s | %s / %s | %s | %s us = %s chars |\n",
 			v["label"], v["port"], v["trig"], v["packets"], v["clean"], v["one"], v["marked"],
-			v["unmarked"], v["broken"], v["written"], v["logged"], v["missing"], v["extra"],
-			v["short_p50_us"], v["short_p99_us"], v["long_p99_us"], v["bias_us"], v["bias_chars"] }' \
+			v["unmarked"], v["broken"], v["unclean_one"], v["unclean_wrong"], v["written"],
+			v["logged"], v["missing"], v["extra"], v["short_p50_us"], v["short_p99_us"],
+			v["long_p99_us"], v["bias_us"], v["bias_chars"] }' \
 		"$run/trials/rows.txt"
 }
 
@@ -692,6 +693,7 @@ scn_powercut() {
 	paced line1 "$run/powercut/sent" $((seed + 200))
 	sleep $((5 + RANDOM % 6))
 	kill -KILL "$qpid"
+	cut_at=$(date +%s.%N)
 	wait "$qpid" 2>/dev/null || true
 	qpid=
 	stop_paced
@@ -711,9 +713,14 @@ scn_powercut() {
 chk_powercut() {
 	local torn
 	"$build/tests/vm_wire" --windows --log "$run/vmtest/powercut/portlogd.log" --sent "$run/powercut/sent" \
-		--port line1 --baud 9600 --label powercut 2>"$run/powercut/vm_wire.err" | grep -v '^vm_wire ' ||
+		--port line1 --baud 9600 --label powercut >"$run/powercut/vm_wire.txt" 2>"$run/powercut/vm_wire.err" ||
 		{ echo "FAIL powercut: vm_wire"; r=1; }
+	grep -v '^vm_wire ' "$run/powercut/vm_wire.txt"
 	torn=$(grep -c . "$run/powercut/vm_wire.err" || true)
+	# the bytes lost at the end: sent from when to the cut (host times both)
+	sed -n 's/.*hole of \([0-9]*\) bytes written but not logged from packet [0-9]* (sent at \([0-9.]*\) s).*/\1 \2/p' \
+		"$run/powercut/vm_wire.txt" | tail -1 | awk -v cut="$cut_at" \
+		'{ printf "powercut: the last hole, %d bytes, began %.0f ms before the cut\n", $1, (cut - $2) * 1000 }'
 	echo "powercut: $torn line(s) the log's reader refused; $(grep -c ' EV repair ' \
 		"$run/vmtest/powercut/portlogd.log") EV repair line(s): $(grep ' EV repair ' \
 		"$run/vmtest/powercut/portlogd.log" | head -1)"

@@ -217,6 +217,20 @@ int main(int argc, char **argv)
 			printf("  window %u (%s): %zu bytes sent, %zu logged, %zu lost (%zu on the wire, "
 			       "%zu written but not logged, in %zu hole(s))\n", w + 1, sents[w], wr + lw, lg,
 			       wr + lw - lg, lw, wr - lg, holes);
+			/* the wire's losses: runs of packets with bytes lost, between which writes */
+			for (size_t k = k0, shown = 0; k < k1 && shown < 5; k++) {
+				size_t e = k, n = 0;
+				if (s.pkt_lost[k] == 0)
+					continue;
+				while (e < k1 && s.pkt_lost[e] > 0)
+					n += s.pkt_lost[e++];
+				int64_t from = k > 0 ? s.pkt_end[k - 1] : 0, to = e < s.n ? s.pkt_t[e] : 0;
+				printf("    %zu bytes lost on the wire in packets %zu..%zu, between the writes at "
+				       "%.3f and %.3f s (%.0f ms)\n", n, k, e - 1, (double)from / 1e9,
+				       (double)to / 1e9, from && to ? (double)(to - from) / 1e6 : 0.0);
+				shown++;
+				k = e;
+			}
 			for (size_t k = k0, shown = 0; k < k1 && shown < 5; k++)
 				for (size_t b = 0; b < s.pkt_len[k]; b++) {
 					size_t i = s.pkt_off[k] + b, e = i;
@@ -224,8 +238,8 @@ int main(int argc, char **argv)
 						continue;
 					while (e < s.len && map[e] == NONE)
 						e++;
-					printf("    hole of %zu bytes from packet %zu (sent at %.3f s)\n", e - i, k,
-					       (double)s.pkt_t[k] / 1e9);
+					printf("    hole of %zu bytes written but not logged from packet %zu (sent at "
+					       "%.3f s)\n", e - i, k, (double)s.pkt_t[k] / 1e9);
 					shown++;
 				}
 		}
