@@ -23,9 +23,11 @@
 #   TRIAL ID BAUD TRIG USER NAME[,NAME...]  the service stopped; the daemon run with -f
 #             and its default config (log in /var/tmp/vmtest/trials/ID/) on the ports
 #             NAME (ttyS1, ttyS4..7, usb0: the USB adapter's /dev/serial/by-id/ link) at
-#             BAUD, as USER (root, or e.g. nobody: then in group dialout with the unit's
-#             capabilities, unable to write sysfs), rx_trig_bytes set to TRIG first (-:
-#             left as it is); answered once every port's EV open is in the log
+#             BAUD, as USER: root; service (the installed unit as it is, its user and
+#             sandbox; the log in /var/log/portlogd, copied at TRIALEND); or another user,
+#             e.g. nobody (in group dialout with the unit's capabilities, unable to
+#             write sysfs); rx_trig_bytes set to TRIG first (-: left as it is); answered
+#             once every port's EV open is in the log
 #   TRIALEND ID  that daemon stopped (SIGTERM)
 #   USBDEV present|absent  waits up to 30 s for the USB adapter to be so; says its tty,
 #             by-id link, driver and latency_timer
@@ -224,33 +226,50 @@ trial() {
 			"irq=$(cat "/sys/class/tty/$tty/irq" 2>/dev/null)" >>"$d/info.txt"
 	done
 	cat /proc/tty/driver/serial >"$d/uart-before.txt" 2>&1
-	if [ "$4" = root ]; then
+	tlog=$d/portlogd.log
+	case $4 in
+	root)
 		portlogd -f -c "$d/portlogd.conf" 2>"$d/stderr.txt" &
-	else
+		trial_pid=$! ;;
+	service)
+		# the installed unit as it is (its user, capabilities, sandbox), this config
+		tlog=/var/log/portlogd/trial-$id.log
+		sed "s|^log_file = .*|log_file = $tlog|" "$d/portlogd.conf" >/etc/portlogd/portlogd.conf
+		systemctl start portlogd.service 2>"$d/stderr.txt"
+		trial_pid=$(systemctl show -P MainPID portlogd.service) ;;
+	*)
 		chown "$4" "$d"
 		setpriv --reuid="$4" --regid=nogroup --groups="$(getent group dialout | cut -d: -f3)" \
 			--inh-caps=+sys_nice,+ipc_lock --ambient-caps=+sys_nice,+ipc_lock \
 			portlogd -f -c "$d/portlogd.conf" 2>"$d/stderr.txt" &
-	fi
-	trial_pid=$!
+		trial_pid=$! ;;
+	esac
 	# ready: every port's EV open in the log (the flusher writes every 100 ms)
 	want=$(echo "$5" | tr ',' '\n' | wc -l)
 	end=$(($(date +%s) + 60))
-	until [ "$(grep -c ' EV open ' "$d/portlogd.log" 2>/dev/null)" -ge "$want" ] ||
+	until [ "$(grep -c ' EV open ' "$tlog" 2>/dev/null)" -ge "$want" ] ||
 		[ "$(date +%s)" -ge $end ] || ! kill -0 "$trial_pid" 2>/dev/null; do
 		sleep 0.2
 	done
-	if [ "$(grep -c ' EV open ' "$d/portlogd.log" 2>/dev/null)" -ge "$want" ]; then
+	if [ "$(grep -c ' EV open ' "$tlog" 2>/dev/null)" -ge "$want" ]; then
 		say "TRIAL $id ready $(tr '\n' ' ' <"$d/info.txt")"
 	else
+		[ "$4" != service ] || journalctl -u portlogd.service -n 20 --no-pager >>"$d/stderr.txt" 2>&1
 		say "TRIAL $id failed: $(tail -3 "$d/stderr.txt" | tr '\n' ' ')"
 	fi
 }
 
 trialend() {
-	kill -TERM "$trial_pid"
-	wait "$trial_pid"
-	rc=$?
+	if [ "$tlog" = "$out/trials/$1/portlogd.log" ]; then
+		kill -TERM "$trial_pid"
+		wait "$trial_pid"
+		rc=$?
+	else
+		systemctl stop portlogd.service
+		rc=$(systemctl show -P ExecMainStatus portlogd.service)
+		cp "$tlog" "$out/trials/$1/portlogd.log"
+		cp "$pkg/portlogd.conf" /etc/portlogd/portlogd.conf
+	fi
 	cat /proc/tty/driver/serial >"$out/trials/$1/uart-after.txt" 2>&1
 	sync
 	say "TRIALEND $1 rc=$rc"

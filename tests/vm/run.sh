@@ -66,9 +66,11 @@
 #   PORTLOGD_VM_PACKETS=N   packets played by traffic (default 3000)
 #   PORTLOGD_VM_WIRE="BAUD:TRIG ..."  wire's runs (default "2400:1 2400:4 2400:8 2400:14
 #                           9600:1 9600:4 9600:8 9600:14"); TRIG - leaves rx_trig_bytes
-#   PORTLOGD_VM_WIRE_USERS="root nobody"  whom wire runs the daemon as (default root);
-#                           nobody: in group dialout with the unit's capabilities
-#                           (CAP_SYS_NICE, CAP_IPC_LOCK), unable to write sysfs
+#   PORTLOGD_VM_WIRE_USERS="root service nobody"  whom wire runs the daemon as (default
+#                           root): root; service: the installed unit as it is (its user
+#                           portlogd, its sandbox); another user (nobody): in group dialout
+#                           with the unit's capabilities (CAP_SYS_NICE, CAP_IPC_LOCK),
+#                           unable to write sysfs
 #   PORTLOGD_VM_WIRE_PACKETS=N  packets of each wire, pci4x and usb run (default 120)
 #   PORTLOGD_VM_RESTARTS="KIND ..."  restarts' kinds (default "restart upgrade watchdog
 #                           stopstart")
