@@ -222,7 +222,7 @@ trial() {
 		f=/sys/class/tty/$tty/rx_trig_bytes
 		before=$(cat "$f" 2>/dev/null || echo none)
 		[ "$3" = - ] || [ ! -e "$f" ] || echo "$3" >"$f"
-		echo "$n trig=$(cat "$f" 2>/dev/null || echo none) before=$before device=$dev" \
+		echo "$n trig=$(cat "$f" 2>/dev/null || echo none) before=$before device=$dev tty=$tty" \
 			"irq=$(cat "/sys/class/tty/$tty/irq" 2>/dev/null)" >>"$d/info.txt"
 	done
 	cat /proc/tty/driver/serial >"$d/uart-before.txt" 2>&1
@@ -271,8 +271,12 @@ trialend() {
 		cp "$pkg/portlogd.conf" /etc/portlogd/portlogd.conf
 	fi
 	cat /proc/tty/driver/serial >"$out/trials/$1/uart-after.txt" 2>&1
+	# what the daemon left of each port's trigger level (a port's NAME trig= after its stop)
+	sed -n 's/^\([^ ]*\) .* tty=\([^ ]*\) .*/\1 \2/p' "$out/trials/$1/info.txt" | while read -r n tty; do
+		echo "$n trig=$(cat "/sys/class/tty/$tty/rx_trig_bytes" 2>/dev/null || echo none)"
+	done >"$out/trials/$1/after.txt"
 	sync
-	say "TRIALEND $1 rc=$rc"
+	say "TRIALEND $1 rc=$rc $(tr '\n' ' ' <"$out/trials/$1/after.txt")"
 }
 
 # usbdev present|absent: see USBDEV above
