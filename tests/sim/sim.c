@@ -522,23 +522,24 @@ static void late_until(struct sim_port *p, const struct sim_delivery *d, int64_t
 			p->pkt[k].late_max_ns = t - d->due;
 }
 
-/* How far back far_end looks for unread hand-overs (a lower bound beyond). */
+/* How far back far_unread looks for unread hand-overs (a lower bound beyond), and how
+ * often far_watch asks while some are unread. */
 #define SIM_UNREAD_WALK 1024
+#define SIM_FAR_POLL_NS 100000
 
 /*
- * Attached to a socket or fifo, at now, before a hand-over: the hand-overs its far end
- * has not read yet were late until now at least (their packets' late_max_ns says so:
- * the emulated chip got them that much late, and saw the silence before them longer by
- * as much). Returns whether the hand-over due now is lost: more than cfg.lose_unread
- * writes (a fifo: bytes) wait unread and the far end has taken none for cfg.lose_ms.
+ * Attached to a socket or fifo, at now: the hand-overs its far end has not read yet
+ * were late until now at least (their packets' late_max_ns says so: the emulated chip
+ * got them that much late, and saw the silence before them longer by as much).
+ * Returns how many writes (a fifo: bytes) wait unread; 0 for a pty.
  */
-static bool far_end(struct sim_port *p, int64_t now)
+static size_t far_unread(struct sim_port *p, int64_t now)
 {
 	int q = 0;
 	size_t unread, left;
 
 	if (p->outq_unit <= 0 || ioctl(p->master, p->outq_req, &q) < 0)
-		return false;
+		return 0;
 	unread = ((size_t)q + (size_t)p->outq_unit - 1) / (size_t)p->outq_unit;
 	if (q < p->outq_last || unread <= 1 || p->outq_taken == 0)
 		p->outq_taken = now;
@@ -553,15 +554,26 @@ static bool far_end(struct sim_port *p, int64_t now)
 		d->t_unread = now;
 		left -= p->outq_unit == 1 ? (d->len < left ? d->len : left) : 1;
 	}
-	return p->cfg.lose_unread > 0 && unread > p->cfg.lose_unread &&
-	       now - p->outq_taken > (int64_t)p->cfg.lose_ms * 1000000;
+	return unread;
+}
+
+/* Until t, while the far end leaves hand-overs unread: asked again every
+ * SIM_FAR_POLL_NS, so that a packet's last bytes, after which nothing is written for
+ * a while, are seen taken late as well. */
+static void far_watch(struct sim_port *p, int64_t t)
+{
+	int64_t now;
+
+	while (p->outq_req != 0 && (now = now_ns(CLOCK_MONOTONIC)) + SIM_FAR_POLL_NS < t
+	       && far_unread(p, now) > 0)
+		sleep_until(now + SIM_FAR_POLL_NS);
 }
 
 /*
  * The device hands over its n oldest bytes (the next n not yet handed over) at
  * due: written to the pty (or socket, or fifo) then, and recorded, with the
  * lateness given to every packet they belong to; or lost, when the far end of a
- * socket or fifo has stopped reading (far_end). A FIFO written so late that the
+ * socket or fifo has stopped reading (far_unread). A FIFO written so late that the
  * bytes arriving meanwhile would not have fitted beside them is marked: a real one
  * would have lost a byte (the simulator loses none). 0 or -errno.
  */
@@ -570,13 +582,18 @@ static int deliver(struct sim_port *p, int64_t due, size_t n)
 	struct sim_wire *w = &p->wire;
 	struct sim_delivery *d = &p->dlv[p->ndlv];
 	size_t done, end = w->delivered + n;
+	size_t unread;
 	int rc = 0;
 
+	far_watch(p, due - (int64_t)p->cfg.spin_us * 1000);
 	wait_due(due, p->ndlv > 0 ? p->dlv[p->ndlv - 1].due : INT64_MIN / 2, p->cfg.spin_us);
 	*d = (struct sim_delivery){ .off = (uint32_t)w->delivered, .len = (uint32_t)n, .due = due,
 				    .pkt = (uint32_t)w->pkt_at };
 	d->t_write = now_ns(CLOCK_MONOTONIC);
-	if (far_end(p, d->t_write)) {
+	/* lost: more than lose_unread wait unread and the far end took none for lose_ms */
+	unread = far_unread(p, d->t_write);
+	if (p->cfg.lose_unread > 0 && unread > p->cfg.lose_unread
+	    && d->t_write - p->outq_taken > (int64_t)p->cfg.lose_ms * 1000000) {
 		d->lost = true;
 		d->t_write = due;       /* nothing written: no lateness */
 	} else {
@@ -777,8 +794,12 @@ int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg)
 			return rc;
 		next += (int64_t)uniform(&p->rng, cfg->inter_gap_min_us, cfg->inter_gap_max_us) * 1000;
 	}
-	/* what the device still holds goes out when it would with nothing after it */
-	return wire ? dev_before(p, INT64_MAX) : 0;
+	/* what the device still holds goes out when it would with nothing after it, and
+	 * the far end's reading of the last of it is watched (up to a second) */
+	if (!wire || (rc = dev_before(p, INT64_MAX)) < 0)
+		return wire ? rc : 0;
+	far_watch(p, now_ns(CLOCK_MONOTONIC) + 1000000000);
+	return 0;
 }
 
 int sim_exchange_run(struct sim_port *req, struct sim_port *resp, const struct sim_cfg *cfg)
