@@ -17,6 +17,7 @@ static void grow(struct vm_sent *s)
 	s->pkt_end = realloc(s->pkt_end, s->cap * sizeof(int64_t));
 	s->pkt_clean = realloc(s->pkt_clean, s->cap * sizeof(bool));
 	s->pkt_lost = realloc(s->pkt_lost, s->cap * sizeof(uint32_t));
+	s->pkt_note = realloc(s->pkt_note, s->cap * sizeof(char *));
 }
 
 int vm_sent_read(struct vm_sent *s, const char *path, const char *port)
@@ -30,7 +31,7 @@ int vm_sent_read(struct vm_sent *s, const char *path, const char *port)
 		return -errno;
 	while ((n = getline(&line, &cap, f)) > 0) {
 		char name[64], hex[8300];
-		const char *lost;
+		const char *lost, *note;
 		long double t;
 		size_t len;
 		long long dur = 0;
@@ -50,6 +51,8 @@ int vm_sent_read(struct vm_sent *s, const char *path, const char *port)
 		s->pkt_end[s->n] = s->pkt_t[s->n] + dur * 1000;
 		lost = strstr(line, " lost=");
 		s->pkt_lost[s->n] = lost ? (uint32_t)strtoul(lost + 6, NULL, 10) : 0;
+		note = strstr(line, "clean");
+		s->pkt_note[s->n] = strndup(note ? note + 5 : "", strcspn(note ? note + 5 : "", "\n"));
 		s->pkt_off[s->n] = s->len;
 		s->pkt_len[s->n++] = len;
 		s->len += len;
@@ -70,5 +73,8 @@ void vm_sent_free(struct vm_sent *s)
 	free(s->pkt_end);
 	free(s->pkt_clean);
 	free(s->pkt_lost);
+	for (size_t k = 0; k < s->n; k++)
+		free(s->pkt_note[k]);
+	free(s->pkt_note);
 	*s = (struct vm_sent){ 0 };
 }

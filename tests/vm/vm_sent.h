@@ -17,6 +17,7 @@ struct vm_sent {
 	int64_t *pkt_end;           /* ... and of the return of its last write */
 	bool *pkt_clean;            /* its pauses as measured kept to the gap, nothing lost */
 	uint32_t *pkt_lost;         /* its bytes lost on the wire (portlogd-sim --pace --hold) */
+	char **pkt_note;            /* the rest of its line: hand-overs (LEN@LATENESS_US), lost= */
 	size_t n, cap;
 	size_t win_end[16];         /* the first packet after each file read */
 	unsigned nwin;

@@ -24,6 +24,9 @@
  *     is what is measured). Their drift is left alone: over 90 s of a guest under TCG
  *     a line through the errors moved by 9 ppm, under 50 us in a run of 5 s;
  *   - --windows: per --sent file, bytes sent, logged and lost, and where the holes were.
+ *   - each clean packet with a wrong boundary and no mark (up to 5): its bytes as sent,
+ *     the simulator's record of it (its hand-overs' lateness), and the port's log
+ *     lines around it;
  * The last line is "vm_wire KEY=VALUE ..." with the same figures, for tables.
  * Measurement by default (exit 0 when the files could be read); the --want options make
  * it a check (exit 1 when one does not hold): --want-bytes every byte written logged
@@ -73,6 +76,24 @@ static size_t align(const uint8_t *sent, size_t ns, const uint8_t *got, size_t n
 static double us(int64_t ns)
 {
 	return (double)ns / 1e3;
+}
+
+/* Packet k, which the log's lines first..last (starts, idx: e2e_concat's) hold with a
+ * wrong boundary and no mark: what was sent and the port's log lines around, as "# ". */
+static void explain(const struct vm_sent *s, size_t k, const struct e2e_log *log, const char *port,
+		    const size_t *idx, size_t first, size_t last)
+{
+	size_t from = idx[first] > 4 ? idx[first] - 4 : 0, to = idx[last] + 5;
+
+	printf("# packet %zu: %zu bytes sent at %.6f (%.1f ms after the one before ended):",
+	       k, s->pkt_len[k], (double)s->pkt_t[k] / 1e9,
+	       k > 0 ? (double)(s->pkt_t[k] - s->pkt_end[k - 1]) / 1e6 : -1.0);
+	for (size_t b = 0; b < s->pkt_len[k]; b++)
+		printf("%s%02x", b ? "" : " ", s->data[s->pkt_off[k] + b]);
+	printf("; hand-overs (bytes@us late):%s\n", s->pkt_note[k]);
+	for (size_t i = from; i < to && i < log->n; i++)
+		if (strcmp(log->line[i].src, port) == 0)
+			printf("#   %s\n", log->line[i].text);
 }
 
 int main(int argc, char **argv)
@@ -139,6 +160,7 @@ int main(int argc, char **argv)
 	/* boundaries, and the first-byte times of the packets a line begins at */
 	size_t clean = 0, one = 0, marked = 0, unmarked = 0, broken = 0, nshort = 0, nlong = 0;
 	size_t u_one = 0, u_wrong = 0;      /* the unclean packets, for the record */
+	size_t *why = malloc((s.n + 1) * 3 * sizeof(size_t));   /* unmarked: packet, lines */
 	int64_t *es = malloc((s.n + 1) * sizeof(int64_t)), *el = malloc((s.n + 1) * sizeof(int64_t));
 	for (size_t k = 0; k < s.n; k++) {
 		size_t off = s.pkt_off[k], len = s.pkt_len[k], first, last;
@@ -165,7 +187,12 @@ int main(int argc, char **argv)
 		switch (e2e_packet_fit(&log, port, starts, idx, nlines, max_packet, map[off], len, &first, &last)) {
 		case E2E_FIT_ONE: one++; break;
 		case E2E_FIT_MARKED: marked++; break;
-		case E2E_FIT_UNMARKED: unmarked++; break;
+		case E2E_FIT_UNMARKED:
+			why[3 * unmarked] = k;
+			why[3 * unmarked + 1] = first;
+			why[3 * unmarked + 2] = last;
+			unmarked++;
+			break;
 		}
 		if (starts[first] != map[off])
 			continue;
@@ -201,6 +228,8 @@ int main(int argc, char **argv)
 		printf("  first-byte error: %zu short and %zu long packets a line begins at (none to "
 		       "compare)\n", nshort, nlong);
 
+	for (size_t u = 0; u < unmarked && u < 5; u++)
+		explain(&s, why[3 * u], &log, port, idx, why[3 * u + 1], why[3 * u + 2]);
 	if (windows) {
 		for (unsigned w = 0; w < s.nwin; w++) {
 			size_t k0 = w ? s.win_end[w - 1] : 0, k1 = s.win_end[w];
@@ -245,11 +274,12 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("vm_wire label=%s port=%s baud=%u packets=%zu clean=%zu one=%zu marked=%zu "
-	       "unmarked=%zu broken=%zu unclean_one=%zu unclean_wrong=%zu sent=%zu written=%zu "
-	       "lost_wire=%zu logged=%zu missing=%zu "
+	       "unmarked=%zu broken=%zu unclean_one=%zu unclean_wrong=%zu sent=%zu "
+	       "written=%zu lost_wire=%zu logged=%zu missing=%zu "
 	       "extra=%zu short_p50_us=%.1f short_p99_us=%.1f long_p50_us=%.1f long_p99_us=%.1f "
 	       "bias_us=%.1f bias_chars=%.2f\n", *label ? label : "-", port, baud, s.n,
-	       clean, one, marked, unmarked, broken, u_one, u_wrong, s.len + lost_wire, s.len,
+	       clean, one, marked, unmarked, broken, u_one, u_wrong, s.len + lost_wire,
+	       s.len,
 	       lost_wire, logged,
 	       s.len - logged, extra, us(s50), us(s99), us(l50), us(l99), bias / 1e3, bias / char_ns);
 
@@ -270,6 +300,7 @@ int main(int argc, char **argv)
 		failed = 1;
 	}
 	free(map);
+	free(why);
 	free(es);
 	free(el);
 	free(got);
