@@ -20,14 +20,16 @@
 #             after each; power off
 #   POWEROFF  power off (a run without PACKAGE)
 # and those of the optional scenarios (run.sh):
-#   TRIAL ID BAUD TRIG USER NAME[,NAME...]  the service stopped; the daemon run with -f
-#             and its default config (log in /var/tmp/vmtest/trials/ID/) on the ports
-#             NAME (ttyS1, ttyS4..7, usb0: the USB adapter's /dev/serial/by-id/ link) at
-#             BAUD, as USER: root; service (the installed unit as it is, its user and
-#             sandbox; the log in /var/log/portlogd, copied at TRIALEND); or another user,
-#             e.g. nobody (in group dialout with the unit's capabilities, unable to
-#             write sysfs); rx_trig_bytes set to TRIG first (-: left as it is); answered
-#             once every port's EV open is in the log
+#   TRIAL ID BAUD TRIG USER NAME[,NAME...] [KEY=VALUE...]  the service stopped; the
+#             daemon run with -f and its default config (log in /var/tmp/vmtest/trials/ID/)
+#             on the ports NAME (ttyS1, ttyS4..7, usb0: the USB adapter's
+#             /dev/serial/by-id/ link) at BAUD, and KEY = VALUE in each port's section
+#             (rx_trigger=keep), as USER: root; service (the installed unit as it is,
+#             its user and sandbox; the log in /var/log/portlogd, copied at TRIALEND); or
+#             another user, e.g. nobody (in group dialout with the unit's capabilities,
+#             unable to write sysfs); rx_trig_bytes set to TRIG first (-: left as it is);
+#             answered once every port's EV open is in the log, with the first one's
+#             gap_us= (the gap the daemon resolves there)
 #   TRIALEND ID  that daemon stopped (SIGTERM)
 #   USBDEV present|absent  waits up to 30 s for the USB adapter to be so; says its tty,
 #             by-id link, driver and latency_timer
@@ -202,9 +204,10 @@ wait_active() {
 	fi
 }
 
-# trial ID BAUD TRIG USER NAMES: see TRIAL above
+# trial ID BAUD TRIG USER NAMES [KEY=VALUE...]: see TRIAL above
 trial() {
-	id=$1
+	id=$1 keys=""
+	for kv in $(echo "$*" | cut -d' ' -f6-); do keys="$keys${kv%%=*} = ${kv#*=}\n"; done
 	d=$out/trials/$id
 	mkdir -p "$d"
 	systemctl stop portlogd.service
@@ -217,7 +220,7 @@ trial() {
 		*) dev=/dev/$n ;;
 		esac
 		tty=$(basename "$(readlink -f "$dev")")
-		printf '\n[serial %s]\ndevice = %s\nbaud = %s\n' "$n" "$dev" "$2" >>"$d/portlogd.conf"
+		printf "\n[serial %s]\ndevice = %s\nbaud = %s\n$keys" "$n" "$dev" "$2" >>"$d/portlogd.conf"
 		# set before the traffic: writing it clears the UART's FIFOs
 		f=/sys/class/tty/$tty/rx_trig_bytes
 		before=$(cat "$f" 2>/dev/null || echo none)
@@ -252,7 +255,8 @@ trial() {
 		sleep 0.2
 	done
 	if [ "$(grep -c ' EV open ' "$tlog" 2>/dev/null)" -ge "$want" ]; then
-		say "TRIAL $id ready $(tr '\n' ' ' <"$d/info.txt")"
+		say "TRIAL $id ready $(grep -m1 ' EV open ' "$tlog" | grep -o ' gap_us=[0-9]*')" \
+			"$(tr '\n' ' ' <"$d/info.txt")"
 	else
 		[ "$4" != service ] || journalctl -u portlogd.service -n 20 --no-pager >>"$d/stderr.txt" 2>&1
 		say "TRIAL $id failed: $(tail -3 "$d/stderr.txt" | tr '\n' ' ')"

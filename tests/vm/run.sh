@@ -10,8 +10,9 @@
 # vm_wire). The standard list (the first kernel): traffic (the host plays packets into
 # ttyS1, the guest rotates the log with the shipped logrotate file, the running service's
 # state is collected), watchdog (SIGSTOP: the watchdog restarts the daemon; more packets),
-# package (the guest upgrades the package to a second .deb with a higher version, removes
-# and purges it; powers off); the others' boots (the real-time kernel): traffic only.
+# wire, pci4x and usb (issue 21: below), package (the guest upgrades the package to a
+# second .deb with a higher version, removes and purges it; powers off); the others'
+# boots (the real-time kernel): traffic only.
 #
 # One debootstrap holds every kernel of PORTLOGD_VM_KERNEL (Debian's standard one and its
 # PREEMPT_RT one, linux-image-rt-amd64); each boots its own image made from that tree
@@ -21,17 +22,24 @@
 # --check-system, the ADC strobe's pulses counted on the host (in a boot without the
 # watchdog, whose SIGKILL leaves the killed daemon's last samples uncounted), a clean stop.
 #
-# Scenarios beyond the standard list (PORTLOGD_VM_ONLY names them; each adds to QEMU only
-# the devices it needs):
-#   wire     issue 21's trials: the daemon's default config (gap_us = auto) on ttyS1, run
-#            by the guest with -f as PORTLOGD_VM_WIRE_USERS, rx_trig_bytes set first, for
-#            each BAUD:TRIG of PORTLOGD_VM_WIRE; the host paces PORTLOGD_VM_WIRE_PACKETS
-#            packets of 5 and 20 bytes in turn at the baud (portlogd-sim --pace), 15-25
-#            character times apart; vm_wire prints each run's figures and a table
+# The scenarios (PORTLOGD_VM_ONLY names some; each adds to QEMU only the devices it needs):
+#   wire     issue 21's trials on the real 8250 driver: the daemon's default config
+#            (gap_us = auto, rx_trigger = auto) on ttyS1, run by the guest as each of
+#            PORTLOGD_VM_WIRE_USERS at each BAUD:TRIG of PORTLOGD_VM_WIRE, then as root
+#            with rx_trigger = keep at each BAUD:TRIG of PORTLOGD_VM_WIRE_KEEP; the host
+#            paces PORTLOGD_VM_WIRE_PACKETS packets of 5 and 20 bytes in turn at the baud
+#            (portlogd-sim --pace), 15-25 character times apart. Checked (chk_trials):
+#            every byte logged once, in order; no wrong boundary without its EV
+#            late-delivery mark (of the packets the host handed over cleanly at the gap
+#            EV open states); at 2400 baud and below the short-minus-long first-byte
+#            bias within a character; EV open's delivery= rx_trigger= rx_trigger_found=
+#            and the trigger level back after the stop (chk_open); a table of the figures
 #   pci4x    the same on QEMU's pci-serial-4x (four 16550As on one PCI interrupt, the
-#            guest's ttyS4..7, 8250.nr_uarts=8), all four at once, 9600 baud, trigger 8
+#            guest's ttyS4..7, 8250.nr_uarts=8), all four at once, 9600 baud, as root
+#            and as nobody
 #   usb      the same on QEMU's usb-serial (an FTDI FT232BM behind qemu-xhci, the guest's
-#            ftdi_sio, opened by its /dev/serial/by-id/ link) at 115200
+#            ftdi_sio, opened by its /dev/serial/by-id/ link) at 115200, as root
+#            (EV open: delivery=usb usb=ftdi_sio hold_us=)
 #   usbplug  one hot-unplug and replug of that adapter through QEMU's monitor
 #            (device_del, device_add): ttyUSB0 and its by-id link go and come back
 #   restarts issue 22's table: the test's config at 9600 on ttyS1 under the service, bytes
@@ -58,19 +66,26 @@
 #                           with the standard list (default "linux-image-amd64
 #                           linux-image-rt-amd64")
 #   PORTLOGD_VM_ONLY=NAME[,NAME...]  the scenarios of every boot, in this order, instead
-#                           of the standard lists (package powers the guest off: last)
+#                           of the standard lists (package powers the guest off: last).
+#                           Quick: PORTLOGD_VM_ONLY=wire PORTLOGD_VM_WIRE=9600:-
+#                           PORTLOGD_VM_WIRE_USERS=root PORTLOGD_VM_WIRE_KEEP=
+#                           PORTLOGD_VM_KERNEL=linux-image-amd64 (with PORTLOGD_VM_ACCEL,
+#                           PORTLOGD_VM_CACHE and PORTLOGD_VM_DEB: about 2 minutes)
 #   PORTLOGD_VM_CACHE=DIR   keep the debootstrapped rootfs in DIR and reuse it while it
 #                           holds every package listed below (development; CI builds it anew)
 #   PORTLOGD_VM_REQUIRE=1   a skip (a tool missing, QEMU unable to start) fails instead
 #                           (tests/check.sh: CI installs the tools, so a skip is a fault)
 #   PORTLOGD_VM_PACKETS=N   packets played by traffic (default 3000)
-#   PORTLOGD_VM_WIRE="BAUD:TRIG ..."  wire's runs (default "2400:1 2400:4 2400:8 2400:14
-#                           9600:1 9600:4 9600:8 9600:14"); TRIG - leaves rx_trig_bytes
-#   PORTLOGD_VM_WIRE_USERS="root service nobody"  whom wire runs the daemon as (default
-#                           root): root; service: the installed unit as it is (its user
-#                           portlogd, its sandbox); another user (nobody): in group dialout
-#                           with the unit's capabilities (CAP_SYS_NICE, CAP_IPC_LOCK),
-#                           unable to write sysfs
+#   PORTLOGD_VM_WIRE="BAUD:TRIG ..."  wire's runs with the default config (default
+#                           "2400:- 9600:-"); TRIG: rx_trig_bytes set first, - leaves it
+#                           (Linux's 8)
+#   PORTLOGD_VM_WIRE_USERS="USER ..."  whom those run the daemon as (default "root service
+#                           nobody"): root; service: the installed unit as it is (its user
+#                           portlogd, its sandbox, the udev rule's rx_trig_bytes); another
+#                           user (nobody): in group dialout with the unit's capabilities
+#                           (CAP_SYS_NICE, CAP_IPC_LOCK), unable to write sysfs
+#   PORTLOGD_VM_WIRE_KEEP="BAUD:TRIG ..."  wire's runs as root with rx_trigger = keep
+#                           (default "2400:4 2400:14 9600:4 9600:14"; empty: none)
 #   PORTLOGD_VM_WIRE_PACKETS=N  packets of each wire, pci4x and usb run (default 120)
 #   PORTLOGD_VM_RESTARTS="KIND ..."  restarts' kinds (default "restart upgrade watchdog
 #                           stopstart")
@@ -93,7 +108,7 @@ packets=${PORTLOGD_VM_PACKETS:-3000}
 seed=${PORTLOGD_SEED:-$(date +%s)}
 kernel_pkgs=$(echo ${PORTLOGD_VM_KERNEL:-linux-image-amd64 linux-image-rt-amd64} | tr ',' ' ')
 # the scenarios of the first kernel's boot and of the others'
-first_list=$(echo ${PORTLOGD_VM_ONLY:-traffic watchdog package} | tr ',' ' ')
+first_list=$(echo ${PORTLOGD_VM_ONLY:-traffic watchdog wire pci4x usb package} | tr ',' ' ')
 other_list=$(echo ${PORTLOGD_VM_ONLY:-traffic} | tr ',' ' ')
 # the guest's packages (the daemon's libraries: dpkg -i in the guest resolves nothing);
 # the cache is reused only while it holds all of this list
@@ -539,24 +554,34 @@ chk_traffic() {
 }
 
 # trial ID BAUD TRIG USER NAME=SOCKET...: the guest runs the daemon with its default config
-# (gap_us = auto) on its ports NAME (ttyS1, ttyS4..7, usb0: the adapter's by-id link) at
+# (gap_us = auto, rx_trigger = auto; $trial_keys "KEY=VALUE ..." added to each port, as
+# rx_trigger=keep) on its ports NAME (ttyS1, ttyS4..7, usb0: the adapter's by-id link) at
 # BAUD as USER, rx_trig_bytes set to TRIG first (-: left as it is); the host paces
-# $wire_packets packets of 5 and 20 bytes in turn into each at the baud, 15-25 character
-# times apart; then the guest stops the daemon. chk_trials reads the logs.
+# $wire_packets packets of 5 and 20 bytes in turn into each at the baud (a write a byte at
+# its wire time: portlogd-sim --pace), 15-25 character times apart, its hand-overs judged
+# at the gap the daemon says it resolves there (EV open gap_us=); then the guest stops
+# the daemon. chk_trials reads the logs.
 wire_packets=${PORTLOGD_VM_WIRE_PACKETS:-120}
-trials= ntrial=0
+trials= ntrial=0 trial_keys=
 trial() {
-	local id=$1 baud=$2 trig=$3 user=$4 names="" conn="" nc gap rc=0
+	local id=$1 baud=$2 trig=$3 user=$4 names="" conn="" nc gap rc=0 t0
 	shift 4
+	t0=$(date +%s.%N)
+	# a run asked for twice gets an ID of its own
+	case " $trials " in *" $id:"*) id=$id-$ntrial ;; esac
 	for nc in "$@"; do names="$names,${nc%%=*}"; conn="$conn --connect $nc"; done
 	names=${names#,}
-	send "TRIAL $id $baud $trig $user $names"
+	send "TRIAL $id $baud $trig $user $names${trial_keys:+ $trial_keys}"
 	expect "*TEST TRIAL $id *" 120 || fail "$id: no answer to TRIAL"
 	case $reply in
 	*"TEST TRIAL $id ready"*) ;;
 	*) echo "FAIL $id: the guest could not start the daemon: $reply"; r=1; return 0 ;;
 	esac
-	gap=$(((35000000 + baud - 1) / baud))          # the daemon's auto gap: 3.5 characters
+	# a silence of half the daemon's gap inside a packet, as the guest's UART saw it (the
+	# simulator's writes, or QEMU's reads, late) could be a boundary: such a packet is
+	# unclean and not judged (3.5 characters where EV open says no gap_us)
+	gap=$(echo "$reply" | sed -n 's/.* gap_us=\([0-9]*\).*/\1/p')
+	[ -n "$gap" ] || gap=$(((35000000 + baud - 1) / baud))
 	mkdir -p "$run/trials"
 	# shellcheck disable=SC2086
 	timeout $((wire_packets * 400 / baud + 60)) "$build/tests/portlogd-sim" $conn --pace -b "$baud" \
@@ -567,55 +592,114 @@ trial() {
 	sleep 1                                        # the flusher writes every 100 ms
 	send "TRIALEND $id"
 	expect "*TEST TRIALEND $id*" 60 || fail "$id: no answer to TRIALEND"
-	trials="$trials $id:$baud:$names"
+	trials="$trials $id:$baud:$names:$user:$(case " $trial_keys " in *" rx_trigger=keep "*) echo keep ;; *) echo auto ;; esac)"
 	ntrial=$((ntrial + 1))
+	echo "$id: $(secs "$t0" "$(date +%s.%N)") s"
 }
-# the trials' figures, one vm_wire run a port, and a table of them (issue 21's columns)
+# chk_open ID NAME USER RXT: what the port's EV open says of what stands between its wire
+# and read(), and the UART's trigger level after the daemon's stop (issue 21). A UART:
+# delivery=fifo; with rx_trigger = auto run as root or as the service (the udev rule gives
+# it rx_trig_bytes) rx_trigger=1 and rx_trigger_found= the level it had; as another user
+# (refused: EV rt-missing item=rx_trigger) or with keep, rx_trigger= the level it had and
+# no rx_trigger_found; after the stop the level it had. The adapter: delivery=usb
+# usb=ftdi_sio and its hold_us=.
+chk_open() {
+	local id=$1 n=$2 user=$3 rxt=$4 d=$run/vmtest/trials/$1 open trig after want="" no="" w miss=""
+	open=$(grep -m1 " $n EV open " "$d/portlogd.log")
+	trig=$(sed -n "s/^$n trig=\([^ ]*\).*/\1/p" "$d/info.txt")
+	after=$(sed -n "s/^$n trig=\([^ ]*\).*/\1/p" "$d/after.txt")
+	case $n-$rxt-$user in
+	usb*) want="delivery=usb usb=ftdi_sio hold_us=" ;;
+	*-auto-root | *-auto-service) want="delivery=fifo rx_trigger=1 rx_trigger_found=$trig" ;;
+	*-auto-*)
+		want="delivery=fifo rx_trigger=$trig" no="rx_trigger_found="
+		grep -q " $n EV rt-missing .*item=rx_trigger" "$d/portlogd.log" ||
+			miss=" (no EV rt-missing item=rx_trigger)" ;;
+	*) want="delivery=fifo rx_trigger=$trig" no="rx_trigger_found=" ;;
+	esac
+	for w in $want; do
+		# KEY= wants the key with any value, KEY=VALUE that value
+		case $w in *=) pat=" $w" ;; *) pat=" $w " ;; esac
+		case " ${open#* EV open } " in *"$pat"*) ;; *) miss="$miss $w" ;; esac
+	done
+	for w in $no; do case " $open" in *" $w"*) miss="$miss (not $w)" ;; esac; done
+	case $n in usb*) ;; *) [ "$after" = "$trig" ] || miss="$miss (rx_trig_bytes $after after the stop, not $trig)" ;; esac
+	if [ -z "$miss" ]; then
+		echo "ok $id $n open: ${open#* EV open }; rx_trig_bytes $trig before, ${after:-none} after the stop"
+	else
+		echo "FAIL $id $n: want$miss; EV open ${open#* EV open }"
+		r=1
+	fi
+}
+# the trials' checks, one vm_wire run a port (every byte once, in order; no wrong
+# boundary without its mark; at 2400 baud and below, short and long packets dated alike
+# within a character), the EV open and trigger level (chk_open), and a table of the
+# figures (issue 21's columns)
 chk_trials() {
-	local t id baud names n
+	local t id baud names n user rxt want trig gap open
 	[ -n "$trials" ] || return 0
 	: >"$run/trials/rows.txt"
 	for t in $trials; do
-		id=${t%%:*} baud=${t#*:} names=${t##*:}
-		baud=${baud%%:*}
+		IFS=: read -r id baud names user rxt <<<"$t"
+		want="--want-bytes --want-no-unmarked"
+		[ "$baud" -gt 2400 ] || want="$want --max-bias-chars 1"
 		for n in ${names//,/ }; do
+			# shellcheck disable=SC2086
 			"$build/tests/vm_wire" --log "$run/vmtest/trials/$id/portlogd.log" --sent "$run/trials/$id.sent" \
-				--port "$n" --baud "$baud" --label "$id" >"$run/trials/$id.$n.txt" 2>&1 ||
-				{ echo "FAIL $id: vm_wire on $n"; r=1; }
+				--port "$n" --baud "$baud" --label "$id" \
+				$want >"$run/trials/$id.$n.txt" 2>&1 ||
+				{ echo "FAIL $id: vm_wire on $n (the lines above)"; r=1; }
 			grep -v '^vm_wire ' "$run/trials/$id.$n.txt"
-			sed -n "s/^vm_wire /trig=$(sed -n "s/^$n trig=\([^ ]*\).*/\1/p" \
-				"$run/vmtest/trials/$id/info.txt" 2>/dev/null) /p" "$run/trials/$id.$n.txt" >>"$run/trials/rows.txt"
+			chk_open "$id" "$n" "$user" "$rxt"
+			# the trigger level the daemon ran at and its gap (EV open rx_trigger=, gap_us=)
+			open=$(grep -m1 " $n EV open " "$run/vmtest/trials/$id/portlogd.log")
+			trig=$(echo "$open" | sed -n 's/.* rx_trigger=\([^ ]*\).*/\1/p')
+			gap=$(echo "$open" | sed -n 's/.* gap_us=\([^ ]*\).*/\1/p')
+			sed -n "s/^vm_wire /trig=${trig:--} gap_us=${gap:--} /p" "$run/trials/$id.$n.txt" >>"$run/trials/rows.txt"
 		done
 	done
 	echo "--- the runs (first-byte error: against the long packets' median; bias in character times)"
-	awk 'BEGIN { print "| run | port | rx_trig | packets (clean) | one line | wrong, marked | wrong, unmarked | not whole | unclean: one line / not | bytes written / logged / missing / extra | short p50 / p99 us | long p99 us | bias short-long |"
-		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|" }
+	awk 'BEGIN { print "| run | port | rx_trig | gap us | packets (clean) | one line | wrong, marked | wrong, unmarked | not whole | unclean: one line / not | bytes written / logged / missing / extra | short p50 / p99 us | long p99 us | bias short-long |"
+		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" }
 		{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		  printf "| %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s / %s | %s / %s / %s / %s | %s / %s | %s | %s us = %s chars |\n",
-			v["label"], v["port"], v["trig"], v["packets"], v["clean"], v["one"], v["marked"],
+		  printf "| %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s / %s | %s / %s / %s / %s | %s / %s | %s | %s us = %s chars |\n",
+			v["label"], v["port"], v["trig"], v["gap_us"], v["packets"], v["clean"], v["one"], v["marked"],
 			v["unmarked"], v["broken"], v["unclean_one"], v["unclean_wrong"], v["written"],
 			v["logged"], v["missing"], v["extra"], v["short_p50_us"], v["short_p99_us"],
 			v["long_p99_us"], v["bias_us"], v["bias_chars"] }' \
 		"$run/trials/rows.txt"
 }
 
-# wire: issue 21's runs on ttyS1, each BAUD:TRIG of PORTLOGD_VM_WIRE as each user
+# wire: issue 21's runs on ttyS1: each BAUD:TRIG of PORTLOGD_VM_WIRE as each user of
+# PORTLOGD_VM_WIRE_USERS with the default config (rx_trigger = auto), then each of
+# PORTLOGD_VM_WIRE_KEEP as root with rx_trigger = keep (the level set by hand stays: the
+# rule, not the fix, under test)
 scn_wire() {
-	local bt u
-	for u in ${PORTLOGD_VM_WIRE_USERS:-root}; do
-		for bt in ${PORTLOGD_VM_WIRE:-2400:1 2400:4 2400:8 2400:14 9600:1 9600:4 9600:8 9600:14}; do
-			trial "wire-${bt%:*}-t${bt#*:}-$u" "${bt%:*}" "${bt#*:}" "$u" ttyS1="$run/ser1.sock"
+	local bt u b t
+	for u in ${PORTLOGD_VM_WIRE_USERS:-root service nobody}; do
+		for bt in ${PORTLOGD_VM_WIRE:-2400:- 9600:-}; do
+			b=${bt%:*} t=${bt#*:}
+			# wire-2400-root: the level as Linux left it; wire-2400-t8-root: 8 set first
+			trial "wire-$b$([ "$t" = - ] || echo "-t$t")-$u" "$b" "$t" "$u" ttyS1="$run/ser1.sock"
 		done
+	done
+	for bt in ${PORTLOGD_VM_WIRE_KEEP-2400:4 2400:14 9600:4 9600:14}; do
+		b=${bt%:*} t=${bt#*:}
+		trial_keys=rx_trigger=keep trial "wire-$b-t$t-keep-root" "$b" "$t" root ttyS1="$run/ser1.sock"
 	done
 }
 chk_wire() { chk_trials; trials=; }
-# pci4x: the four UARTs of pci-serial-4x at once, 9600 baud, trigger 8 (Linux's default)
+# pci4x: the four UARTs of pci-serial-4x at once, 9600 baud, the default config, as root
+# (each at trigger 1) and as nobody (each at Linux's 8)
 scn_pci4x() {
-	trial pci4x-9600-t8-root 9600 8 root ttyS4="$run/pci0.sock" ttyS5="$run/pci1.sock" \
-		ttyS6="$run/pci2.sock" ttyS7="$run/pci3.sock"
+	local u
+	for u in root nobody; do
+		trial "pci4x-9600-$u" 9600 - "$u" ttyS4="$run/pci0.sock" ttyS5="$run/pci1.sock" \
+			ttyS6="$run/pci2.sock" ttyS7="$run/pci3.sock"
+	done
 }
 chk_pci4x() { chk_trials; trials=; }
-# usb: the FTDI adapter at 115200 (its by-id link)
+# usb: the FTDI adapter at 115200 (its by-id link), the default config, as root
 scn_usb() { trial usb-115200-root 115200 - root usb0="$run/usb0.in"; }
 chk_usb() { chk_trials; trials=; }
 
