@@ -64,6 +64,28 @@ int vm_sent_read(struct vm_sent *s, const char *path, const char *port)
 	return 0;
 }
 
+int vm_sent_port(const struct vm_sent *s, const char *name, unsigned baud, int64_t shift,
+		 struct sim_port *p)
+{
+	*p = (struct sim_port){ .master = -1, .npkt = s->n, .data_len = s->len };
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	p->cfg.baud = baud;
+	p->cfg.dev.kind = SIM_DEV_DIRECT;
+	p->wire.char_ns = (int64_t)10 * 1000000000 / baud;
+	p->data = malloc(s->len + 1);
+	p->pkt = calloc(s->n + 1, sizeof(*p->pkt));
+	if (p->data == NULL || p->pkt == NULL)
+		return -ENOMEM;
+	memcpy(p->data, s->data, s->len);
+	for (size_t k = 0; k < s->n; k++)
+		p->pkt[k] = (struct sim_packet){
+			.off = (uint32_t)s->pkt_off[k], .len = (uint32_t)s->pkt_len[k], .nfrag = 1,
+			.frag_real[0] = s->pkt_t[k] + shift, .t_first_real = s->pkt_t[k] + shift,
+			.t_first_mono = s->pkt_t[k] + shift, .t_last_mono = s->pkt_end[k] + shift,
+		};
+	return 0;
+}
+
 void vm_sent_free(struct vm_sent *s)
 {
 	free(s->data);

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/sim.h"
+
 /* The packets of one port over one or more record files (windows), in the order read. */
 struct vm_sent {
 	uint8_t *data;              /* the bytes written, in order */
@@ -31,5 +33,13 @@ struct vm_sent {
  */
 int vm_sent_read(struct vm_sent *s, const char *path, const char *port);
 void vm_sent_free(struct vm_sent *s);
+/*
+ * The packets read as a simulator port in wire mode at baud (one fragment each, its
+ * bytes back to back), named name, every time moved by shift ns (to the guest's clock),
+ * for e2e's judgements of a wire port (e2e_late_merge). sim_port_close frees it.
+ * Returns 0 or -ENOMEM.
+ */
+int vm_sent_port(const struct vm_sent *s, const char *name, unsigned baud, int64_t shift,
+		 struct sim_port *p);
 
 #endif
