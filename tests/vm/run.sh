@@ -558,13 +558,14 @@ chk_traffic() {
 # rx_trigger=keep) on its ports NAME (ttyS1, ttyS4..7, usb0: the adapter's by-id link) at
 # BAUD as USER, rx_trig_bytes set to TRIG first (-: left as it is); the host paces
 # $wire_packets packets of 5 and 20 bytes in turn into each at the baud (a write a byte at
-# its wire time: portlogd-sim --pace), 15-25 character times apart, its hand-overs judged
-# at the gap the daemon says it resolves there (EV open gap_us=); then the guest stops
-# the daemon. chk_trials reads the logs.
+# its wire time: portlogd-sim --pace), 15-25 character times apart and at least 2-3 of
+# the gaps the daemon says it resolves there (EV open gap_us=: an FTDI adapter's is 4 ms,
+# 46 characters at 115200), its hand-overs judged at that gap; then the guest stops the
+# daemon. chk_trials reads the logs.
 wire_packets=${PORTLOGD_VM_WIRE_PACKETS:-120}
 trials= ntrial=0 trial_keys=
 trial() {
-	local id=$1 baud=$2 trig=$3 user=$4 names="" conn="" nc gap rc=0 t0
+	local id=$1 baud=$2 trig=$3 user=$4 names="" conn="" nc gap lo hi rc=0 t0
 	shift 4
 	t0=$(date +%s.%N)
 	# a run asked for twice gets an ID of its own
@@ -582,10 +583,15 @@ trial() {
 	# unclean and not judged (3.5 characters where EV open says no gap_us)
 	gap=$(echo "$reply" | sed -n 's/.* gap_us=\([0-9]*\).*/\1/p')
 	[ -n "$gap" ] || gap=$(((35000000 + baud - 1) / baud))
+	# the silence between packets: 15-25 characters, and 2-3 gaps where that is more (a
+	# packet's silences must exceed 1.5 gaps for it to be judged)
+	lo=$((gap * baud * 2 / 10000000 + 1)) hi=$((gap * baud * 3 / 10000000 + 1))
+	[ $lo -ge 15 ] || lo=15
+	[ $hi -ge 25 ] || hi=25
 	mkdir -p "$run/trials"
 	# shellcheck disable=SC2086
-	timeout $((wire_packets * 400 / baud + 60)) "$build/tests/portlogd-sim" $conn --pace -b "$baud" \
-		--lens 5,20 --gap-chars 15-25 -n "$wire_packets" -G "$gap" -s $((seed + ntrial)) \
+	timeout $((wire_packets * (hi + 20) * 20 / baud + 60)) "$build/tests/portlogd-sim" $conn --pace \
+		-b "$baud" --lens 5,20 --gap-chars $lo-$hi -n "$wire_packets" -G "$gap" -s $((seed + ntrial)) \
 		-o "$run/trials/$id.sent" >"$run/trials/$id.sim" 2>&1 || rc=$?
 	sed -n "s/^# /  $id /p" "$run/trials/$id.sent"
 	[ $rc = 0 ] || { cat "$run/trials/$id.sim"; echo "FAIL $id: portlogd-sim failed ($rc)"; r=1; }
