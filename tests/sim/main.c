@@ -44,7 +44,7 @@ static void usage(FILE *out)
 		"  -d, --dir DIR         where the links go (default /tmp/portlogd-demo)\n"
 		"  -n, --packets N       packets per port, 0 = until stopped (default 0)\n"
 		"  -l, --len MIN-MAX     binary packet sizes (default 4-64); or A,B,...: these\n"
-		"                        sizes in turn (up to 8)\n"
+		"                        sizes in turn (up to 8); --lens is the same\n"
 		"  -F, --frags N         cut each packet into up to N writes (default 3)\n"
 		"  -i, --intra US        longest pause inside a packet (default 200)\n"
 		"  -g, --gap MIN-MAX     pause after a packet, us (default 50000-200000)\n"

@@ -385,25 +385,71 @@ static void sleep_until(int64_t t_mono)
 		;
 }
 
-/* How often the far end of a socket or fifo is asked while it leaves bytes unread. */
+/* ---- a socket's or fifo's far end (sim_port_attach), which reads when it can ---- */
+
+/* Hand-over d was late until t (its write returned, or the far end had not read it
+ * yet): the packets it holds bytes of say so. */
+static void late_until(struct sim_port *p, const struct sim_delivery *d, int64_t t)
+{
+	for (size_t k = d->pkt; k < p->npkt && p->pkt[k].off < d->off + d->len; k++)
+		if (t - d->due > p->pkt[k].late_max_ns)
+			p->pkt[k].late_max_ns = t - d->due;
+}
+
+/* How far back far_unread looks for unread hand-overs (a lower bound beyond). */
+#define SIM_UNREAD_WALK 1024
+
+/*
+ * Attached to a socket or fifo, at now: the hand-overs (wire mode) its far end has not
+ * read yet were late until now at least (their packets' late_max_ns says so: the
+ * emulated chip got them that much late, and saw the silence before them longer by as
+ * much). Returns how many writes (a fifo: bytes) wait unread; 0 for a pty.
+ */
+static size_t far_unread(struct sim_port *p, int64_t now)
+{
+	int q = 0;
+	size_t unread, left;
+
+	if (p->outq_unit <= 0 || ioctl(p->master, p->outq_req, &q) < 0)
+		return 0;
+	unread = ((size_t)q + (size_t)p->outq_unit - 1) / (size_t)p->outq_unit;
+	if (q < p->outq_last || unread <= 1 || p->outq_taken == 0)
+		p->outq_taken = now;
+	p->outq_last = q;
+	left = unread;
+	for (size_t i = p->ndlv; i-- > 0 && left > 0 && p->ndlv - i <= SIM_UNREAD_WALK;) {
+		struct sim_delivery *d = &p->dlv[i];
+
+		if (d->lost)
+			continue;
+		late_until(p, d, now);
+		d->t_unread = now;
+		left -= p->outq_unit == 1 ? (d->len < left ? d->len : left) : 1;
+	}
+	return unread;
+}
+
+/* How often far_watch asks while something waits unread. */
 #define SIM_FAR_POLL_NS 100000
 
 /*
- * Not in wire mode, into a socket or fifo, until t: while the far end leaves bytes
- * unread, packet k (of the last bytes written) has not ended for it, and its
- * t_last_mono moves on, so that the silence after it is judged as the far end saw it
- * (QEMU's 16550A at trigger 1 takes a byte only once the guest has emptied its FIFO:
- * a burst trickles in at the guest's pace). Returns when all is read, or at t.
+ * Until t, while the far end leaves bytes unread, asked again every SIM_FAR_POLL_NS:
+ * in wire mode, so that a packet's last hand-overs, after which nothing is written for
+ * a while, are seen taken late as well (far_unread); otherwise the last packet written
+ * has not ended for the far end, and its t_last_mono moves on, so that the silence
+ * after it is judged as the far end saw it (QEMU's 16550A at trigger 1 takes a byte
+ * only once the guest has emptied its FIFO: a burst trickles in at the guest's pace).
  */
-static void far_behind(struct sim_port *p, struct sim_packet *k, int64_t t)
+static void far_watch(struct sim_port *p, int64_t t)
 {
 	int64_t now;
-	int q = 0;
 
-	while (k != NULL && p->outq_req != 0 && (now = now_ns(CLOCK_MONOTONIC)) + SIM_FAR_POLL_NS < t
-	       && ioctl(p->master, p->outq_req, &q) == 0 && q > 0) {
-		if (now > k->t_last_mono)
-			k->t_last_mono = now;
+	while (p->outq_req != 0 && (now = now_ns(CLOCK_MONOTONIC)) + SIM_FAR_POLL_NS < t
+	       && far_unread(p, now) > 0) {
+		struct sim_packet *last = p->npkt > 0 ? &p->pkt[p->npkt - 1] : NULL;
+
+		if (p->cfg.dev.kind == SIM_DEV_NONE && last != NULL && now > last->t_last_mono)
+			last->t_last_mono = now;
 		sleep_until(now + SIM_FAR_POLL_NS);
 	}
 }
@@ -464,7 +510,7 @@ static int play(struct sim_port *p, const struct sim_cfg *cfg, unsigned len, int
 		int64_t start;
 
 		if (f == 0)
-			far_behind(p, p->npkt > 0 ? &p->pkt[p->npkt - 1] : NULL, *next);
+			far_watch(p, *next);
 		sleep_until(*next);
 		start = now_ns(CLOCK_MONOTONIC);
 		pk->frag_off[f] = sent;
@@ -536,60 +582,6 @@ static void wait_due(int64_t due, int64_t prev_due, unsigned spin_us)
 		sleep_until(wake);
 	while (now_ns(CLOCK_MONOTONIC) < due)
 		tu_relax();
-}
-
-/* Hand-over d was late until t (its write returned, or the far end had not read it
- * yet): the packets it holds bytes of say so. */
-static void late_until(struct sim_port *p, const struct sim_delivery *d, int64_t t)
-{
-	for (size_t k = d->pkt; k < p->npkt && p->pkt[k].off < d->off + d->len; k++)
-		if (t - d->due > p->pkt[k].late_max_ns)
-			p->pkt[k].late_max_ns = t - d->due;
-}
-
-/* How far back far_unread looks for unread hand-overs (a lower bound beyond). */
-#define SIM_UNREAD_WALK 1024
-
-/*
- * Attached to a socket or fifo, at now: the hand-overs its far end has not read yet
- * were late until now at least (their packets' late_max_ns says so: the emulated chip
- * got them that much late, and saw the silence before them longer by as much).
- * Returns how many writes (a fifo: bytes) wait unread; 0 for a pty.
- */
-static size_t far_unread(struct sim_port *p, int64_t now)
-{
-	int q = 0;
-	size_t unread, left;
-
-	if (p->outq_unit <= 0 || ioctl(p->master, p->outq_req, &q) < 0)
-		return 0;
-	unread = ((size_t)q + (size_t)p->outq_unit - 1) / (size_t)p->outq_unit;
-	if (q < p->outq_last || unread <= 1 || p->outq_taken == 0)
-		p->outq_taken = now;
-	p->outq_last = q;
-	left = unread;
-	for (size_t i = p->ndlv; i-- > 0 && left > 0 && p->ndlv - i <= SIM_UNREAD_WALK;) {
-		struct sim_delivery *d = &p->dlv[i];
-
-		if (d->lost)
-			continue;
-		late_until(p, d, now);
-		d->t_unread = now;
-		left -= p->outq_unit == 1 ? (d->len < left ? d->len : left) : 1;
-	}
-	return unread;
-}
-
-/* Until t, while the far end leaves hand-overs unread: asked again every
- * SIM_FAR_POLL_NS, so that a packet's last bytes, after which nothing is written for
- * a while, are seen taken late as well. */
-static void far_watch(struct sim_port *p, int64_t t)
-{
-	int64_t now;
-
-	while (p->outq_req != 0 && (now = now_ns(CLOCK_MONOTONIC)) + SIM_FAR_POLL_NS < t
-	       && far_unread(p, now) > 0)
-		sleep_until(now + SIM_FAR_POLL_NS);
 }
 
 /*
@@ -818,14 +810,10 @@ int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg)
 		next += (int64_t)uniform(&p->rng, cfg->inter_gap_min_us, cfg->inter_gap_max_us) * 1000;
 	}
 	/* what the device still holds goes out when it would with nothing after it, and
-	 * the far end's reading of the last of it is watched (up to a second) */
+	 * the far end's reading of the last bytes is watched (up to a second) */
 	if (wire && (rc = dev_before(p, INT64_MAX)) < 0)
 		return rc;
-	if (wire)
-		far_watch(p, now_ns(CLOCK_MONOTONIC) + 1000000000);
-	else
-		far_behind(p, p->npkt > 0 ? &p->pkt[p->npkt - 1] : NULL,
-			   now_ns(CLOCK_MONOTONIC) + 1000000000);
+	far_watch(p, now_ns(CLOCK_MONOTONIC) + 1000000000);
 	return 0;
 }
 
