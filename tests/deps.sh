@@ -28,8 +28,9 @@ PORTLOGD_DEB_PACKAGES="debhelper lintian autopkgtest python3 man-db"
 PORTLOGD_ARCH_PACKAGES="mmdebstrap qemu-user-static binfmt-support"
 
 # the guest test (tests/vm/run.sh, ctest -L vm): QEMU, a Debian guest made by debootstrap,
-# its ext4 image (mkfs.ext4 -d) read back with debugfs. Install: portlogd_deps $PORTLOGD_VM_PACKAGES
-PORTLOGD_VM_PACKAGES="qemu-system-x86 debootstrap e2fsprogs"
+# its ext4 image (mkfs.ext4 -d) read back with debugfs (e2fsck, dumpe2fs after a power cut);
+# socat talks to QEMU's monitor (usbplug). Install: portlogd_deps $PORTLOGD_VM_PACKAGES
+PORTLOGD_VM_PACKAGES="qemu-system-x86 debootstrap e2fsprogs socat"
 
 # The Debian mirror of this machine's apt sources (not the security suite's), for a guest
 # or a chroot of its own: tests/vm/run.sh, tests/pkg/arch.sh.

@@ -646,8 +646,7 @@ int64_t e2e_pct(int64_t *v, size_t n, double pct)
 	return v[i < n ? i : n - 1];
 }
 
-/* The value of " key=" in src's first EV open, in us; -1 when there is none. */
-static long long open_us(const struct e2e_log *log, const char *src, const char *key)
+long long e2e_open_us(const struct e2e_log *log, const char *src, const char *key)
 {
 	char k[40];
 
@@ -678,17 +677,9 @@ static int64_t wire_start(const struct sim_port *p, size_t off)
 	return k->frag_real[f] + (int64_t)(off - k->off - k->frag_off[f]) * p->wire.char_ns;
 }
 
-/*
- * Packet i's lines c..e hold a wrong boundary without the mark where the rule
- * puts it. Is each such boundary a merge with the packet before or after, under
- * a line the reader took so late that the silence there was used up (its TIME,
- * less the daemon's stated error, later than its first byte's wire start by more
- * than the silence less the gap)? A line that begins inside the packet is a
- * split: no lateness of the reader explains it, only its mark does.
- */
-static bool late_merge(const struct e2e_log *log, const struct sim_port *p, size_t i,
-		       const size_t *starts, const size_t *idx, size_t max_packet, size_t c,
-		       size_t e, const struct e2e_wire_tally *t)
+bool e2e_late_merge(const struct e2e_log *log, const struct sim_port *p, size_t i,
+		    const size_t *starts, const size_t *idx, size_t max_packet, size_t c, size_t e,
+		    const struct e2e_wire_tally *t)
 {
 	const struct sim_packet *k = &p->pkt[i];
 	int64_t late;
@@ -720,9 +711,9 @@ void e2e_wire_tally(const struct e2e_log *log, struct sim_port *p, size_t max_pa
 	t->err_short = calloc(p->npkt + 1, sizeof(int64_t));
 	t->err_long = calloc(p->npkt + 1, sizeof(int64_t));
 	t->unmarked_pkt = calloc(p->npkt + 1, sizeof(size_t));
-	t->gap_ns = open_us(log, p->name, "gap_us") * 1000;
-	t->hold_ns = open_us(log, p->name, "hold_us") * 1000;
-	t->stamp_err_ns = open_us(log, p->name, "stamp_err_us") * 1000;
+	t->gap_ns = e2e_open_us(log, p->name, "gap_us") * 1000;
+	t->hold_ns = e2e_open_us(log, p->name, "hold_us") * 1000;
+	t->stamp_err_ns = e2e_open_us(log, p->name, "stamp_err_us") * 1000;
 	if (t->gap_ns < 0)
 		t->gap_ns = 0;
 	if (t->hold_ns < 0)
@@ -754,7 +745,7 @@ void e2e_wire_tally(const struct e2e_log *log, struct sim_port *p, size_t max_pa
 			t->once++;
 		else if (fit == E2E_FIT_MARKED)
 			t->marked++;
-		else if (late_merge(log, p, i, starts, idx, max_packet, c, e, t))
+		else if (e2e_late_merge(log, p, i, starts, idx, max_packet, c, e, t))
 			t->late_merged++;
 		else
 			t->unmarked_pkt[t->unmarked++] = i;

@@ -267,6 +267,20 @@ struct e2e_wire_tally {
 };
 void e2e_wire_tally(const struct e2e_log *log, struct sim_port *p, size_t max_packet,
 		    unsigned short_len, struct e2e_wire_tally *t);
+/*
+ * Packet i of p, which src's lines c..e hold with a wrong boundary and no mark where
+ * the rule puts it (e2e_packet_fit; starts and idx e2e_concat's, the log's bytes being
+ * p's data): is each such boundary a merge with the packet before or after, under a
+ * line the reader took so late that the silence there was used up (its TIME, less
+ * t->stamp_err_ns, later than its first byte's wire start by more than the silence
+ * less t->gap_ns)? A line that begins inside the packet is a split: no lateness of
+ * the reader explains it, only its mark does. p's times: CLOCK_REALTIME as the log's.
+ */
+bool e2e_late_merge(const struct e2e_log *log, const struct sim_port *p, size_t i,
+		    const size_t *starts, const size_t *idx, size_t max_packet, size_t c, size_t e,
+		    const struct e2e_wire_tally *t);
+/* The value of " key=" in src's first EV open (the daemon's us); -1 when there is none. */
+long long e2e_open_us(const struct e2e_log *log, const char *src, const char *key);
 /* Prints packet k of p (its hand-overs) and the lines of p's source around it, as "# " lines. */
 void e2e_wire_explain(const struct e2e_log *log, const struct sim_port *p, size_t k);
 void e2e_wire_tally_free(struct e2e_wire_tally *t);

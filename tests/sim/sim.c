@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <linux/sockios.h>
 #include <termios.h>
 #include <time.h>
@@ -130,8 +132,25 @@ int sim_port_open(struct sim_port *p, const char *name, const char *link)
 	return 0;
 }
 
+/* What SIOCOUTQ says of one unread 1-byte write on an AF_UNIX stream socket: the
+ * kernel counts the memory it holds, not bytes (unix_outq_len), so a socketpair of the
+ * same kind is asked once. 0 when it cannot be found out. */
+static int outq_unit(void)
+{
+	int sv[2], q = 0;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return 0;
+	if (write(sv[0], "x", 1) != 1 || ioctl(sv[0], SIOCOUTQ, &q) < 0)
+		q = 0;
+	close(sv[0]);
+	close(sv[1]);
+	return q;
+}
+
 int sim_port_attach(struct sim_port *p, const char *name, int fd)
 {
+	struct stat st;
 	int fl;
 
 	memset(p, 0, sizeof(*p));
@@ -141,6 +160,15 @@ int sim_port_attach(struct sim_port *p, const char *name, int fd)
 	    fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
 		p->master = -1;
 		return -errno;
+	}
+	/* what the far end has not read yet: a fifo's FIONREAD (bytes, from either end),
+	 * a socket's SIOCOUTQ (memory, see outq_unit) */
+	if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+		p->outq_req = FIONREAD;
+		p->outq_unit = 1;
+	} else {
+		p->outq_req = SIOCOUTQ;
+		p->outq_unit = outq_unit();
 	}
 	atomic_init(&p->done, 0);
 	atomic_init(&p->stop, false);
@@ -169,7 +197,7 @@ int sim_port_drain(struct sim_port *p, int timeout_ms)
 	int64_t end = now_ns(CLOCK_MONOTONIC) + (int64_t)timeout_ms * 1000000;
 	int queued = 0;
 
-	while (ioctl(p->master, SIOCOUTQ, &queued) == 0 && queued > 0) {
+	while (ioctl(p->master, p->outq_req ? p->outq_req : SIOCOUTQ, &queued) == 0 && queued > 0) {
 		struct timespec ms = { 0, 1000000 };
 
 		if (now_ns(CLOCK_MONOTONIC) > end)
@@ -357,6 +385,75 @@ static void sleep_until(int64_t t_mono)
 		;
 }
 
+/* ---- a socket's or fifo's far end (sim_port_attach), which reads when it can ---- */
+
+/* Hand-over d was late until t (its write returned, or the far end had not read it
+ * yet): the packets it holds bytes of say so. */
+static void late_until(struct sim_port *p, const struct sim_delivery *d, int64_t t)
+{
+	for (size_t k = d->pkt; k < p->npkt && p->pkt[k].off < d->off + d->len; k++)
+		if (t - d->due > p->pkt[k].late_max_ns)
+			p->pkt[k].late_max_ns = t - d->due;
+}
+
+/* How far back far_unread looks for unread hand-overs (a lower bound beyond). */
+#define SIM_UNREAD_WALK 1024
+
+/*
+ * Attached to a socket or fifo, at now: the hand-overs (wire mode) its far end has not
+ * read yet were late until now at least (their packets' late_max_ns says so: the
+ * emulated chip got them that much late, and saw the silence before them longer by as
+ * much). Returns how many writes (a fifo: bytes) wait unread; 0 for a pty.
+ */
+static size_t far_unread(struct sim_port *p, int64_t now)
+{
+	int q = 0;
+	size_t unread, left;
+
+	if (p->outq_unit <= 0 || ioctl(p->master, p->outq_req, &q) < 0)
+		return 0;
+	unread = ((size_t)q + (size_t)p->outq_unit - 1) / (size_t)p->outq_unit;
+	if (q < p->outq_last || unread <= 1 || p->outq_taken == 0)
+		p->outq_taken = now;
+	p->outq_last = q;
+	left = unread;
+	for (size_t i = p->ndlv; i-- > 0 && left > 0 && p->ndlv - i <= SIM_UNREAD_WALK;) {
+		struct sim_delivery *d = &p->dlv[i];
+
+		if (d->lost)
+			continue;
+		late_until(p, d, now);
+		d->t_unread = now;
+		left -= p->outq_unit == 1 ? (d->len < left ? d->len : left) : 1;
+	}
+	return unread;
+}
+
+/* How often far_watch asks while something waits unread. */
+#define SIM_FAR_POLL_NS 100000
+
+/*
+ * Until t, while the far end leaves bytes unread, asked again every SIM_FAR_POLL_NS:
+ * in wire mode, so that a packet's last hand-overs, after which nothing is written for
+ * a while, are seen taken late as well (far_unread); otherwise the last packet written
+ * has not ended for the far end, and its t_last_mono moves on, so that the silence
+ * after it is judged as the far end saw it (QEMU's 16550A at trigger 1 takes a byte
+ * only once the guest has emptied its FIFO: a burst trickles in at the guest's pace).
+ */
+static void far_watch(struct sim_port *p, int64_t t)
+{
+	int64_t now;
+
+	while (p->outq_req != 0 && (now = now_ns(CLOCK_MONOTONIC)) + SIM_FAR_POLL_NS < t
+	       && far_unread(p, now) > 0) {
+		struct sim_packet *last = p->npkt > 0 ? &p->pkt[p->npkt - 1] : NULL;
+
+		if (p->cfg.dev.kind == SIM_DEV_NONE && last != NULL && now > last->t_last_mono)
+			last->t_last_mono = now;
+		sleep_until(now + SIM_FAR_POLL_NS);
+	}
+}
+
 /* The next packet of p's kind, at the end of its data (room reserved); its length.
  * req: for SIM_MODBUS, the request to answer, or NULL for a request. */
 static unsigned make_packet(struct sim_port *p, const struct sim_cfg *cfg, const uint8_t *req)
@@ -412,6 +509,8 @@ static int play(struct sim_port *p, const struct sim_cfg *cfg, unsigned len, int
 		unsigned n = frag_len(p, len, sent, f, frags);
 		int64_t start;
 
+		if (f == 0)
+			far_watch(p, *next);
 		sleep_until(*next);
 		start = now_ns(CLOCK_MONOTONIC);
 		pk->frag_off[f] = sent;
@@ -487,28 +586,53 @@ static void wait_due(int64_t due, int64_t prev_due, unsigned spin_us)
 
 /*
  * The device hands over its n oldest bytes (the next n not yet handed over) at
- * due: written to the pty then, and recorded, with the lateness given to every
- * packet they belong to. A FIFO written so late that the bytes arriving
- * meanwhile would not have fitted beside them is marked: a real one would have
- * lost a byte (the simulator loses none). 0 or -errno.
+ * due: written to the pty (or socket, or fifo) then, and recorded, with the
+ * lateness given to every packet they belong to; or lost, when the far end of a
+ * socket or fifo has stopped reading (far_unread). A FIFO written so late that the
+ * bytes arriving meanwhile would not have fitted beside them is marked: a real one
+ * would have lost a byte (the simulator loses none). 0 or -errno.
  */
 static int deliver(struct sim_port *p, int64_t due, size_t n)
 {
 	struct sim_wire *w = &p->wire;
 	struct sim_delivery *d = &p->dlv[p->ndlv];
 	size_t done, end = w->delivered + n;
-	int rc;
+	size_t unread;
+	int rc = 0;
 
+	far_watch(p, due - (int64_t)p->cfg.spin_us * 1000);
 	wait_due(due, p->ndlv > 0 ? p->dlv[p->ndlv - 1].due : INT64_MIN / 2, p->cfg.spin_us);
-	*d = (struct sim_delivery){ .off = (uint32_t)w->delivered, .len = (uint32_t)n, .due = due };
+	*d = (struct sim_delivery){ .off = (uint32_t)w->delivered, .len = (uint32_t)n, .due = due,
+				    .pkt = (uint32_t)w->pkt_at };
 	d->t_write = now_ns(CLOCK_MONOTONIC);
-	rc = write_all(p, p->data + w->delivered, n, &done);
-	d->t_ret = now_ns(CLOCK_MONOTONIC);
+	/* lost: more than lose_unread wait unread and the far end took none for lose_ms */
+	unread = far_unread(p, d->t_write);
+	if (p->cfg.lose_unread > 0 && unread > p->cfg.lose_unread
+	    && d->t_write - p->outq_taken > (int64_t)p->cfg.lose_ms * 1000000) {
+		d->lost = true;
+		d->t_write = due;       /* nothing written: no lateness */
+	} else {
+		rc = write_all(p, p->data + w->delivered, n, &done);
+	}
+	d->t_ret = d->lost ? due : now_ns(CLOCK_MONOTONIC);
 	if (rc < 0) {
 		p->error = -rc;
 		return rc;
 	}
 	p->ndlv++;
+	for (size_t k = w->pkt_at; k < p->npkt && p->pkt[k].off < end; k++) {
+		struct sim_packet *pk = &p->pkt[k];
+
+		if (pk->ndlv++ == 0) {
+			pk->dlv_first = (uint32_t)(p->ndlv - 1);
+			pk->late_min_ns = pk->late_max_ns = d->t_write - due;
+		}
+		if (d->t_write - due < pk->late_min_ns)
+			pk->late_min_ns = d->t_write - due;
+		if (d->lost)        /* the part of the hand-over that is this packet's */
+			pk->lost += (uint32_t)((end < pk->off + pk->len ? end : pk->off + pk->len)
+					       - (d->off > pk->off ? d->off : pk->off));
+	}
 	if (p->cfg.dev.kind == SIM_DEV_FIFO) {
 		size_t more = 0;
 
@@ -521,19 +645,7 @@ static int deliver(struct sim_port *p, int64_t due, size_t n)
 			p->overruns++;
 		}
 	}
-	for (size_t k = w->pkt_at; k < p->npkt && p->pkt[k].off < end; k++) {
-		struct sim_packet *pk = &p->pkt[k];
-
-		if (pk->ndlv++ == 0) {
-			pk->dlv_first = (uint32_t)(p->ndlv - 1);
-			pk->late_min_ns = d->t_write - due;
-			pk->late_max_ns = d->t_ret - due;
-		}
-		if (d->t_write - due < pk->late_min_ns)
-			pk->late_min_ns = d->t_write - due;
-		if (d->t_ret - due > pk->late_max_ns)
-			pk->late_max_ns = d->t_ret - due;
-	}
+	late_until(p, d, d->t_ret);
 	w->delivered = end;
 	while (w->pkt_at < p->npkt && p->pkt[w->pkt_at].off + p->pkt[w->pkt_at].len <= end)
 		w->pkt_at++;
@@ -697,8 +809,12 @@ int sim_port_run(struct sim_port *p, const struct sim_cfg *cfg)
 			return rc;
 		next += (int64_t)uniform(&p->rng, cfg->inter_gap_min_us, cfg->inter_gap_max_us) * 1000;
 	}
-	/* what the device still holds goes out when it would with nothing after it */
-	return wire ? dev_before(p, INT64_MAX) : 0;
+	/* what the device still holds goes out when it would with nothing after it, and
+	 * the far end's reading of the last bytes is watched (up to a second) */
+	if (wire && (rc = dev_before(p, INT64_MAX)) < 0)
+		return rc;
+	far_watch(p, now_ns(CLOCK_MONOTONIC) + 1000000000);
+	return 0;
 }
 
 int sim_exchange_run(struct sim_port *req, struct sim_port *resp, const struct sim_cfg *cfg)
@@ -745,7 +861,7 @@ static bool wire_clean(const struct sim_port *p, size_t i, int64_t gap)
 	const struct sim_packet *next = i + 1 < p->npkt ? k + 1 : NULL;
 	int64_t hold = (int64_t)p->cfg.hold_us * 1000;
 
-	if (k->ndlv == 0 || k->off + k->len > p->wire.delivered)
+	if (k->ndlv == 0 || k->off + k->len > p->wire.delivered || k->lost > 0)
 		return false;
 	if (k->max_intra_gap_ns * 2 > gap
 	    || (k->max_intra_gap_ns + k->late_max_ns - k->late_min_ns) * 2 > gap + hold)
@@ -785,15 +901,20 @@ static int cmp64(const void *a, const void *b)
 int64_t sim_late_pct(const struct sim_port *p, double pct, bool at_write)
 {
 	int64_t *v, r;
-	size_t i;
+	size_t i, n = 0;
 
 	if (p->ndlv == 0 || (v = malloc(p->ndlv * sizeof(*v))) == NULL)
 		return 0;
 	for (i = 0; i < p->ndlv; i++)
-		v[i] = (at_write ? p->dlv[i].t_write : p->dlv[i].t_ret) - p->dlv[i].due;
-	qsort(v, p->ndlv, sizeof(*v), cmp64);
-	i = (size_t)(pct / 100.0 * (double)(p->ndlv - 1) + 0.5);
-	r = v[i < p->ndlv ? i : p->ndlv - 1];
+		if (!p->dlv[i].lost)
+			v[n++] = (at_write ? p->dlv[i].t_write : p->dlv[i].t_ret) - p->dlv[i].due;
+	if (n == 0) {
+		free(v);
+		return 0;
+	}
+	qsort(v, n, sizeof(*v), cmp64);
+	i = (size_t)(pct / 100.0 * (double)(n - 1) + 0.5);
+	r = v[i < n ? i : n - 1];
 	free(v);
 	return r;
 }

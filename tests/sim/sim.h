@@ -26,6 +26,16 @@
  * The truth a test compares the log with is then the wire: each packet's first
  * byte's start, its planned pauses; and each hand-over is recorded with its due
  * time and when it was written.
+ *
+ * The hand-overs go into a pty, or into a socket or fifo whose far end is a device
+ * of its own (sim_port_attach: a virtual machine's UART or USB adapter, which takes
+ * the bytes at once: direct, a byte at its wire time, paces the emulated chip as a
+ * wire would). Such a far end reads when it can (QEMU from its main loop): before
+ * each hand-over the simulator asks what it has left unread, and a hand-over still
+ * unread counts as late by as long (its packet's lateness, as for a late write). A
+ * hand-over due while the far end has left more than lose_unread unread and taken
+ * none for lose_ms is lost, as on a wire into a UART that nobody empties: not
+ * written, counted in its packet (sim_packet.lost).
  */
 #ifndef PORTLOGD_SIM_H
 #define PORTLOGD_SIM_H
@@ -71,6 +81,15 @@ struct sim_cfg {
 	struct sim_dev dev;         /* wire mode (needs baud): the device between wire and pty */
 	unsigned spin_us;           /* wire mode: sleep until this long before a hand-over is
 				       due, then spin (0: sleep all the way) */
+	/*
+	 * Wire mode into a socket or fifo: a hand-over due while the far end leaves more
+	 * than lose_unread writes (a fifo: bytes) unread and has taken none for lose_ms
+	 * is lost. QEMU stops reading its chardev while the guest's UART is full (the
+	 * port closed, an adapter unplugged) and would hand over later what a real wire
+	 * had lost; lose_ms spares the pauses of QEMU's own loop (milliseconds under
+	 * TCG), which a real UART does not have. lose_unread 0: nothing is ever lost.
+	 */
+	unsigned lose_unread, lose_ms;
 	uint64_t seed;
 };
 
@@ -107,9 +126,11 @@ struct sim_packet {
 	int64_t t_last_mono;        /* CLOCK_MONOTONIC after the last write returned */
 	int64_t max_intra_gap_ns;   /* longest silence its bytes could contain (an upper bound) */
 	/* wire mode: of the hand-overs that hold its bytes, the earliest start of a
-	 * write minus its due time, and the latest return minus its due time */
+	 * write minus its due time, and the latest return (or, into a socket or fifo,
+	 * time seen unread by the far end) minus its due time */
 	int64_t late_min_ns, late_max_ns;
 	uint32_t dlv_first, ndlv;   /* those hand-overs, in sim_port.dlv */
+	uint32_t lost;              /* of its bytes, those in lost hand-overs (not written) */
 };
 
 /* A hand-over of the device model (wire mode): len bytes at off in sim_port.data. */
@@ -119,6 +140,11 @@ struct sim_delivery {
 	int64_t t_write, t_ret;     /* CLOCK_MONOTONIC before the write, after it returned */
 	bool overrun;               /* a FIFO: written so late that a real one would have
 				       overflowed (more than SIM_FIFO_SIZE bytes by then) */
+	bool lost;                  /* not written (lose_unread): t_write = t_ret = due */
+	int64_t t_unread;           /* into a socket or fifo: when the far end was last seen
+				       not to have read it (0: never); its lateness counts
+				       to then */
+	uint32_t pkt;               /* the packet of its first byte */
 };
 
 /* The device model's state (sim.c's). */
@@ -155,18 +181,25 @@ struct sim_port {
 	size_t ndlv, dlv_cap;
 	size_t overruns;            /* hand-overs marked overrun */
 	struct sim_wire wire;
+
+	/* attached to a socket or fifo: what says how much its far end has not read */
+	unsigned long outq_req;     /* SIOCOUTQ (a socket), FIONREAD (a fifo); 0: a pty */
+	int outq_unit;              /* what it says of one unread 1-byte write (a socket
+				       counts memory, not bytes; a fifo 1) */
+	int outq_last;              /* what it said last, and when it last went down */
+	int64_t outq_taken;
 };
 
 /* Creates the pty and the symlink `link` to its slave. Returns 0 or -errno. */
 int sim_port_open(struct sim_port *p, const char *name, const char *link);
-/* Uses an fd that is already connected to a device (e.g. a socket whose other
- * end is a virtual machine's UART) instead of a pty; takes it over (made
+/* Uses an fd that is already connected to a device (a socket or a fifo whose other
+ * end is a virtual machine's UART or adapter) instead of a pty; takes it over (made
  * non-blocking, closed by sim_port_close). Returns 0 or -errno. */
 int sim_port_attach(struct sim_port *p, const char *name, int fd);
 void sim_port_close(struct sim_port *p);
-/* For an attached socket: waits until the peer has read every byte written
- * (SIOCOUTQ is 0), so that closing it loses nothing (QEMU drops what it has not
- * read when its peer hangs up). Returns 0, or -ETIMEDOUT after timeout_ms. */
+/* For an attached socket or fifo: waits until the peer has read every byte written,
+ * so that closing it loses nothing (QEMU drops what it has not read when its peer
+ * hangs up). Returns 0, or -ETIMEDOUT after timeout_ms. */
 int sim_port_drain(struct sim_port *p, int timeout_ms);
 
 /* Waits until some process has the slave open (the master stops reporting
@@ -221,13 +254,13 @@ uint16_t sim_modbus_crc(const uint8_t *p, size_t n);
  * grown) at most half of gap + hold (the daemon waits that long before it ends
  * a packet); the wire's silence before and after it, less what the lateness of
  * the packets on either side can have taken from it, at least 1.5 gaps; and
- * every byte handed over.
+ * every byte handed over, none lost.
  */
 bool sim_packet_clean(const struct sim_port *p, size_t i);
 
-/* Wire mode: the pct percentile (0..100) of the hand-overs' lateness, the return
- * of their write (or with at_write, its start) minus their due time, in ns (0
- * when there were none). */
+/* Wire mode: the pct percentile (0..100) of the written hand-overs' lateness, the
+ * return of their write (or with at_write, its start) minus their due time, in ns
+ * (0 when there were none). */
 int64_t sim_late_pct(const struct sim_port *p, double pct, bool at_write);
 
 #endif

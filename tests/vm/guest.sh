@@ -19,8 +19,34 @@
 #             version), remove and purge the package, recording the service's state
 #             after each; power off
 #   POWEROFF  power off (a run without PACKAGE)
+# and those of the optional scenarios (run.sh):
+#   TRIAL ID BAUD TRIG USER NAME[,NAME...] [KEY=VALUE...]  the service stopped; the
+#             daemon run with -f and its default config (log in /var/tmp/vmtest/trials/ID/)
+#             on the ports NAME (ttyS1, ttyS4..7, usb0: the USB adapter's
+#             /dev/serial/by-id/ link) at BAUD, and KEY = VALUE in each port's section
+#             (rx_trigger=keep), as USER: root; service (the installed unit as it is,
+#             its user and sandbox; the log in /var/log/portlogd, copied at TRIALEND); or
+#             another user, e.g. nobody (in group dialout with the unit's capabilities,
+#             unable to write sysfs); rx_trig_bytes set to TRIG first (-: left as it is);
+#             answered once every port's EV open is in the log, with the first one's
+#             gap_us= (the gap the daemon resolves there)
+#   TRIALEND ID  that daemon stopped (SIGTERM)
+#   USBDEV present|absent  waits up to 30 s for the USB adapter to be so; says its tty,
+#             by-id link, driver and latency_timer
+#   RESTARTS begin|end  SERVICE restarts 9600 / the log and journal copied to
+#             /var/tmp/vmtest/restarts
+#   RESTART KIND  restart, reload, stopstart (stop, then start), upgrade (dpkg -i of a
+#             higher version), watchdog (SIGSTOP); answered once the new daemon has
+#             logged its EV open of line1
+#   SERVICE NAME BAUD  the service restarted on the test's config with line1 at BAUD,
+#             from an empty log (the logs there moved to /var/tmp/vmtest/NAME/before)
+#   COPYLOG NAME  the service stopped, its log, journal and the kernel's ext4 messages
+#             copied to /var/tmp/vmtest/NAME
+# A boot of an image that has booted before (powercut: the same image booted again after
+# QEMU was killed) installs nothing: the service starts at boot with the config there;
+# the guest says "VMTEST REBOOT", then READY, and obeys the same commands.
 # The host reads /var/tmp/vmtest from the image afterwards (debugfs rdump).
-# Nothing here judges: the host checks what is collected (vm_check).
+# Nothing here judges: the host checks what is collected (vm_check, vm_wire).
 out=/var/tmp/vmtest
 pkg=/var/tmp/vmtest-pkg
 ctl=/dev/ttyS2
@@ -154,53 +180,214 @@ dpkg_step() {
 	echo "${step}_s=$(since "$t0")"
 }
 
-# --- the package, as a user installs it: its scripts make the user and the log
-# directory, enable the service and start it with the shipped config
-{
-	dpkg_step install -i "$pkg/portlogd.deb"
-	state install
-	echo "install_groups=$(id -Gn portlogd 2>&1)"
-	echo "install_logdir_mode=$(stat -c '%a %U %G' /var/log/portlogd 2>&1)"
-	# 60-portlogd.rules, applied by the postinst to the device already there
-	echo "install_dma=$(stat -c '%a %G' /dev/cpu_dma_latency 2>&1)"
-} >"$out/pkg-install.txt"
-systemctl stop portlogd.service
-# what the service wrote with the shipped config; then the test's own config
-mkdir -p "$out/install-log"
-mv /var/log/portlogd/* "$out/install-log/" 2>/dev/null
-echo "install_shipped_config=$(grep -c ' portlogd EV start .* config=/etc/portlogd/portlogd.conf ' \
-	"$out"/install-log/portlogd.log 2>/dev/null)" >>"$out/pkg-install.txt"
-cp "$pkg/portlogd.conf" /etc/portlogd/portlogd.conf
-if [ -f "$pkg/break.conf" ]; then
-	mkdir -p /etc/systemd/system/portlogd.service.d
-	cp "$pkg/break.conf" /etc/systemd/system/portlogd.service.d/
-	systemctl daemon-reload
-fi
-say "MARK"
-while read -r cmd <&3; do
-	[ "$(printf '%s' "$cmd" | tr -d '\r')" = GO ] && break
-done
-systemctl start --no-block portlogd.service
+# wait_active: gives the service 120 s to become active (READY=1): its start timeout is
+# 90 s and a guest under TCG is slow; says READY, or NOTREADY with what there is and
+# powers off
+wait_active() {
+	t0=$(now)
+	end=$(($(date +%s) + 120))
+	until [ "$(systemctl is-active portlogd.service)" = active ] || [ "$(date +%s)" -ge $end ]; do
+		sleep 0.5
+	done
+	echo "active_s=$(since "$t0")" >"$out/ready.txt"
+	if [ "$(systemctl is-active portlogd.service)" = active ]; then
+		say "READY $(cat /proc/uptime | cut -d' ' -f1)"
+	else
+		# say why, keep what there is, and stop: the host reports it
+		show >"$out/show.txt"
+		journalctl -u portlogd.service -o short-iso --no-pager >"$out/journal.txt" 2>&1
+		cp -a /var/log/portlogd "$out/log" 2>/dev/null
+		say "NOTREADY $(systemctl show -P ActiveState portlogd.service)/$(systemctl show -P SubState portlogd.service)"
+		sync
+		systemctl poweroff
+		exit 0
+	fi
+}
 
-# give it 120 s to become active (READY=1): its start timeout is 90 s and a guest
-# under TCG is slow
-t0=$(now)
-end=$(($(date +%s) + 120))
-until [ "$(systemctl is-active portlogd.service)" = active ] || [ "$(date +%s)" -ge $end ]; do
-	sleep 0.5
-done
-echo "active_s=$(since "$t0")" >"$out/ready.txt"
-if [ "$(systemctl is-active portlogd.service)" = active ]; then
-	say "READY $(cat /proc/uptime | cut -d' ' -f1)"
-else
-	# say why, keep what there is, and stop: the host reports it
-	show >"$out/show.txt"
-	journalctl -u portlogd.service -o short-iso --no-pager >"$out/journal.txt" 2>&1
-	cp -a /var/log/portlogd "$out/log" 2>/dev/null
-	say "NOTREADY $(systemctl show -P ActiveState portlogd.service)/$(systemctl show -P SubState portlogd.service)"
+# trial ID BAUD TRIG USER NAMES [KEY=VALUE...]: see TRIAL above
+trial() {
+	id=$1 keys=""
+	for kv in $(echo "$*" | cut -d' ' -f6-); do keys="$keys${kv%%=*} = ${kv#*=}\n"; done
+	d=$out/trials/$id
+	mkdir -p "$d"
+	systemctl stop portlogd.service
+	printf '# a run of tests/vm/run.sh: the default config but the ports\n[logger]\nlog_file = %s\n' \
+		"$d/portlogd.log" >"$d/portlogd.conf"
+	: >"$d/info.txt"
+	for n in $(echo "$5" | tr ',' ' '); do
+		case $n in
+		usb0) dev=$(ls -d /dev/serial/by-id/* 2>/dev/null | head -1) ;;
+		*) dev=/dev/$n ;;
+		esac
+		tty=$(basename "$(readlink -f "$dev")")
+		printf "\n[serial %s]\ndevice = %s\nbaud = %s\n$keys" "$n" "$dev" "$2" >>"$d/portlogd.conf"
+		# set before the traffic: writing it clears the UART's FIFOs
+		f=/sys/class/tty/$tty/rx_trig_bytes
+		before=$(cat "$f" 2>/dev/null || echo none)
+		[ "$3" = - ] || [ ! -e "$f" ] || echo "$3" >"$f"
+		echo "$n trig=$(cat "$f" 2>/dev/null || echo none) before=$before device=$dev tty=$tty" \
+			"irq=$(cat "/sys/class/tty/$tty/irq" 2>/dev/null)" >>"$d/info.txt"
+	done
+	cat /proc/tty/driver/serial >"$d/uart-before.txt" 2>&1
+	tlog=$d/portlogd.log
+	case $4 in
+	root)
+		portlogd -f -c "$d/portlogd.conf" 2>"$d/stderr.txt" &
+		trial_pid=$! ;;
+	service)
+		# the installed unit as it is (its user, capabilities, sandbox), this config
+		tlog=/var/log/portlogd/trial-$id.log
+		sed "s|^log_file = .*|log_file = $tlog|" "$d/portlogd.conf" >/etc/portlogd/portlogd.conf
+		systemctl start portlogd.service 2>"$d/stderr.txt"
+		trial_pid=$(systemctl show -P MainPID portlogd.service) ;;
+	*)
+		chown "$4" "$d"
+		setpriv --reuid="$4" --regid=nogroup --groups="$(getent group dialout | cut -d: -f3)" \
+			--inh-caps=+sys_nice,+ipc_lock --ambient-caps=+sys_nice,+ipc_lock \
+			portlogd -f -c "$d/portlogd.conf" 2>"$d/stderr.txt" &
+		trial_pid=$! ;;
+	esac
+	# ready: every port's EV open in the log (the flusher writes every 100 ms)
+	want=$(echo "$5" | tr ',' '\n' | wc -l)
+	end=$(($(date +%s) + 60))
+	until [ "$(grep -c ' EV open ' "$tlog" 2>/dev/null)" -ge "$want" ] ||
+		[ "$(date +%s)" -ge $end ] || ! kill -0 "$trial_pid" 2>/dev/null; do
+		sleep 0.2
+	done
+	if [ "$(grep -c ' EV open ' "$tlog" 2>/dev/null)" -ge "$want" ]; then
+		say "TRIAL $id ready $(grep -m1 ' EV open ' "$tlog" | grep -o ' gap_us=[0-9]*')" \
+			"$(tr '\n' ' ' <"$d/info.txt")"
+	else
+		[ "$4" != service ] || journalctl -u portlogd.service -n 20 --no-pager >>"$d/stderr.txt" 2>&1
+		say "TRIAL $id failed: $(tail -3 "$d/stderr.txt" | tr '\n' ' ')"
+	fi
+}
+
+trialend() {
+	if [ "$tlog" = "$out/trials/$1/portlogd.log" ]; then
+		kill -TERM "$trial_pid"
+		wait "$trial_pid"
+		rc=$?
+	else
+		systemctl stop portlogd.service
+		rc=$(systemctl show -P ExecMainStatus portlogd.service)
+		cp "$tlog" "$out/trials/$1/portlogd.log"
+		cp "$pkg/portlogd.conf" /etc/portlogd/portlogd.conf
+	fi
+	cat /proc/tty/driver/serial >"$out/trials/$1/uart-after.txt" 2>&1
+	# what the daemon left of each port's trigger level (a port's NAME trig= after its stop)
+	sed -n 's/^\([^ ]*\) .* tty=\([^ ]*\) .*/\1 \2/p' "$out/trials/$1/info.txt" | while read -r n tty; do
+		echo "$n trig=$(cat "/sys/class/tty/$tty/rx_trig_bytes" 2>/dev/null || echo none)"
+	done >"$out/trials/$1/after.txt"
 	sync
-	systemctl poweroff
-	exit 0
+	say "TRIALEND $1 rc=$rc $(tr '\n' ' ' <"$out/trials/$1/after.txt")"
+}
+
+# usbdev present|absent: see USBDEV above
+usbdev() {
+	t0=$(now)
+	end=$(($(date +%s) + 30))
+	while :; do
+		tty=$(ls /sys/bus/usb-serial/devices 2>/dev/null | head -1)
+		link=$(ls /dev/serial/by-id 2>/dev/null | head -1)
+		case $1-${tty:+t}${link:+l} in present-tl | absent-) break ;; esac
+		[ "$(date +%s)" -lt $end ] || break
+		sleep 0.2
+	done
+	{
+		echo "--- USBDEV $1"
+		ls /sys/bus/usb/devices/ /sys/bus/usb-serial/devices/ 2>&1
+		cat /sys/bus/usb/devices/*/product 2>&1
+		lsmod | grep -iE 'usb|xhci|ftdi'
+		dmesg | grep -iE 'usb|xhci|ftdi' | tail -20
+	} >>"$out/usbdev.txt" 2>&1
+	drv=$(basename "$(readlink "/sys/bus/usb-serial/devices/$tty/driver" 2>/dev/null)")
+	lat=$(cat "/sys/bus/usb-serial/devices/$tty/latency_timer" 2>/dev/null)
+	say "USBDEV tty=${tty:-none} byid=${link:-none} driver=${drv:-none} latency_timer=${lat:-none}" \
+		"waited_s=$(since "$t0")"
+}
+
+# service_on NAME BAUD: see SERVICE above
+service_on() {
+	systemctl stop portlogd.service
+	mkdir -p "$out/$1/before"
+	mv /var/log/portlogd/* "$out/$1/before/" 2>/dev/null
+	sed "s/^baud = 115200\$/baud = $2/" "$pkg/portlogd.conf" >/etc/portlogd/portlogd.conf
+	systemctl start portlogd.service
+	wait_active
+}
+
+# restart_kind KIND: see RESTART above
+restart_kind() {
+	pid0=$(systemctl show -P MainPID portlogd.service)
+	opens0=$(grep -c ' line1 EV open ' "$log")
+	t0=$(now)
+	case $1 in
+	restart) systemctl restart portlogd.service ;;
+	reload) systemctl reload portlogd.service ;;
+	stopstart) systemctl stop portlogd.service && systemctl start portlogd.service ;;
+	upgrade) dpkg -i "$pkg/portlogd-upgrade0.deb" >"$out/restarts/dpkg.log" 2>&1 </dev/null ;;
+	watchdog) kill -STOP "$pid0" ;;
+	esac
+	acted=$(since "$t0")
+	end=$(($(date +%s) + 90))
+	while [ "$1" != reload ] && [ "$(grep -c ' line1 EV open ' "$log")" -le "$opens0" ] &&
+		[ "$(date +%s)" -lt $end ]; do
+		sleep 0.2
+	done
+	say "RESTART $1 acted_s=$acted open_s=$(since "$t0") pid=$pid0->$(systemctl show -P MainPID \
+		portlogd.service) nrestarts=$(systemctl show -P NRestarts portlogd.service)" \
+		"$(systemctl is-active portlogd.service)"
+}
+
+# copylog NAME: see COPYLOG above
+copylog() {
+	systemctl stop portlogd.service
+	mkdir -p "$out/$1"
+	cp -a /var/log/portlogd/. "$out/$1/"
+	journalctl -u portlogd.service -o short-iso --no-pager >"$out/$1/journal.txt" 2>&1
+	dmesg | grep -E 'EXT4-fs|recover' >"$out/$1/dmesg.txt"
+	sync
+	say "COPYLOG $1 $(ls "$out/$1" | tr '\n' ' ')"
+}
+
+if [ -f "$out/booted" ]; then
+	# an image that has booted before: the service starts at boot with the config there
+	echo "booted before: $(cat "$out/booted") time(s)"
+	echo $(($(cat "$out/booted") + 1)) >"$out/booted"
+	say "REBOOT $(cut -d' ' -f1 /proc/uptime)"
+	wait_active
+else
+	# --- the package, as a user installs it: its scripts make the user and the log
+	# directory, enable the service and start it with the shipped config
+	{
+		dpkg_step install -i "$pkg/portlogd.deb"
+		state install
+		echo "install_groups=$(id -Gn portlogd 2>&1)"
+		echo "install_logdir_mode=$(stat -c '%a %U %G' /var/log/portlogd 2>&1)"
+		# 60-portlogd.rules, applied by the postinst to the device already there
+		echo "install_dma=$(stat -c '%a %G' /dev/cpu_dma_latency 2>&1)"
+	} >"$out/pkg-install.txt"
+	systemctl stop portlogd.service
+	# what the service wrote with the shipped config; then the test's own config
+	mkdir -p "$out/install-log"
+	mv /var/log/portlogd/* "$out/install-log/" 2>/dev/null
+	echo "install_shipped_config=$(grep -c ' portlogd EV start .* config=/etc/portlogd/portlogd.conf ' \
+		"$out"/install-log/portlogd.log 2>/dev/null)" >>"$out/pkg-install.txt"
+	cp "$pkg/portlogd.conf" /etc/portlogd/portlogd.conf
+	if [ -f "$pkg/break.conf" ]; then
+		mkdir -p /etc/systemd/system/portlogd.service.d
+		cp "$pkg/break.conf" /etc/systemd/system/portlogd.service.d/
+		systemctl daemon-reload
+	fi
+	echo 1 >"$out/booted"
+	sync
+	say "MARK"
+	while read -r cmd <&3; do
+		[ "$(printf '%s' "$cmd" | tr -d '\r')" = GO ] && break
+	done
+	systemctl start --no-block portlogd.service
+	wait_active
 fi
 
 while read -r cmd <&3; do
@@ -248,6 +435,39 @@ while read -r cmd <&3; do
 		sync
 		systemctl poweroff
 		exit 0
+		;;
+	TRIAL\ *)
+		# shellcheck disable=SC2086
+		trial ${cmd#TRIAL }
+		;;
+	TRIALEND\ *)
+		trialend "${cmd#TRIALEND }"
+		;;
+	USBDEV\ *)
+		usbdev "${cmd#USBDEV }"
+		;;
+	"RESTARTS begin")
+		service_on restarts 9600
+		say "RESTARTS begin $(systemctl is-active portlogd.service)"
+		;;
+	"RESTARTS end")
+		journalctl -u portlogd.service -o short-iso --no-pager >"$out/restarts/journal.txt" 2>&1
+		cp -a /var/log/portlogd/. "$out/restarts/"
+		cat /proc/tty/driver/serial >"$out/restarts/uart.txt"
+		cp "$pkg/portlogd.conf" /etc/portlogd/portlogd.conf
+		sync
+		say "RESTARTS end"
+		;;
+	RESTART\ *)
+		restart_kind "${cmd#RESTART }"
+		;;
+	SERVICE\ *)
+		# shellcheck disable=SC2086
+		service_on ${cmd#SERVICE }
+		say "SERVICE $(systemctl is-active portlogd.service)"
+		;;
+	COPYLOG\ *)
+		copylog "${cmd#COPYLOG }"
 		;;
 	'') ;;
 	*) say "UNKNOWN $cmd" ;;

@@ -11,8 +11,9 @@
  * clean|unclean a line), in the order played.
  * --kernel VERSION --model rt|std: the kernel the host booted, PREEMPT_RT or not, and
  * what that means for --check-system and the interrupt threads; --irq-want N: the
- * priority irq_priority asks for the serial port's interrupt thread. --short: a run
- * without the watchdog and the package's upgrade, removal and purge; --lpt-pulses N:
+ * priority irq_priority asks for the serial port's interrupt thread. --no-watchdog: a
+ * run without the watchdog (one daemon from start to stop); --no-package: without the
+ * package's upgrade, removal and purge; --short: both; --lpt-pulses N:
  * the bytes the host's end of the parallel port got while the daemon ran, one per
  * strobe pulse (QEMU sends its data register on each pulse of nStrobe).
  * Every check prints "ok NAME: figures" or "FAIL NAME: why"; exit 1 when any failed.
@@ -29,6 +30,7 @@
 
 #include "e2e.h"
 #include "logline.h"
+#include "vm_sent.h"
 
 static int failures;
 
@@ -80,57 +82,6 @@ static bool prop(const char *text, const char *key, char *out, size_t len)
 	}
 	*out = '\0';
 	return false;
-}
-
-struct sent {
-	uint8_t *data;
-	size_t len;
-	size_t *pkt_off, *pkt_len;
-	int64_t *pkt_t;             /* host CLOCK_REALTIME of its first write, ns */
-	int64_t *pkt_end;           /* ... and of the return of its last write */
-	bool *pkt_clean;            /* its pauses as measured kept to the gap (portlogd-sim) */
-	size_t n, cap;
-};
-
-static int read_sent(struct sent *s, const char *path, const char *port)
-{
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-
-	if (f == NULL)
-		return -errno;
-	while ((n = getline(&line, &cap, f)) > 0) {
-		char name[64], hex[8300];
-		long double t;
-		size_t len;
-		long long dur = 0;
-
-		if (sscanf(line, "%63s %Lf %zu %8299s %lld", name, &t, &len, hex, &dur) < 4 ||
-		    strcmp(name, port) != 0 || strlen(hex) != 2 * len)
-			continue;
-		if (s->n == s->cap) {
-			s->cap = s->cap ? 2 * s->cap : 4096;
-			s->pkt_off = realloc(s->pkt_off, s->cap * sizeof(size_t));
-			s->pkt_len = realloc(s->pkt_len, s->cap * sizeof(size_t));
-			s->pkt_t = realloc(s->pkt_t, s->cap * sizeof(int64_t));
-			s->pkt_end = realloc(s->pkt_end, s->cap * sizeof(int64_t));
-			s->pkt_clean = realloc(s->pkt_clean, s->cap * sizeof(bool));
-		}
-		s->data = realloc(s->data, s->len + len);
-		for (size_t i = 0; i < len; i++)
-			s->data[s->len + i] = (uint8_t)(logline_hexval(hex[2 * i]) << 4 | logline_hexval(hex[2 * i + 1]));
-		s->pkt_t[s->n] = (int64_t)(t * 1000000000.0L);
-		s->pkt_clean[s->n] = strstr(line, " unclean") == NULL;
-		s->pkt_end[s->n] = s->pkt_t[s->n] + dur * 1000;
-		s->pkt_off[s->n] = s->len;
-		s->pkt_len[s->n++] = len;
-		s->len += len;
-	}
-	free(line);
-	fclose(f);
-	return 0;
 }
 
 struct prio {
@@ -510,12 +461,13 @@ int main(int argc, char **argv)
 		{ "gap-us", required_argument, NULL, 'G' },
 		{ "kernel", required_argument, NULL, 'k' }, { "model", required_argument, NULL, 'm' },
 		{ "irq-want", required_argument, NULL, 'i' }, { "short", no_argument, NULL, 'S' },
+		{ "no-watchdog", no_argument, NULL, 'W' }, { "no-package", no_argument, NULL, 'K' },
 		{ "lpt-pulses", required_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dir = NULL, *sentf[8], *port = "line1", *lpt = "lpt0", *user = "portlogd";
 	const char *groups = "dialout,lp", *kver = NULL;
-	bool rt = false, short_run = false;
+	bool rt = false, no_watchdog = false, no_package = false;
 	int irq_want = 71;
 	long long pulses = -1;
 	struct prio prio[16];
@@ -546,7 +498,9 @@ int main(int argc, char **argv)
 		case 'k': kver = optarg; break;
 		case 'm': rt = strcmp(optarg, "rt") == 0; break;
 		case 'i': irq_want = atoi(optarg); break;
-		case 'S': short_run = true; break;
+		case 'S': no_watchdog = no_package = true; break;
+		case 'W': no_watchdog = true; break;
+		case 'K': no_package = true; break;
 		case 'L': pulses = atoll(optarg); break;
 		default: return 2;
 		}
@@ -556,7 +510,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	if (!short_run)
+	if (!no_package)
 		check_package(dir, user, groups);
 
 	/* --- the service while it ran */
@@ -664,9 +618,9 @@ int main(int argc, char **argv)
 	}
 
 	/* every packet exactly once, byte-exact, one RX line each */
-	struct sent s = { 0 };
+	struct vm_sent s = { 0 };
 	for (unsigned i = 0; i < nsent; i++)
-		if (read_sent(&s, sentf[i], port) < 0)
+		if (vm_sent_read(&s, sentf[i], port) < 0)
 			result(false, "packets", "cannot read %s", sentf[i]);
 	size_t got_len, *starts, *idx, nlines;
 	uint8_t *got = e2e_concat(&log, port, &got_len, &starts, &idx, &nlines);
@@ -810,7 +764,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < log.n; i++)
 		if (strstr(log.line[i].text, " portlogd EV start ") != NULL)
 			starts_n++;
-	if (short_run) {
+	if (no_watchdog) {
 		result(starts_n == 1, "restarts-in-log", "%zu EV start lines (want 1: no watchdog in this run)",
 		       starts_n);
 	} else {
