@@ -490,7 +490,7 @@ int serial_open(struct serial_port *p)
 	/* pass: the TX reader's port is the pty that pass_open made */
 	rc = pass_tx ? (pass_attach(p->pty, &p->drv), 0)
 		     : drv_serial_open(c->device, &c->tty, kept, &p->drv, &note);
-	if (kept >= 0 && p->drv.kept != DRV_KEPT_YES)
+	if (kept >= 0 && (rc < 0 || p->drv.kept != DRV_KEPT_YES))
 		fdstore_drop(p->store, c->name, p->role);   /* closed: the store's copy too */
 
 	fmt_kv_init(&kv, text, sizeof(text));
@@ -599,10 +599,11 @@ static ssize_t port_read(struct serial_port *p, int64_t t0)
 {
 	ssize_t n = read(p->drv.fd, p->rbuf, sizeof(p->rbuf));
 
-	/* a read that ends short emptied the line discipline, and an empty one proves
-	 * the kernel held nothing older: if the port is kept across a restart, what the
-	 * next process finds came after t0 (one store to the shared page, no system call) */
-	if (p->slot != NULL && (n < 0 ? errno == EAGAIN : (size_t)n < sizeof(p->rbuf)))
+	/* an empty read proves the kernel held nothing older than t0, and so does one
+	 * that took less than a full line discipline (its tty worker had handed on what
+	 * came, but for its own lag): if the port is kept across a restart, what the next
+	 * process finds came after t0 (one store to the shared page, no system call) */
+	if (p->slot != NULL && (n < 0 ? errno == EAGAIN : n < SERIAL_LDISC_FULL))
 		atomic_store_explicit(&p->slot->empty_mono, t0, memory_order_relaxed);
 	if (n > 0) {
 		/* pass: straight on to the other side, before anything else (a

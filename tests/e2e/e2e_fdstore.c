@@ -24,27 +24,13 @@
 #include <cmocka.h>
 
 #include "e2e.h"
+#include "testutil.h"
 
 #define WAIT_MS 15000               /* every wait ends as soon as what it waits for comes */
 #define DOWN_MS 400                 /* no daemon runs this long at each restart */
 
 static struct e2e_daemon live;
 static struct e2e_store store;
-
-static int64_t mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
 
 /* ---- a device that never stops: numbered lines into a pty's master, 1 ms apart ---- */
 
@@ -83,10 +69,10 @@ static void *write_lines(void *arg)
 		}
 		memcpy(w->sent + w->n, line, (size_t)len);
 		for (int i = 0; i < len; i++)
-			w->t[w->n + (size_t)i] = mono_now();
+			w->t[w->n + (size_t)i] = tu_mono_ns();
 		w->n += (size_t)len;
 		pthread_mutex_unlock(&w->lock);
-		sleep_ms(1);
+		tu_sleep_ms(1);
 	}
 	return NULL;
 }
@@ -177,9 +163,9 @@ static void start_stored(const char *dir, const char *conf, const char *const *e
 static void listen_ms(int ms)
 {
 	char msg[4096];
-	int64_t end = mono_now() + (int64_t)ms * 1000000;
+	int64_t end = tu_mono_ns() + (int64_t)ms * 1000000;
 
-	while (mono_now() < end)
+	while (tu_mono_ns() < end)
 		if (e2e_notify_recv(&live, msg, sizeof(msg), 20) < 0)
 			return;
 }
@@ -272,6 +258,33 @@ static int64_t last_stat(const struct e2e_log *log, const char *src, const char 
 
 /* ---- the tests ---- */
 
+/* The next daemon, with what the store holds: 300 ms of the writer's lines, then the
+ * writer stopped, and the daemon (SIGTERM) once it has read the last of them. */
+static void run_again(const char *dir, const char *conf, struct writer *w)
+{
+	start_stored(dir, conf, NULL);
+	listen_ms(300);
+	writer_stop(w);
+	listen_ms(100);
+	assert_true(WIFEXITED(stop_daemon(SIGTERM)));
+}
+
+/* Port a on a pty whose device writes a numbered line every ms (the writer started):
+ * its config in dir, newline-delimited. */
+static void one_port_writing(char *dir, size_t dlen, char *conf, size_t clen, struct pty *a,
+			     struct writer *w)
+{
+	char ports[512];
+
+	e2e_tmpdir(dir, dlen);
+	snprintf(conf, clen, "%s/portlogd.conf", dir);
+	new_pty(a);
+	snprintf(ports, sizeof(ports), "[serial a]\ndevice = %s\ndelimiter = \\n\npriority = other\n",
+		 a->slave);
+	write_conf(dir, conf, ports);
+	writer_start(w, a->master);
+}
+
 /*
  * A device writes a numbered line every millisecond while the daemon is stopped
  * (SIGTERM, as systemctl restart does), left down DOWN_MS and started again with
@@ -281,7 +294,7 @@ static int64_t last_stat(const struct e2e_log *log, const char *src, const char 
  */
 static void restart_keeps_every_byte(void **state)
 {
-	char dir[256], conf[300], ports[512];
+	char dir[256], conf[300];
 	struct e2e_log log;
 	struct writer w;
 	struct pty a;
@@ -292,30 +305,20 @@ static void restart_keeps_every_byte(void **state)
 	uint64_t held;
 
 	(void)state;
-	e2e_tmpdir(dir, sizeof(dir));
-	snprintf(conf, sizeof(conf), "%s/portlogd.conf", dir);
-	new_pty(&a);
-	snprintf(ports, sizeof(ports), "[serial a]\ndevice = %s\ndelimiter = \\n\npriority = other\n",
-		 a.slave);
-	write_conf(dir, conf, ports);
-	writer_start(&w, a.master);
+	one_port_writing(dir, sizeof(dir), conf, sizeof(conf), &a, &w);
 
 	start_stored(dir, conf, NULL);
 	assert_true(e2e_store_find(&store, "a/rx") >= 0);
 	assert_true(e2e_store_find(&store, "portlogd-state") >= 0);
 	listen_ms(300);
 	assert_true(WIFEXITED(stop_daemon(SIGTERM)));
-	t_exit = mono_now();
+	t_exit = tu_mono_ns();
 	/* the port stayed open in the store: the keeper is there still */
 	assert_true(e2e_store_find(&store, "a/rx") >= 0);
-	sleep_ms(DOWN_MS);
-	t_start = mono_now();
+	tu_sleep_ms(DOWN_MS);
+	t_start = tu_mono_ns();
 	down_bytes = written_by(&w, t_start) - written_by(&w, t_exit);
-	start_stored(dir, conf, NULL);
-	listen_ms(300);
-	writer_stop(&w);
-	listen_ms(100);
-	assert_true(WIFEXITED(stop_daemon(SIGTERM)));
+	run_again(dir, conf, &w);
 
 	read_log(dir, &log);
 	rx = e2e_concat(&log, "a", &len, &starts, &idx, &nl);
@@ -360,7 +363,7 @@ static void restart_keeps_every_byte(void **state)
  */
 static void crash_loses_only_what_was_read(void **state)
 {
-	char dir[256], conf[300], ports[512];
+	char dir[256], conf[300];
 	struct e2e_log log;
 	struct writer w;
 	struct pty a;
@@ -369,23 +372,13 @@ static void crash_loses_only_what_was_read(void **state)
 	long run2;
 
 	(void)state;
-	e2e_tmpdir(dir, sizeof(dir));
-	snprintf(conf, sizeof(conf), "%s/portlogd.conf", dir);
-	new_pty(&a);
-	snprintf(ports, sizeof(ports), "[serial a]\ndevice = %s\ndelimiter = \\n\npriority = other\n",
-		 a.slave);
-	write_conf(dir, conf, ports);
-	writer_start(&w, a.master);
+	one_port_writing(dir, sizeof(dir), conf, sizeof(conf), &a, &w);
 	start_stored(dir, conf, NULL);
 	listen_ms(500);
-	t_kill = mono_now();
+	t_kill = tu_mono_ns();
 	assert_true(WIFSIGNALED(stop_daemon(SIGKILL)));
-	sleep_ms(DOWN_MS);
-	start_stored(dir, conf, NULL);
-	listen_ms(300);
-	writer_stop(&w);
-	listen_ms(100);
-	assert_true(WIFEXITED(stop_daemon(SIGTERM)));
+	tu_sleep_ms(DOWN_MS);
+	run_again(dir, conf, &w);
 
 	read_log(dir, &log);
 	run2 = FIND(&log, 1, " portlogd EV start ");
@@ -575,9 +568,9 @@ static ssize_t read_within(int fd, char *buf, size_t len, int ms)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	size_t got = 0;
-	int64_t end = mono_now() + (int64_t)ms * 1000000;
+	int64_t end = tu_mono_ns() + (int64_t)ms * 1000000;
 
-	while (got < len - 1 && mono_now() < end) {
+	while (got < len - 1 && tu_mono_ns() < end) {
 		ssize_t n;
 
 		if (poll(&pfd, 1, 20) != 1)
@@ -635,7 +628,7 @@ static void pass_survives_restart(void **state)
 	assert_string_equal(pts1, pts2);
 	assert_int_equal(write(app, "a2\n", 3), 3);
 	assert_int_equal(write(dev.master, "d2\n", 3), 3);
-	sleep_ms(DOWN_MS);
+	tu_sleep_ms(DOWN_MS);
 	start_stored(dir, conf, NULL);
 	assert_int_equal(read_within(app, buf, 4, 2000), 3);
 	assert_string_equal(buf, "d2\n");
