@@ -603,7 +603,7 @@ static ssize_t port_read(struct serial_port *p, int64_t t0)
 	 * that took less than a full line discipline (its tty worker had handed on what
 	 * came, but for its own lag): if the port is kept across a restart, what the next
 	 * process finds came after t0 (one store to the shared page, no system call) */
-	if (p->slot != NULL && (n < 0 ? errno == EAGAIN : n < SERIAL_LDISC_FULL))
+	if (p->slot != NULL && (n > 0 ? n < SERIAL_LDISC_FULL : n < 0 && errno == EAGAIN))
 		atomic_store_explicit(&p->slot->empty_mono, t0, memory_order_relaxed);
 	if (n > 0) {
 		/* pass: straight on to the other side, before anything else (a
