@@ -361,7 +361,7 @@ static void restart_keeps_every_byte(void **state)
  * the next daemon's first bytes are said as held, with the time since the killed
  * one last found the port empty (the state page survives a crash).
  */
-static void crash_loses_only_what_was_read(void **state)
+static void crash(bool stopped_first)
 {
 	char dir[256], conf[300];
 	struct e2e_log log;
@@ -371,11 +371,17 @@ static void crash_loses_only_what_was_read(void **state)
 	int64_t t_kill, min_wait;
 	long run2;
 
-	(void)state;
 	one_port_writing(dir, sizeof(dir), conf, sizeof(conf), &a, &w);
 	start_stored(dir, conf, NULL);
 	listen_ms(500);
 	t_kill = tu_mono_ns();
+	if (stopped_first) {
+		/* as the watchdog finds a daemon that stopped making progress: it reads
+		 * nothing from here on, while the kernel holds more than a line
+		 * discipline's 4 KiB, then it is killed */
+		assert_int_equal(kill(live.pid, SIGSTOP), 0);
+		tu_sleep_ms(1500);
+	}
 	assert_true(WIFSIGNALED(stop_daemon(SIGKILL)));
 	tu_sleep_ms(DOWN_MS);
 	run_again(dir, conf, &w);
@@ -416,6 +422,19 @@ static void crash_loses_only_what_was_read(void **state)
 	e2e_free_log(&log);
 	writer_free(&w);
 	close(a.master);
+}
+
+static void crash_loses_only_what_was_read(void **state)
+{
+	(void)state;
+	crash(false);
+}
+
+/* Stopped (SIGSTOP) for 1.5 s, 13 KB coming meanwhile, then killed: as kill -9 */
+static void stopped_then_killed(void **state)
+{
+	(void)state;
+	crash(true);
 }
 
 /* The device's link, DIR/dev -> target, replaced as udev replaces a by-id link. */
@@ -681,6 +700,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(restart_keeps_every_byte, teardown),
 		cmocka_unit_test_teardown(crash_loses_only_what_was_read, teardown),
+		cmocka_unit_test_teardown(stopped_then_killed, teardown),
 		cmocka_unit_test_teardown(hung_up_is_opened_anew, teardown),
 		cmocka_unit_test_teardown(other_device_is_opened_anew, teardown),
 		cmocka_unit_test_teardown(unwanted_is_released, teardown),
