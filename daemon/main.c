@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "export.h"
+#include "fdstore.h"
 #include "replay.h"
 #include "flush.h"
 #include "fmt.h"
@@ -50,6 +51,7 @@ struct daemon {
 	struct metrics metrics;             /* [logger] metrics_file, written by the flusher */
 	struct notify notify;
 	struct rt rt;
+	struct fdstore store;               /* the ports kept open across restarts */
 	int stop_fd;
 	int sig_fd;
 	/* the threads that started, for the stop */
@@ -368,7 +370,8 @@ static int setup_parts(struct daemon *d)
 		ok = ok && sampler_parts(&d->samplers[i], &d->parts);
 	}
 	for (unsigned i = 0; i < c->nserial; i++) {
-		rc = serial_init(&d->serial[i], &c->serial[i], c->logger.ring_records, d->stop_fd);
+		rc = serial_init(&d->serial[i], &c->serial[i], c->logger.ring_records, d->stop_fd,
+				 &d->store);
 		if (rc < 0) {
 			log_err("[serial %s]: cannot allocate its ring of %u records: %s",
 				c->serial[i].name, c->logger.ring_records, strerror(-rc));
@@ -447,6 +450,21 @@ static bool start_producers(struct daemon *d, int *degraded)
 	return true;
 }
 
+/* A descriptor kept across a restart that no port wants any more (the config
+ * lost the port, or changed it so that it no longer opens it as before). */
+static void unwanted(void *ctx, const char *name, int fd, const struct fdstore_slot *slot)
+{
+	const char *role = strrchr(name, '/');
+
+	(void)ctx;
+	if (role != NULL && (strcmp(role, "/rx") == 0 || strcmp(role, "/tx") == 0))
+		drv_serial_forget(fd, slot != NULL ? slot->trigger_found : 0);
+	else
+		close(fd);
+	log_info("descriptor %s kept across the restart: no port of this config takes it; "
+		 "closed", name[0] != '\0' ? name : "(no name)");
+}
+
 /* In reverse: readers end their packets, then the flusher drains all; then free. */
 static void stop(struct daemon *d, int stop_sig)
 {
@@ -473,6 +491,7 @@ static void stop(struct daemon *d, int stop_sig)
 	notify_fini(&d->notify);
 	rt_fini(&d->rt);
 	source_fini(&d->self);
+	fdstore_fini(&d->store);
 }
 
 static int run(struct daemon *d)
@@ -485,6 +504,16 @@ static int run(struct daemon *d)
 	if (d->stop_fd < 0 || setup_signals(d) < 0) {
 		log_err("cannot set up signals: %s", strerror(errno));
 		return 1;
+	}
+	/* before anything opens: the ports the last process kept open */
+	{
+		char err[256];
+
+		if (fdstore_init(&d->store, err, sizeof(err)) < 0)
+			log_warn("%s", err);
+		if (d->store.lost > 0)
+			log_warn("%u descriptors handed over at start beyond the %d taken: closed",
+				 d->store.lost, FDSTORE_GOT_MAX);
 	}
 	rc = setup_parts(d);
 	if (rc != 0)
@@ -501,6 +530,7 @@ static int run(struct daemon *d)
 		return 1;
 	}
 	started = start_producers(d, &degraded);
+	fdstore_finish(&d->store, unwanted, d);
 	if (degraded && d->rt.err[RT_FIFO] == 0) {
 		/* the probe was allowed, a thread was not: a limit changed meanwhile */
 		d->rt.err[RT_FIFO] = EPERM;

@@ -41,6 +41,9 @@ static const struct row {
 	  "EV late-delivery marks: reads whose packet boundaries are in doubt (STAT late=)." },
 	{ "port_reopens_total", PORTS, "reopens",
 	  "Times the port came back after it was lost (STAT reopens=)." },
+	{ "held_bytes_total", K(PART_SERIAL), "held_bytes",
+	  "Bytes that came while no daemon ran, from a port kept open across a restart "
+	  "(STAT held_bytes=)." },
 	{ "uart_frame_errors_total", K(PART_SERIAL), "frame",
 	  "Framing errors the UART counted (STAT frame=; 0 on a pty)." },
 	{ "uart_parity_errors_total", K(PART_SERIAL), "parity",

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,36 +233,81 @@ static int make_link(const char *target, const char *path)
 	return 0;
 }
 
-int pass_open(struct pass *ps, const struct conf_serial *cfg, char *err, size_t errlen)
+/* The pty's settings as the application has them now (through fd, master or slave). */
+static bool look(int fd, unsigned *baud, unsigned *stop, enum drv_flow *flow)
 {
 	struct termios tio;
+
+	if (tcgetattr(fd, &tio) < 0)
+		return false;
+	*baud = drv_tty_baud(cfgetospeed(&tio));
+	*stop = tio.c_cflag & CSTOPB ? 2 : 1;
+	*flow = tio.c_cflag & CRTSCTS ? DRV_FLOW_RTSCTS
+		: tio.c_iflag & IXON ? DRV_FLOW_XONXOFF : DRV_FLOW_NONE;
+	return true;
+}
+
+/*
+ * The pty kept across a restart: a master and our slave descriptor of the same
+ * pty that has not hung up. Taken over (ps's) or closed.
+ */
+static enum drv_kept take_back(struct pass *ps, int master, int slave)
+{
+	struct pollfd pfd = { .fd = master, .events = POLLIN };
+	enum drv_kept k = DRV_KEPT_YES;
+	struct stat a, b;
+	int fl;
+
+	if (master < 0 || slave < 0 || ptsname_r(master, ps->pts, sizeof(ps->pts)) != 0
+	    || fstat(slave, &a) < 0 || stat(ps->pts, &b) < 0 || a.st_rdev != b.st_rdev)
+		k = DRV_KEPT_OTHER;
+	else if (poll(&pfd, 1, 0) < 0 || (pfd.revents & (POLLHUP | POLLERR | POLLNVAL)) != 0)
+		k = DRV_KEPT_HUNG_UP;
+	else if ((fl = fcntl(master, F_GETFL)) < 0 || fcntl(master, F_SETFL, fl | O_NONBLOCK) < 0)
+		k = DRV_KEPT_OTHER;
+	if (k == DRV_KEPT_YES) {
+		ps->master = master;
+		ps->slave = slave;
+		return k;
+	}
+	ps->pts[0] = '\0';
+	if (master >= 0)
+		close(master);
+	if (slave >= 0)
+		close(slave);
+	return k;
+}
+
+int pass_open(struct pass *ps, const struct conf_serial *cfg, int master, int slave, char *err,
+	      size_t errlen)
+{
 	struct stat st;
 	int rc;
 	const char *what;
 
 	memset(ps, 0, sizeof(*ps));
 	ps->cfg = cfg;
-	ps->slave = -1;
-	ps->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
-	what = "cannot make a pty (/dev/ptmx)";
-	if (ps->master < 0 || grantpt(ps->master) < 0 || unlockpt(ps->master) < 0
-	    || ptsname_r(ps->master, ps->pts, sizeof(ps->pts)) != 0)
-		goto fail_errno;
-	what = "cannot open the pty's slave";
-	ps->slave = open(ps->pts, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
-	if (ps->slave < 0)
-		goto fail_errno;
-	rc = drv_tty_raw(ps->slave, &cfg->tty, false);
-	if (rc < 0) {
-		errno = -rc;
-		what = "cannot make the pty raw";
-		goto fail_errno;
+	ps->master = ps->slave = -1;
+	ps->kept = master >= 0 || slave >= 0 ? take_back(ps, master, slave) : DRV_KEPT_NONE;
+	if (ps->kept != DRV_KEPT_YES) {
+		ps->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+		what = "cannot make a pty (/dev/ptmx)";
+		if (ps->master < 0 || grantpt(ps->master) < 0 || unlockpt(ps->master) < 0
+		    || ptsname_r(ps->master, ps->pts, sizeof(ps->pts)) != 0)
+			goto fail_errno;
+		what = "cannot open the pty's slave";
+		ps->slave = open(ps->pts, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+		if (ps->slave < 0)
+			goto fail_errno;
+		rc = drv_tty_raw(ps->slave, &cfg->tty, false);
+		if (rc < 0) {
+			errno = -rc;
+			what = "cannot make the pty raw";
+			goto fail_errno;
+		}
 	}
-	if (tcgetattr(ps->slave, &tio) == 0) {
-		ps->seen_baud = drv_tty_baud(cfgetospeed(&tio));
-		ps->seen_stop = tio.c_cflag & CSTOPB ? 2 : 1;
-		ps->seen_flow = DRV_FLOW_NONE;
-	}
+	/* a pty taken back has the settings the application gave it, said already */
+	(void)look(ps->slave, &ps->seen_baud, &ps->seen_stop, &ps->seen_flow);
 	if (fchown(ps->slave, (uid_t)cfg->pass_uid, (gid_t)cfg->pass_gid) < 0) {
 		snprintf(err, errlen, "pass_owner, pass_group: cannot give %s to user %s, group %s "
 			 "(uid %d, gid %d): %s; fix: set pass_group to a group the service user is "
@@ -302,7 +348,8 @@ void pass_close(struct pass *ps)
 	char target[sizeof(ps->pts)];
 	ssize_t n;
 
-	if (ps->cfg != NULL && ps->pts[0] != '\0') {
+	/* stored: the next process takes the pty back, and the application keeps PATH */
+	if (ps->cfg != NULL && ps->pts[0] != '\0' && !ps->stored) {
 		/* only our own link: a second daemon's, or the admin's file, stays */
 		n = readlink(ps->cfg->pass_path, target, sizeof(target) - 1);
 		if (n > 0 && (size_t)n < sizeof(target)) {
@@ -342,6 +389,8 @@ void pass_attach(struct pass *ps, struct drv_serial *port)
 	port->latency_timer = -ENODEV;
 	port->latency_err = 0;
 	port->lock_fd = -1;
+	port->kept = ps->kept;
+	port->stored = false;           /* the pty is stored by the port (pass.h, stored) */
 	port->dlv = (struct delivery){ .kind = DELIVERY_DIRECT, .what = "pty", .latency_ms = -1 };
 }
 
@@ -358,7 +407,6 @@ static const char *flow_name(enum drv_flow f)
 bool pass_settings_changed(struct pass *ps, char *text, size_t len)
 {
 	const struct conf_serial *c = ps->cfg;
-	struct termios tio;
 	unsigned baud, stop;
 	enum drv_flow flow;
 	char format[4] = { 0 };
@@ -366,12 +414,8 @@ bool pass_settings_changed(struct pass *ps, char *text, size_t len)
 
 	/* a master's termios ioctls act on its slave (tty_pair_get_tty): what the
 	 * application set, without a descriptor of the application's */
-	if (tcgetattr(ps->master, &tio) < 0)
+	if (!look(ps->master, &baud, &stop, &flow))
 		return false;
-	baud = drv_tty_baud(cfgetospeed(&tio));
-	stop = tio.c_cflag & CSTOPB ? 2 : 1;
-	flow = tio.c_cflag & CRTSCTS ? DRV_FLOW_RTSCTS
-	       : tio.c_iflag & IXON ? DRV_FLOW_XONXOFF : DRV_FLOW_NONE;
 	if (baud == ps->seen_baud && stop == ps->seen_stop && flow == ps->seen_flow)
 		return false;
 	ps->seen_baud = baud;

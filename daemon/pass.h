@@ -93,6 +93,9 @@ struct pass {
 	int master;                 /* read by the TX reader, written by the RX reader */
 	int slave;                  /* ours: the master never hangs up */
 	char pts[64];               /* /dev/pts/N */
+	enum drv_kept kept;         /* what became of the pty kept across a restart */
+	bool stored;                /* master and slave are in the service manager's store:
+				     * the pty and PATH outlive this process */
 	/* the application's settings as last seen, for EV app-settings */
 	unsigned seen_baud, seen_stop;
 	enum drv_flow seen_flow;
@@ -103,10 +106,18 @@ struct pass {
  * error. 0, or -errno with the directory that failed in dir. */
 int pass_prepare(const struct conf_serial *cfg, char *dir, size_t len);
 
-/* Makes the pty, its owner, group and mode, and the link (replacing an old
- * link). 0, or -errno with what failed, and what to do, in err. */
-int pass_open(struct pass *ps, const struct conf_serial *cfg, char *err, size_t errlen);
-/* Removes the link if it is still ours, closes the pty. Accepts a pass never opened. */
+/*
+ * Makes the pty, its owner, group and mode, and the link (replacing an old
+ * link). 0, or -errno with what failed, and what to do, in err. master, slave:
+ * the pty kept across a restart (fdstore.h), or -1; taken over either way
+ * (ps->kept says what became of them). A pair that has not hung up is the pty
+ * again, as the application left it (its settings are not touched; owner, group,
+ * mode and the link are the config's).
+ */
+int pass_open(struct pass *ps, const struct conf_serial *cfg, int master, int slave, char *err,
+	      size_t errlen);
+/* Removes the link if it is still ours, closes the pty; a stored pty's link stays
+ * (the next process takes the pty back). Accepts a pass never opened. */
 void pass_close(struct pass *ps);
 
 /* The pty as the TX reader's port: fd = the master, path = the slave. */

@@ -279,6 +279,27 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 		emit(r, REASM_GAP);
 }
 
+void reasm_held(struct reasm *r, const uint8_t *data, size_t n, const struct reasm_read *rd,
+		int64_t unread_ns)
+{
+	int64_t seen = rd->seen_mono, end = rd->end_mono > seen ? rd->end_mono : seen;
+	int64_t first = byte_mono(r, n, 0, seen);
+	struct reasm_doubt d = { .why = REASM_RESTART, .bytes = n, .wait_ns = unread_ns,
+				 .joined = r->len > 0 };
+
+	if (n == 0)
+		return;
+	d.t_mono = r->len > 0 ? r->first_mono : first;
+	d.t_real = r->len > 0 ? r->first_real : rd->seen_real - (seen - first);
+	r->first_read_n = 0;
+	if (r->doubt != NULL)
+		r->doubt(r->ctx, &d);
+	/* a device that holds bytes may still hand over some that came before this
+	 * read: the deadline waits for them, as for any read of such a device */
+	append(r, data, n, seen, rd->seen_real,
+	       end + (r->dev.hold_ns > 0 ? r->dev.blur_ns + r->dev.hold_ns : 0));
+}
+
 void reasm_feed(struct reasm *r, const uint8_t *data, size_t n,
 		int64_t now_mono, int64_t now_real)
 {

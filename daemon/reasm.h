@@ -88,8 +88,10 @@ enum reasm_doubt_case {
 	REASM_HELD,              /* a device that holds bytes handed them over before the
 				  * deadline, after a silence that may be a gap: it is
 				  * inferred from the device's delivery, not seen */
+	REASM_RESTART,           /* they came while no reader ran (the port stayed open
+				  * across a restart, fdstore.h): reasm_held */
 };
-#define REASM_DOUBT_CASES (REASM_HELD + 1)      /* for tables indexed by the case */
+#define REASM_DOUBT_CASES (REASM_RESTART + 1)   /* for tables indexed by the case */
 
 struct reasm_doubt {
 	enum reasm_doubt_case why;
@@ -97,7 +99,8 @@ struct reasm_doubt {
 	size_t bytes;            /* of the read */
 	int64_t wait_ns;         /* end of the read minus the deadline, or minus the
 				  * wake-up when that came first; REASM_HELD: the silence
-				  * before the bytes on the wire, as estimated */
+				  * before the bytes on the wire, as estimated;
+				  * REASM_RESTART: how long the port was unread */
 	int64_t t_mono, t_real;  /* start of the packet the read's first byte is in */
 };
 
@@ -157,6 +160,18 @@ void reasm_on_doubt(struct reasm *r, reasm_doubt_fn *fn);
 
 /* The n bytes of one read (n == 0 is allowed and changes nothing). */
 void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct reasm_read *rd);
+
+/*
+ * The n bytes of one read of what came while no reader ran: the port stayed open
+ * across a restart, unread for unread_ns before the end of this read. When each
+ * byte came, and so where a gap was, no one saw: they continue the packet in
+ * progress (an earlier read of such bytes) or begin one, are dated as bytes
+ * waiting at a wake-up (back to back before the read, never before the floor),
+ * and the doubt says REASM_RESTART with wait_ns = unread_ns. A delimiter and
+ * max_len still end packets among them.
+ */
+void reasm_held(struct reasm *r, const uint8_t *data, size_t n, const struct reasm_read *rd,
+		int64_t unread_ns);
 
 /* reasm_read of bytes that woke the reader at (now_mono, now_real) and were read at once. */
 void reasm_feed(struct reasm *r, const uint8_t *data, size_t n,

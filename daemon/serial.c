@@ -116,6 +116,7 @@ static void report_late(void *ctx, const struct reasm_doubt *d)
 	static const char *const why[] = {
 		[REASM_LATE_WAKE] = "late-wake", [REASM_DEADLINE_READ] = "deadline-read",
 		[REASM_SLOW_READ] = "slow-read", [REASM_HELD] = "held",
+		[REASM_RESTART] = "restart",
 	};
 	_Static_assert(sizeof(why) / sizeof(why[0]) == REASM_DOUBT_CASES,
 		       "a doubt case without its word");
@@ -132,6 +133,10 @@ static void report_late(void *ctx, const struct reasm_doubt *d)
 	fmt_kv_str(&kv, "joined", d->joined ? "yes" : "no");
 	/* counted as pushed (a dropped one is in drops= too): the mark's total, for STAT late= */
 	atomic_fetch_add_explicit(&p->late, 1, memory_order_relaxed);
+	/* the last process left no word of its last empty read (no state page): the
+	 * wait counts from this open only, the least it can have been */
+	if (d->why == REASM_RESTART && p->unread_from < 0)
+		fmt_kv_str(&kv, "wait_from", "open");
 	(void)source_push(&p->src, &ev, text, (uint32_t)kv.len);
 }
 
@@ -214,7 +219,7 @@ static void apply_delivery(struct serial_port *p, bool pty, struct fmt_kv *kv)
 
 /* One reader, of either direction, and (with lines = on) its lines thread's ring. */
 static int reader_init(struct serial_port *p, const struct conf_serial *cfg, enum rec_kind kind,
-		       uint32_t ring_records, int stop_fd)
+		       uint32_t ring_records, int stop_fd, struct fdstore *store)
 {
 	int rc;
 
@@ -222,6 +227,11 @@ static int reader_init(struct serial_port *p, const struct conf_serial *cfg, enu
 	p->cfg = cfg;
 	p->kind = kind;
 	p->stop_fd = stop_fd;
+	p->store = store;
+	p->role = kind == REC_RX ? FDSTORE_RX : FDSTORE_TX;
+	p->slot = store != NULL ? fdstore_slot(store, cfg->name, p->role) : NULL;
+	p->unread_from = -1;
+	atomic_init(&p->held_bytes, 0);
 	p->drv.fd = -1;
 	p->drv.lock_fd = -1;
 	p->gap_ns = cfg->gap_ns;
@@ -278,7 +288,8 @@ static void reader_fini(struct serial_port *p)
  * master (set when the pty is made), the TX reader to the device (handed over
  * by the port's reader at each open).
  */
-static int tx_init(struct serial_port *p, uint32_t ring_records, int stop_fd)
+static int tx_init(struct serial_port *p, uint32_t ring_records, int stop_fd,
+		   struct fdstore *store)
 {
 	const struct conf_serial *c = p->cfg;
 	struct serial_port *t = malloc(sizeof(*t));
@@ -291,7 +302,7 @@ static int tx_init(struct serial_port *p, uint32_t ring_records, int stop_fd)
 	/* conf_check.c keeps pass_path within CONF_PATH_MAX */
 	snprintf(tc.device, sizeof(tc.device), "%.*s", (int)sizeof(tc.device) - 1,
 		 c->tx_device[0] != '\0' ? c->tx_device : c->pass_path);
-	rc = reader_init(t, &tc, REC_TX, ring_records, stop_fd);
+	rc = reader_init(t, &tc, REC_TX, ring_records, stop_fd, store);
 	t->tx_cfg = tc;         /* its own copy, now that reader_init has cleared t */
 	t->cfg = &t->tx_cfg;
 	p->tx = t;
@@ -319,25 +330,49 @@ static int tx_init(struct serial_port *p, uint32_t ring_records, int stop_fd)
 }
 
 int serial_init(struct serial_port *p, const struct conf_serial *cfg, uint32_t ring_records,
-		int stop_fd)
+		int stop_fd, struct fdstore *store)
 {
-	int rc = reader_init(p, cfg, REC_RX, ring_records, stop_fd);
+	int rc = reader_init(p, cfg, REC_RX, ring_records, stop_fd, store);
 
 	if (rc == 0 && conf_serial_has_tx(cfg))
-		rc = tx_init(p, ring_records, stop_fd);
+		rc = tx_init(p, ring_records, stop_fd, store);
 	return rc;
+}
+
+/* The store's word on the port just opened (or the pty just made or taken back). */
+static void took_back(struct serial_port *p, enum drv_kept kept)
+{
+	p->held = kept == DRV_KEPT_YES;
+	p->opened_mono = mono_ns();
+	p->unread_from = p->held && p->slot != NULL && p->slot->empty_mono > 0
+			 ? p->slot->empty_mono : -1;
 }
 
 int serial_pass_open(struct serial_port *p, char *err, size_t errlen)
 {
-	int rc;
+	struct pass *ps = p->pty;
+	int rc, master = -1, slave = -1;
 
-	if (p->pty == NULL)
+	if (ps == NULL)
 		return 0;
-	rc = pass_open(p->pty, p->cfg, err, errlen);
-	if (rc == 0)
-		p->relay.fd = p->pty->master;   /* the RX reader writes what it reads there */
-	return rc;
+	if (p->store != NULL) {
+		master = fdstore_take(p->store, p->cfg->name, FDSTORE_PTY);
+		slave = fdstore_take(p->store, p->cfg->name, FDSTORE_PTS);
+	}
+	rc = pass_open(ps, p->cfg, master, slave, err, errlen);
+	if (ps->kept != DRV_KEPT_NONE && ps->kept != DRV_KEPT_YES) {
+		fdstore_drop(p->store, p->cfg->name, FDSTORE_PTY);
+		fdstore_drop(p->store, p->cfg->name, FDSTORE_PTS);
+	}
+	if (rc < 0)
+		return rc;
+	p->relay.fd = ps->master;       /* the RX reader writes what it reads there */
+	ps->stored = ps->kept == DRV_KEPT_YES
+		     || (p->store != NULL && fdstore_put(p->store, p->cfg->name, FDSTORE_PTY, ps->master)
+			 && fdstore_put(p->store, p->cfg->name, FDSTORE_PTS, ps->slave));
+	/* what the application wrote while no reader ran waits in the pty */
+	took_back(p->tx, ps->kept);
+	return 0;
 }
 
 void serial_fini(struct serial_port *p)
@@ -374,6 +409,7 @@ static void tx_stat(const struct serial_port *t, struct fmt_kv *kv)
 		{ "tx_drops", LD(t->src.dropped) }, { "tx_drop_bytes", LD(t->src.dropped_bytes) },
 		{ "tx_wakeups", LD(t->wakeups) }, { "tx_accounted", t->src.accounted },
 		{ "tx_late", LD(t->late) }, { "tx_reopens", LD(t->reopens) },
+		{ "tx_held_bytes", LD(t->held_bytes) },
 	};
 	char key[24];
 
@@ -402,6 +438,7 @@ static void serial_stat(const void *obj, struct fmt_kv *kv)
 	fmt_kv_u64(kv, "accounted", p->src.accounted);
 	fmt_kv_u64(kv, "late", LD(p->late));
 	fmt_kv_u64(kv, "reopens", LD(p->reopens));
+	fmt_kv_u64(kv, "held_bytes", LD(p->held_bytes));
 	if (p->cfg->lines) {
 		fmt_kv_u64(kv, "lines_records", LD(p->lines_src.records));
 		fmt_kv_u64(kv, "lines_drops", LD(p->lines_src.dropped));
@@ -442,10 +479,19 @@ int serial_open(struct serial_port *p)
 	char text[SOURCE_EV_MAX], format[4] = { 0 };
 	const char *note = "pty";
 	struct fmt_kv kv;
+	bool pass_tx = p->pty != NULL && p->kind == REC_TX;
+	int rc, kept = -1;
+
+	/* the keeper the last process left in the store, at the first open only (in
+	 * main, before the threads) */
+	if (!p->asked_store && p->store != NULL && !pass_tx)
+		kept = fdstore_take(p->store, c->name, p->role);
+	p->asked_store = true;
 	/* pass: the TX reader's port is the pty that pass_open made */
-	int rc = p->pty != NULL && p->kind == REC_TX
-		 ? (pass_attach(p->pty, &p->drv), 0)
-		 : drv_serial_open(c->device, &c->tty, &p->drv, &note);
+	rc = pass_tx ? (pass_attach(p->pty, &p->drv), 0)
+		     : drv_serial_open(c->device, &c->tty, kept, &p->drv, &note);
+	if (kept >= 0 && (rc < 0 || p->drv.kept != DRV_KEPT_YES))
+		fdstore_drop(p->store, c->name, p->role);   /* closed: the store's copy too */
 
 	fmt_kv_init(&kv, text, sizeof(text));
 	if (rc < 0) {
@@ -461,6 +507,16 @@ int serial_open(struct serial_port *p)
 	if (p->opens++ > 0)
 		atomic_fetch_add_explicit(&p->reopens, 1, memory_order_relaxed);
 	atomic_store_explicit(&p->up, true, memory_order_relaxed);
+	if (!pass_tx) {
+		took_back(p, p->drv.kept);
+		/* a port kept open is still in the store; a new one goes there */
+		p->drv.stored = p->drv.kept == DRV_KEPT_YES
+				|| fdstore_put(p->store, c->name, p->role, p->drv.lock_fd);
+		if (p->slot != NULL && p->drv.kept == DRV_KEPT_YES)
+			p->drv.dlv.trigger_found = p->slot->trigger_found;  /* still to put back */
+		else if (p->slot != NULL)
+			p->slot->trigger_found = p->drv.dlv.trigger_found;
+	}
 	if (c->lines) {
 		/* the lines thread gets its own descriptor of the same open port */
 		int old, fd = fcntl(p->drv.fd, F_DUPFD_CLOEXEC, 0);
@@ -487,6 +543,8 @@ int serial_open(struct serial_port *p)
 		   : p->drv.low_latency == 0 ? "n/a" : "off");
 	if (p->drv.latency_timer >= 0)
 		fmt_kv_i64(&kv, "latency_timer", p->drv.latency_timer);
+	if (drv_kept_name(p->drv.kept) != NULL)
+		fmt_kv_str(&kv, "store", drv_kept_name(p->drv.kept));
 	p->has_icount = read_icount(p->drv.fd, p->icount_last);
 	(void)source_event(&p->src, EV_OPEN, 0, text);
 	report_port_rt(p);
@@ -499,18 +557,33 @@ int serial_open(struct serial_port *p)
 	return 0;
 }
 
-static void port_lost(struct serial_port *p, int err, const char *reason)
+/*
+ * The port is closed: lost (a hang-up, an error), or the reader stops. Stopping,
+ * a port in the store stays open there for the next process (EV close store=kept);
+ * a port lost leaves the store, and its FIFO's level is put back as it closes.
+ */
+static void port_lost(struct serial_port *p, int err, const char *reason, bool stopping)
 {
+	bool keep = stopping && (p->drv.stored || (p->pty != NULL && p->kind == REC_TX
+						   && p->pty->stored));
 	char text[64];
 	struct fmt_kv kv;
 
 	reasm_flush(&p->reasm);
+	if (p->drv.stored && !keep) {
+		fdstore_drop(p->store, p->cfg->name, p->role);
+		p->drv.stored = false;
+		if (p->slot != NULL)
+			p->slot->trigger_found = 0;     /* put back by the close below */
+	}
 	drv_serial_close(&p->drv);
 	if (p->peer != NULL && p->peer->relaying && p->kind == REC_RX)
 		relay_give(&p->peer->relay, -1);       /* its dup would keep the device busy */
 	atomic_store_explicit(&p->up, false, memory_order_relaxed);
 	fmt_kv_init(&kv, text, sizeof(text));
 	fmt_kv_str(&kv, "reason", reason);
+	if (keep)
+		fmt_kv_str(&kv, "store", "kept");
 	(void)source_event(&p->src, EV_CLOSE, err, text);
 }
 
@@ -522,10 +595,16 @@ static void port_lost(struct serial_port *p, int err, const char *reason)
  * thread, can be milliseconds late. Returns the byte count, 0 when there is
  * nothing, or -1 when the port was lost (closed and reported).
  */
-static ssize_t port_read(struct serial_port *p)
+static ssize_t port_read(struct serial_port *p, int64_t t0)
 {
 	ssize_t n = read(p->drv.fd, p->rbuf, sizeof(p->rbuf));
 
+	/* an empty read proves the kernel held nothing older than t0, and so does one
+	 * that took less than a full line discipline (its tty worker had handed on what
+	 * came, but for its own lag): if the port is kept across a restart, what the next
+	 * process finds came after t0 (one store to the shared page, no system call) */
+	if (p->slot != NULL && (n > 0 ? n < SERIAL_LDISC_FULL : n < 0 && errno == EAGAIN))
+		atomic_store_explicit(&p->slot->empty_mono, t0, memory_order_relaxed);
 	if (n > 0) {
 		/* pass: straight on to the other side, before anything else (a
 		 * non-blocking write: microseconds, inside the read's time) */
@@ -534,12 +613,12 @@ static ssize_t port_read(struct serial_port *p)
 		return n;
 	}
 	if (n == 0) {
-		port_lost(p, 0, "hangup");
+		port_lost(p, 0, "hangup", false);
 		return -1;
 	}
 	if (errno == EAGAIN || errno == EINTR)
 		return 0;
-	port_lost(p, errno, errno == EIO ? "hangup" : "error");
+	port_lost(p, errno, errno == EIO ? "hangup" : "error", false);
 	return -1;
 }
 
@@ -552,7 +631,7 @@ static ssize_t port_read(struct serial_port *p)
  */
 static void at_deadline(struct serial_port *p, int64_t now_mono, int64_t now_real)
 {
-	ssize_t n = port_read(p);
+	ssize_t n = port_read(p, now_mono);
 	int64_t end = mono_ns();
 	struct reasm_read rd = { .woken = false, .seen_mono = end,
 				 .seen_real = now_real + (end - now_mono), .end_mono = end };
@@ -620,10 +699,38 @@ static void say_horizon(struct serial_port *p, struct timespec *ts, struct times
 	}
 }
 
+/*
+ * The port stayed open while no reader ran (fdstore.h): what the kernel holds came
+ * meanwhile, at times no one saw. Read it all first, as held (reasm_held: EV
+ * late-delivery case=restart, the wait since a reader last found the kernel
+ * empty), and count it. pass: relayed as read, the TX reader's to the device it
+ * is given first.
+ */
+static void take_held(struct serial_port *p)
+{
+	if (p->relaying)
+		relay_poll(&p->relay, false);
+	while (p->held && p->drv.fd >= 0) {
+		int64_t t0 = mono_ns(), r0 = real_ns();
+		ssize_t n = port_read(p, t0);
+		int64_t end = mono_ns();
+		struct reasm_read rd = { .woken = false, .seen_mono = end,
+					 .seen_real = r0 + (end - t0), .end_mono = end };
+
+		if (n <= 0)
+			break;
+		reasm_held(&p->reasm, p->rbuf, (size_t)n, &rd,
+			   end - (p->unread_from >= 0 ? p->unread_from : p->opened_mono));
+		atomic_fetch_add_explicit(&p->held_bytes, (uint64_t)n, memory_order_relaxed);
+	}
+	p->held = false;
+}
+
 static void *serial_thread(void *arg)
 {
 	struct serial_port *p = arg;
 
+	take_held(p);
 	for (;;) {
 		struct pollfd pfd[4] = {
 			{ .fd = p->drv.fd, .events = POLLIN },
@@ -667,7 +774,7 @@ static void *serial_thread(void *arg)
 		if (p->relaying)
 			relay_poll(&p->relay, pfd[2].revents != 0);
 		if (pfd[0].revents != 0) {
-			ssize_t n = port_read(p);
+			ssize_t n = port_read(p, now_mono);
 			/* the first byte had arrived by the wake-up, every byte by the
 			 * end of the read: reasm judges the gaps from both */
 			struct reasm_read rd = { .woken = true, .seen_mono = now_mono,
@@ -685,7 +792,7 @@ static void *serial_thread(void *arg)
 	}
 	/* Stop: what the kernel holds was sent before the stop; take it all. */
 	while (p->drv.fd >= 0) {
-		ssize_t n = port_read(p);
+		ssize_t n = port_read(p, mono_ns());
 		struct reasm_read rd = { .woken = false, .seen_mono = mono_ns(),
 					 .seen_real = real_ns() };
 
@@ -695,7 +802,7 @@ static void *serial_thread(void *arg)
 		reasm_read(&p->reasm, p->rbuf, (size_t)n, &rd);
 	}
 	if (p->drv.fd >= 0)
-		port_lost(p, 0, "stop");
+		port_lost(p, 0, "stop", true);
 	if (p->relaying) {
 		relay_stop(&p->relay);
 		say_relay_lost(p, true);

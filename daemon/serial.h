@@ -19,6 +19,7 @@
 #include "conf.h"
 #include "thread.h"
 #include "drv.h"
+#include "fdstore.h"
 #include "health.h"
 #include "parts.h"
 #include "irq.h"
@@ -27,6 +28,7 @@
 #include "source.h"
 
 #define SERIAL_READ_MAX 4096
+#define SERIAL_LDISC_FULL 4095  /* the most n_tty holds for a read (N_TTY_BUF_SIZE less 1) */
 #define SERIAL_RETRY_MS 500     /* reopen attempts while a port is gone */
 /* A reader of a port with two directions wakes at least this often while idle,
  * to say that it holds nothing older (the other direction's lines wait for it) */
@@ -79,14 +81,26 @@ struct serial_port {
 	struct pass *pty;           /* pass: the pty (the RX reader's, shared) */
 	struct relay relay;         /* pass: where what it reads goes (app or device) */
 	bool relaying;
+
+	/* kept open across a restart (fdstore.h) */
+	struct fdstore *store;      /* NULL: nothing is stored */
+	enum fdstore_role role;     /* its keeper's name there: FDSTORE_RX or FDSTORE_TX */
+	struct fdstore_slot *slot;  /* its state across restarts, or NULL */
+	bool asked_store;           /* the first open took what the store handed over */
+	bool held;                  /* the port stayed open: what came meanwhile is read first */
+	int64_t unread_from;        /* held: when a reader last found the kernel empty, or -1 */
+	int64_t opened_mono;        /* the last open (held, unread_from unknown: from there) */
+	_Atomic uint64_t held_bytes; /* read as held since start (STAT held_bytes) */
 };
 
 /* Allocates and prefaults the port's ring and buffers, and those of its TX
- * reader (tx_device, pass). Returns 0 or -errno. */
+ * reader (tx_device, pass); store (NULL: none) keeps their ports open across a
+ * restart. Returns 0 or -errno. */
 int serial_init(struct serial_port *p, const struct conf_serial *cfg, uint32_t ring_records,
-		int stop_fd);
-/* pass: makes the pty and PATH's link (pass.h), before the threads. 0 (also
- * without pass), or -errno with what failed, and what to do, in err. */
+		int stop_fd, struct fdstore *store);
+/* pass: makes the pty and PATH's link (pass.h), or takes back the ones kept in the
+ * store, before the threads. 0 (also without pass), or -errno with what failed,
+ * and what to do, in err. */
 int serial_pass_open(struct serial_port *p, char *err, size_t errlen);
 void serial_fini(struct serial_port *p);
 /* Registers the reader (its ring, beat, figures and the port's STAT line) and,
@@ -96,7 +110,9 @@ bool serial_parts(struct serial_port *p, struct parts *ps);
 
 /* Opens the port (from main before the thread starts, or from the reader when
  * the port came back); pushes EV open or, once per distinct errno, EV error.
- * main opens a port's TX reader (p->tx) too. */
+ * main opens a port's TX reader (p->tx) too. The first open takes back the port's
+ * keeper from the store, if it was kept; every open of a port not kept stores
+ * its keeper. */
 int serial_open(struct serial_port *p);
 
 int serial_start(struct serial_port *p, int *degraded);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <linux/serial.h>
+#include <poll.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -32,9 +33,9 @@ static int is_pty(const char *path)
  * the tty's, not the descriptor's, and writing the FIFO's trigger level empties
  * the FIFO: opening a port that tio, minicom or another logger holds, to find out
  * only then that it is busy, would change the holder's settings and lose its
- * bytes (every retry, every 500 ms). So our own descriptor takes the flock first
- * and keeps it while the port is open; the driver's descriptor then gets
- * TIOCEXCL. Returns that descriptor or -errno.
+ * bytes (every retry, every 500 ms). So our own descriptor (the keeper) takes the
+ * flock first and keeps it while the port is open; the driver's descriptor then
+ * gets TIOCEXCL. Returns the keeper or -errno.
  */
 static int lock_port(const char *path)
 {
@@ -50,7 +51,58 @@ static int lock_port(const char *path)
 	return fd;
 }
 
-int drv_serial_open(const char *device, const struct drv_serial_config *cfg,
+const char *drv_kept_name(enum drv_kept k)
+{
+	switch (k) {
+	case DRV_KEPT_YES: return "kept";
+	case DRV_KEPT_HUNG_UP: return "hung-up";
+	case DRV_KEPT_OTHER: return "other-device";
+	default: return NULL;
+	}
+}
+
+/*
+ * A keeper handed over from before a restart: still open? A tty that hung up
+ * meanwhile (an adapter unplugged, a pty's master closed) says POLLHUP or POLLERR
+ * for good: whatever came before is gone with it, whichever device the config's
+ * path names now. Closed then, and -1.
+ */
+static int still_open(struct drv_serial *port, int kept)
+{
+	struct pollfd pfd = { .fd = kept, .events = POLLIN };
+
+	if (kept < 0)
+		return -1;
+	if (poll(&pfd, 1, 0) >= 0 && (pfd.revents & (POLLHUP | POLLERR | POLLNVAL)) == 0)
+		return kept;
+	port->kept = DRV_KEPT_HUNG_UP;
+	close(kept);
+	return -1;
+}
+
+/* The keeper to hold the port with: the one kept, if it is of this device (and its
+ * flock still ours), or a new one. */
+static int keeper_of(struct drv_serial *port, int kept, const char *real)
+{
+	struct stat a, b;
+
+	if (kept >= 0) {
+		port->kept = DRV_KEPT_OTHER;
+		if (fstat(kept, &a) == 0 && stat(real, &b) == 0 && S_ISCHR(a.st_mode)
+		    && a.st_rdev == b.st_rdev && drv_serial_flock(kept) == 0) {
+			/* the exclusive mode is the tty's, set by the driver's descriptor of
+			 * the last process: off, so that the driver can open it again (and
+			 * set it again) */
+			(void)ioctl(kept, TIOCNXCL);
+			port->kept = DRV_KEPT_YES;
+			return kept;
+		}
+		close(kept);
+	}
+	return lock_port(real);
+}
+
+int drv_serial_open(const char *device, const struct drv_serial_config *cfg, int kept,
 		    struct drv_serial *port, const char **note)
 {
 	char real[PATH_MAX];
@@ -63,32 +115,37 @@ int drv_serial_open(const char *device, const struct drv_serial_config *cfg,
 	port->state = NULL;
 	port->fd = -1;
 	port->lock_fd = -1;
+	port->stored = false;
+	port->kept = DRV_KEPT_NONE;
+	kept = still_open(port, kept);
 	/* libserialport looks the port up under /sys/class/tty by its name, so
 	 * /dev/serial/by-id/... links must be resolved first. */
-	if (realpath(device, real) == NULL)
-		return -errno;
-	if (strlen(real) >= sizeof(port->path))
-		return -ENAMETOOLONG;
+	rc = realpath(device, real) == NULL ? -errno
+	     : strlen(real) >= sizeof(port->path) ? -ENAMETOOLONG : 0;
+	if (rc < 0) {
+		if (kept >= 0) {
+			close(kept);    /* the config's device is gone: the kept one is not it */
+			port->kept = DRV_KEPT_OTHER;
+		}
+		return rc;
+	}
 	strcpy(port->path, real);
 	pty = is_pty(real);
 	delivery_find("", real, pty, -1, cfg->delivery, cfg->delivery_n, &port->dlv);
-	if (pty) {
-		port->ops = &drv_serial_tty;
-		if (note != NULL)
-			*note = "pty";
-	} else {
-		port->ops = &drv_serial_sp;
-		port->lock_fd = lock_port(real);
-		if (port->lock_fd < 0) {
-			rc = port->lock_fd;
-			port->ops = NULL;
-			port->lock_fd = -1;
-			return rc;
-		}
-		/* the port is ours and still unconfigured: a refusal is kept in
-		 * dlv.trigger_err, and the reader says it (EV rt-missing) */
-		(void)delivery_set_trigger("", real, cfg->rx_trigger, &port->dlv);
+	port->lock_fd = keeper_of(port, kept, real);
+	if (port->lock_fd < 0) {
+		rc = port->lock_fd;
+		port->lock_fd = -1;
+		return rc;
 	}
+	/* the port is ours and still unconfigured, unless it stayed open (its FIFO may
+	 * hold bytes that came meanwhile): a refusal is kept in dlv.trigger_err, and
+	 * the reader says it (EV rt-missing) */
+	if (!pty && port->kept != DRV_KEPT_YES)
+		(void)delivery_set_trigger("", real, cfg->rx_trigger, &port->dlv);
+	port->ops = pty ? &drv_serial_tty : &drv_serial_sp;
+	if (pty && note != NULL)
+		*note = "pty";
 	rc = port->ops->open(cfg, port->path, &port->state, &port->fd);
 	if (rc < 0) {
 		/* a driver may have set fd before a later step failed and closed it:
@@ -111,13 +168,31 @@ void drv_serial_close(struct drv_serial *port)
 		port->ops->close(port->state, port->fd);
 	if (port->lock_fd >= 0) {
 		close(port->lock_fd);
-		/* closed by everyone now: writing the level empties a FIFO no one reads */
-		delivery_restore("", port->path, &port->dlv);
+		/* closed by everyone now (unless the service manager keeps it for the
+		 * next process): writing the level empties a FIFO no one reads */
+		if (!port->stored)
+			delivery_restore("", port->path, &port->dlv);
 	}
 	port->ops = NULL;
 	port->state = NULL;
 	port->fd = -1;
 	port->lock_fd = -1;
+	port->stored = false;
+}
+
+void drv_serial_forget(int keeper, unsigned trigger_found)
+{
+	struct delivery d = { .trigger_found = trigger_found };
+	char link[64], path[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", keeper);
+	n = readlink(link, path, sizeof(path) - 1);
+	close(keeper);
+	if (n > 0 && trigger_found > 0) {
+		path[n] = '\0';
+		delivery_restore("", path, &d);
+	}
 }
 
 int drv_serial_flock(int fd)
@@ -125,18 +200,6 @@ int drv_serial_flock(int fd)
 	/* what tio, minicom and picocom check */
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
 		return errno == EWOULDBLOCK ? -EBUSY : -errno;
-	return 0;
-}
-
-int drv_serial_lock(int fd)
-{
-	/* TIOCEXCL stops plain opens by anyone but root */
-	int rc = drv_serial_flock(fd);
-
-	if (rc < 0)
-		return rc;
-	if (ioctl(fd, TIOCEXCL) < 0)
-		return -errno;
 	return 0;
 }
 

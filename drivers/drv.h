@@ -46,11 +46,27 @@ struct drv_serial_ops {
 extern const struct drv_serial_ops drv_serial_sp;       /* libserialport */
 extern const struct drv_serial_ops drv_serial_tty;      /* plain termios, for pseudo-terminals */
 
+/* What became of a port's keeper handed over from before a restart (drv_serial_open). */
+enum drv_kept {
+	DRV_KEPT_NONE,          /* none was handed over */
+	DRV_KEPT_YES,           /* the port stayed open: taken back, set as the config says */
+	DRV_KEPT_HUNG_UP,       /* it had hung up meanwhile (unplugged): closed, opened anew */
+	DRV_KEPT_OTHER,         /* of another device than the config's: closed, opened anew */
+};
+
+/* EV open's store= word for a kept outcome ("kept", "hung-up", "other-device"); NULL for none. */
+const char *drv_kept_name(enum drv_kept k);
+
 struct drv_serial {
 	const struct drv_serial_ops *ops;
 	void *state;
 	int fd;
-	int lock_fd;                /* a real port: our own descriptor holding its flock, or -1 */
+	/* our own descriptor of the port holding its flock (the keeper), never read: what
+	 * keeps the port open across a restart (fdstore.h), or -1 */
+	int lock_fd;
+	enum drv_kept kept;         /* at the last open */
+	bool stored;                /* the keeper is in the service manager's store: closing ours
+				     * is not the port's last close (the FIFO's level stays) */
 	char path[DRV_PATH_MAX];    /* the resolved device path */
 	int low_latency;            /* drv_serial_low_latency() at open */
 	int latency_timer;          /* drv_ftdi_latency() at open */
@@ -61,15 +77,26 @@ struct drv_serial {
 /*
  * Opens serial port `device`, set as cfg says, with the right driver:
  * libserialport for real ports; termios for pseudo-terminals, which
- * libserialport 0.1.1 cannot look up. A real port is first made ours (flock on
- * a descriptor of our own), then its receive FIFO's trigger level set
- * (cfg->rx_trigger; delivery.h), then opened and set by the driver. Returns 0
- * or -errno; *note, when not NULL, names a fallback worth logging. Closing puts
- * the trigger level back.
+ * libserialport 0.1.1 cannot look up. The port is first made ours (flock on a
+ * descriptor of our own, the keeper), then a real port's receive FIFO's trigger
+ * level is set (cfg->rx_trigger; delivery.h), then the driver opens and sets it.
+ * Returns 0 or -errno; *note, when not NULL, names a fallback worth logging.
+ * Closing puts the trigger level back, unless the keeper is stored.
+ *
+ * kept: the keeper of this port from before a restart (fdstore.h), or -1; taken
+ * over either way (port->kept says what became of it). When it is of this
+ * device and has not hung up, the port never closed: it stays the keeper, the
+ * trigger level is left alone (writing it empties the FIFO, with bytes that came
+ * while no one read), and the driver opens the port once more beside it and sets
+ * it as the config says.
  */
-int drv_serial_open(const char *device, const struct drv_serial_config *cfg,
+int drv_serial_open(const char *device, const struct drv_serial_config *cfg, int kept,
 		    struct drv_serial *port, const char **note);
 void drv_serial_close(struct drv_serial *port);
+
+/* A keeper no port wants any more (fdstore_finish): closed, and the FIFO's level
+ * found before portlogd set one (trigger_found, 0: none) put back. */
+void drv_serial_forget(int keeper, unsigned trigger_found);
 
 /*
  * Input drivers, for [parallel NAME] sections: the parallel port's registers
@@ -160,11 +187,9 @@ unsigned drv_tty_baud(unsigned speed);
  * and with `flow` its flow control. 0 or -errno. */
 int drv_tty_raw(int fd, const struct drv_serial_config *cfg, bool flow);
 
-/* Exclusive access for the tty driver (drv_serial_flock + TIOCEXCL), so a second
- * logger or a terminal program cannot steal bytes; the libserialport driver takes
- * its flock before opening. Returns 0 or -errno (EBUSY if taken). */
-int drv_serial_lock(int fd);
-/* The flock part alone: 0, -EBUSY when another holds it, or -errno. */
+/* Exclusive access, so a second logger or a terminal program cannot steal bytes:
+ * drv.c takes the flock on the keeper before a driver opens the port, and the
+ * driver's descriptor sets TIOCEXCL. 0, -EBUSY when another holds it, or -errno. */
 int drv_serial_flock(int fd);
 
 /*

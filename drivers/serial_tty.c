@@ -5,6 +5,7 @@
  * matter to the gap and character-time arithmetic, not to the kernel. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -75,7 +76,8 @@ static int tty_open(const struct drv_serial_config *cfg, const char *path, void 
 	*fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (*fd < 0)
 		return -errno;
-	rc = drv_serial_lock(*fd);
+	/* drv.c's keeper holds the flock; TIOCEXCL stops plain opens by anyone but root */
+	rc = ioctl(*fd, TIOCEXCL) < 0 ? -errno : 0;
 	if (rc == 0)
 		rc = drv_tty_raw(*fd, cfg, true);
 	if (rc < 0) {
@@ -94,6 +96,6 @@ static void tty_close(void *state, int fd)
 
 const struct drv_serial_ops drv_serial_tty = {
 	.name = "termios",
-	.open = tty_open,       /* open(2) + flock/TIOCEXCL + raw termios */
+	.open = tty_open,       /* open(2) + TIOCEXCL + raw termios (drv.c holds the flock) */
 	.close = tty_close,     /* close(2) */
 };

@@ -32,6 +32,8 @@ static inline bool name_char(unsigned char c)
 	       || c == '-' || c == '.' || c == ':';
 }
 
+_Static_assert(LOGLINE_KV_MAX == 64, "the message 'more than 64 key=value fields' says it");
+
 /* The reason: fmt with one %s, the field that failed, shortened and printable. */
 static int fail(struct logline_parser *p, const char *fmt, const char *a, size_t alen)
 {
@@ -371,7 +373,7 @@ static int parse_kv(struct logline_parser *p, const char *s, size_t n, size_t po
 		if (eq == NULL || eq == f)
 			return fail(p, "'%s' is not key=value", f, fl);
 		if (l->nkv == LOGLINE_KV_MAX)
-			return fail(p, "more than 32 key=value fields at '%s'", f, fl);
+			return fail(p, "more than 64 key=value fields at '%s'", f, fl);
 		for (const char *c = f; c < eq; c++)
 			if (!((*c >= 'a' && *c <= 'z') || digit(*c) || *c == '_'))
 				return fail(p, "key '%s' is not lowercase letters, digits and _", f,

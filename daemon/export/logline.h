@@ -21,7 +21,9 @@
 #include "rec.h"
 
 #define LOGLINE_DATA_MAX 65535  /* an RX/TX line's LEN at most (max_packet's limit) */
-#define LOGLINE_KV_MAX 32       /* key=value fields of an EV or STAT line */
+/* key=value fields of an EV or STAT line: a serial port's STAT line with its TX reader and
+ * its lines thread has 39 */
+#define LOGLINE_KV_MAX 64
 #define LOGLINE_WHY_MAX 128
 
 /* One key=value field; the value as written (escaped like TEXT, without quotes). */

@@ -70,11 +70,11 @@ static int open_one(struct replay_out *o)
 			fprintf(stderr, "portlogd: --pty %s: the path is too long\n", o->path);
 			return -1;
 		}
-		rc = pass_open(&o->pass, &o->cfg, err, sizeof(err));
+		rc = pass_open(&o->pass, &o->cfg, -1, -1, err, sizeof(err));
 		if (rc == -EPERM && o->cfg.pass_gid != -1) {
 			/* not root and not in dialout: the pty stays in the user's group */
 			o->cfg.pass_gid = -1;
-			rc = pass_open(&o->pass, &o->cfg, err, sizeof(err));
+			rc = pass_open(&o->pass, &o->cfg, -1, -1, err, sizeof(err));
 		}
 		if (rc < 0) {
 			fprintf(stderr, "portlogd: --pty %s: %s\n", o->path, err);
@@ -124,7 +124,7 @@ static int open_one(struct replay_out *o)
 		return 0;
 	}
 	close(fd);
-	rc = drv_serial_open(o->path, &o->cfg.tty, &o->port, &note);
+	rc = drv_serial_open(o->path, &o->cfg.tty, -1, &o->port, &note);
 	if (rc < 0) {
 		fprintf(stderr, "portlogd: --to %s: cannot open it at %u %s: %s%s\n", o->path, o->baud,
 			o->format, strerror(-rc),

@@ -95,7 +95,7 @@ static int world_init(struct world *w, const char *dir, unsigned nports, bool tx
 	for (size_t i = 0; i < 200; i++)
 		atomic_store(&w->timer.st.hist[i], 604800000ULL / 200);
 	for (unsigned i = 0; i < nports; i++) {
-		if (serial_init(&w->port[i], &w->conf.serial[i], 64, stop_fd) < 0)
+		if (serial_init(&w->port[i], &w->conf.serial[i], 64, stop_fd, NULL) < 0)
 			return -1;
 		fill_port(&w->port[i]);
 		if (w->port[i].tx != NULL)

@@ -48,6 +48,7 @@ static const struct { const char *metric; char line; const char *key; } fields[]
 	{ "portlogd_dropped_bytes_total", 'p', "drop_bytes" },
 	{ "portlogd_late_deliveries_total", 'p', "late" },
 	{ "portlogd_port_reopens_total", 'p', "reopens" },
+	{ "portlogd_held_bytes_total", 'p', "held_bytes" },
 	{ "portlogd_uart_frame_errors_total", 'p', "frame" },
 	{ "portlogd_uart_parity_errors_total", 'p', "parity" },
 	{ "portlogd_uart_overruns_total", 'p', "overrun" },

@@ -129,12 +129,118 @@ int e2e_start_env(struct e2e_daemon *d, const char *dir, const char *conf,
 	return e2e_start_opts(d, dir, conf, env, true);
 }
 
-int e2e_start_opts(struct e2e_daemon *d, const char *dir, const char *conf,
-		   const char *const *env, bool foreground)
+void e2e_store_clear(struct e2e_store *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		close(s->fd[i]);
+	memset(s, 0, sizeof(*s));
+}
+
+static void store_forget(struct e2e_store *s, size_t i)
+{
+	close(s->fd[i]);
+	memmove(&s->fd[i], &s->fd[i + 1], (s->n - i - 1) * sizeof(s->fd[0]));
+	memmove(&s->name[i], &s->name[i + 1], (s->n - i - 1) * sizeof(s->name[0]));
+	s->n--;
+}
+
+unsigned e2e_store_prune(struct e2e_store *s)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < s->n;) {
+		struct pollfd pfd = { .fd = s->fd[i], .events = 0 };
+
+		if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR)) != 0) {
+			store_forget(s, i);
+			n++;
+		} else {
+			i++;
+		}
+	}
+	return n;
+}
+
+int e2e_store_find(const struct e2e_store *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->name[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static void store_note(struct e2e_store *s, char sign, const char *name)
+{
+	size_t o = strlen(s->log);
+
+	snprintf(s->log + o, sizeof(s->log) - o, "%c%s ", sign, name);
+}
+
+/* A message of the daemon with the descriptors it carried: as systemd's store takes it. */
+static void store_take(struct e2e_store *s, const char *msg, const int *fds, size_t nfds)
+{
+	const char *name = e2e_notify_has(msg, "FDNAME", NULL);
+	char n[64] = "";
+
+	if (name != NULL)
+		snprintf(n, sizeof(n), "%.*s", (int)strcspn(name, "\n"), name);
+	if (e2e_notify_has(msg, "FDSTOREREMOVE", "1") != NULL) {
+		s->removes++;
+		store_note(s, '-', n);
+		for (size_t i = 0; i < s->n;) {
+			if (strcmp(s->name[i], n) == 0)
+				store_forget(s, i);
+			else
+				i++;
+		}
+	}
+	for (size_t i = 0; i < nfds; i++) {
+		if (e2e_notify_has(msg, "FDSTORE", "1") == NULL || s->n == E2E_STORE_MAX) {
+			close(fds[i]);
+			continue;
+		}
+		s->fd[s->n] = fds[i];
+		snprintf(s->name[s->n++], sizeof(s->name[0]), "%s", n);
+	}
+	if (e2e_notify_has(msg, "FDSTORE", "1") != NULL) {
+		s->puts++;
+		store_note(s, '+', n);
+	}
+}
+
+/* In the forked child: what the store holds at 3, 4, ... with LISTEN_FDS, LISTEN_PID
+ * and LISTEN_FDNAMES, as systemd passes them. */
+static void hand_over(const struct e2e_store *s)
+{
+	char names[E2E_STORE_MAX * 65] = "", num[24];
+	int tmp[E2E_STORE_MAX];
+
+	if (s->n == 0)
+		return;
+	/* first out of the way of 3..3+n, then each to its place (without CLOEXEC) */
+	for (size_t i = 0; i < s->n; i++)
+		if ((tmp[i] = fcntl(s->fd[i], F_DUPFD_CLOEXEC, 3 + (int)s->n + 64)) < 0)
+			_exit(125);
+	for (size_t i = 0; i < s->n; i++) {
+		if (dup2(tmp[i], 3 + (int)i) < 0)
+			_exit(125);
+		size_t o = strlen(names);
+		snprintf(names + o, sizeof(names) - o, "%s%s", i > 0 ? ":" : "", s->name[i]);
+	}
+	snprintf(num, sizeof(num), "%zu", s->n);
+	setenv("LISTEN_FDS", num, 1);
+	snprintf(num, sizeof(num), "%ld", (long)getpid());     /* exec keeps the pid */
+	setenv("LISTEN_PID", num, 1);
+	setenv("LISTEN_FDNAMES", names, 1);
+}
+
+static int start(struct e2e_daemon *d, const char *dir, const char *conf,
+		 const char *const *env, bool foreground, struct e2e_store *st)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
 	memset(d, 0, sizeof(*d));
+	d->store = st;
 	snprintf(d->notify_path, sizeof(d->notify_path), "%s/notify.sock", dir);
 	snprintf(d->err_path, sizeof(d->err_path), "%s/stderr.txt", dir);
 	if (strlen(d->notify_path) >= sizeof(sa.sun_path))
@@ -160,6 +266,10 @@ int e2e_start_opts(struct e2e_daemon *d, const char *dir, const char *conf,
 		if (fd >= 0)
 			dup2(fd, 2);
 		setenv("NOTIFY_SOCKET", d->notify_path, 1);
+		if (st != NULL) {
+			setenv("FDSTORE", "64", 1);
+			hand_over(st);
+		}
 		child_env(env);
 		apply_child();
 		if (foreground)
@@ -206,6 +316,18 @@ char *e2e_read_file(const char *path, size_t *len)
 	return buf;
 }
 
+int e2e_start_opts(struct e2e_daemon *d, const char *dir, const char *conf,
+		   const char *const *env, bool foreground)
+{
+	return start(d, dir, conf, env, foreground, NULL);
+}
+
+int e2e_start_store(struct e2e_daemon *d, const char *dir, const char *conf,
+		    const char *const *env, struct e2e_store *st)
+{
+	return start(d, dir, conf, env, true, st);
+}
+
 int e2e_open_pty(char *slave, size_t len)
 {
 	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -241,10 +363,32 @@ int e2e_notify_recv(struct e2e_daemon *d, char *buf, size_t len, int timeout_ms)
 
 		/* what was sent before an exit is still read first */
 		if (poll(&pfd, 1, 0) == 1) {
-			ssize_t n = recv(d->notify_fd, buf, len - 1, MSG_DONTWAIT);
+			union {
+				struct cmsghdr h;
+				char b[CMSG_SPACE(16 * sizeof(int))];
+			} ctl;
+			struct iovec iov = { .iov_base = buf, .iov_len = len - 1 };
+			struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+					     .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b) };
+			ssize_t n = recvmsg(d->notify_fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 
 			if (n >= 0) {
+				int fds[16];
+				size_t nfds = 0;
+
 				buf[n] = '\0';
+				for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL;
+				     c = CMSG_NXTHDR(&mh, c)) {
+					if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+						continue;
+					nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+					memcpy(fds, CMSG_DATA(c), nfds * sizeof(int));
+				}
+				if (d->store != NULL)
+					store_take(d->store, buf, fds, nfds);
+				else
+					for (size_t i = 0; i < nfds; i++)
+						close(fds[i]);
 				return (int)n;
 			}
 		}

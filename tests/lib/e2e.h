@@ -10,12 +10,34 @@
 
 #include "sim/sim.h"
 
+/*
+ * systemd's file descriptor store as the tests keep it (daemon/fdstore.h): what
+ * the daemon sends with FDSTORE=1 is kept under its FDNAME=, FDSTOREREMOVE=1
+ * forgets a name, and e2e_start_store hands it all over (LISTEN_FDS,
+ * LISTEN_FDNAMES), as systemd does at a restart. It outlives the daemons.
+ */
+#define E2E_STORE_MAX 64
+struct e2e_store {
+	int fd[E2E_STORE_MAX];
+	char name[E2E_STORE_MAX][64];
+	size_t n;
+	unsigned puts, removes;     /* FDSTORE=1 and FDSTOREREMOVE=1 messages received */
+	char log[2048];             /* "+NAME " and "-NAME " for each, in order */
+};
+/* Closes what it holds and empties it. */
+void e2e_store_clear(struct e2e_store *s);
+/* What systemd does with a stored descriptor that hangs up: closes it. Returns how many. */
+unsigned e2e_store_prune(struct e2e_store *s);
+/* The index of the first descriptor stored as name, or -1. */
+int e2e_store_find(const struct e2e_store *s, const char *name);
+
 struct e2e_daemon {
 	pid_t pid;
 	int notify_fd;              /* our AF_UNIX datagram socket, the daemon's NOTIFY_SOCKET */
 	char notify_path[300];
 	char err_path[300];         /* the daemon's stderr */
 	char ready_msg[1024];       /* the notification that said READY=1 */
+	struct e2e_store *store;    /* NULL: descriptors sent are closed */
 };
 
 /* A fresh directory under $TMPDIR or /tmp; aborts the test on failure. */
@@ -39,6 +61,11 @@ int e2e_start_env(struct e2e_daemon *d, const char *dir, const char *conf,
 /* The same, with or without -f (without, under NOTIFY_SOCKET it logs to the journal). */
 int e2e_start_opts(struct e2e_daemon *d, const char *dir, const char *conf,
 		   const char *const *env, bool foreground);
+/* The same under a service manager with a file descriptor store (FDSTORE=64 in the
+ * environment, unless env says otherwise): what st holds is handed over, and the
+ * daemon's FDSTORE messages update it (through e2e_notify_recv). */
+int e2e_start_store(struct e2e_daemon *d, const char *dir, const char *conf,
+		    const char *const *env, struct e2e_store *st);
 /* Waits for READY=1, then stops listening (closes the socket: see e2e.c);
  * returns 0, or -1 when the daemon exited or timeout_ms passed. Tests that
  * follow the notifications further use e2e_notify_recv instead. */

@@ -92,6 +92,9 @@ has postinst "deb-systemd-helper enable 'portlogd.service'" "dh_installsystemd's
 has postinst 'deb-systemd-invoke $_dh_action' "dh_installsystemd's start/restart"
 has postinst '--sysname-match=cpu_dma_latency' "debian/portlogd.postinst's udev trigger"
 has prerm "deb-systemd-invoke stop 'portlogd.service'" "dh_installsystemd's stop"
+# an upgrade is a restart (the postinst's), which keeps the ports open in the file
+# descriptor store; a stop in the prerm would empty it (portlogd(8), RESTARTS)
+has prerm '"$1" = remove' "dh_installsystemd's stop on removal only"
 has postrm "deb-systemd-helper purge 'portlogd.service'" "dh_installsystemd's purge"
 has postrm 'rm -rf /var/log/portlogd' "debian/portlogd.postrm's purge of the logs"
 for s in preinst postinst prerm postrm; do

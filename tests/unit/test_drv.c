@@ -77,7 +77,7 @@ static void pty_gets_termios(void **state)
 
 	(void)state;
 	make_pty(&p);
-	assert_int_equal(drv_serial_open(p.link, &serial_7e2, &port, &note), 0);
+	assert_int_equal(drv_serial_open(p.link, &serial_7e2, -1, &port, &note), 0);
 	assert_ptr_equal(port.ops, &drv_serial_tty);
 	assert_string_equal(note, "pty");
 	/* a pty has no UART settings and no FTDI timer: neither is an error */
@@ -105,12 +105,12 @@ static void second_open_is_busy(void **state)
 
 	(void)state;
 	make_pty(&p);
-	assert_int_equal(drv_serial_open(p.link, &serial_7e2, &a, NULL), 0);
-	assert_int_equal(drv_serial_open(p.link, &serial_7e2, &b, NULL), -EBUSY);
+	assert_int_equal(drv_serial_open(p.link, &serial_7e2, -1, &a, NULL), 0);
+	assert_int_equal(drv_serial_open(p.link, &serial_7e2, -1, &b, NULL), -EBUSY);
 	assert_int_equal(b.fd, -1);     /* no number of a closed descriptor left behind */
 	assert_null(b.ops);
 	drv_serial_close(&a);
-	assert_int_equal(drv_serial_open(p.link, &serial_7e2, &b, NULL), 0);
+	assert_int_equal(drv_serial_open(p.link, &serial_7e2, -1, &b, NULL), 0);
 	drv_serial_close(&b);
 	free_pty(&p);
 }
@@ -120,7 +120,7 @@ static void missing_device(void **state)
 	struct drv_serial port;
 
 	(void)state;
-	assert_int_equal(drv_serial_open("/dev/portlogd-no-such-port", &serial_7e2, &port, NULL),
+	assert_int_equal(drv_serial_open("/dev/portlogd-no-such-port", &serial_7e2, -1, &port, NULL),
 			 -ENOENT);
 	assert_null(port.ops);
 	drv_serial_close(&port);    /* harmless on a port that did not open */
@@ -163,7 +163,7 @@ static void uart_gets_libserialport(void **state)
 	unlink(link);
 	assert_int_equal(symlink(dev, link), 0);
 	c.baud = 19200;
-	assert_int_equal(drv_serial_open(link, &c, &port, NULL), 0);
+	assert_int_equal(drv_serial_open(link, &c, -1, &port, NULL), 0);
 	assert_ptr_equal(port.ops, &drv_serial_sp);
 	assert_string_equal(port.path, dev);
 	check_termios(port.fd, B19200, true, false);
@@ -172,7 +172,7 @@ static void uart_gets_libserialport(void **state)
 		 * the lock failed; that closed number must not stay in busy.fd */
 		struct drv_serial busy;
 
-		assert_int_equal(drv_serial_open(link, &c, &busy, NULL), -EBUSY);
+		assert_int_equal(drv_serial_open(link, &c, -1, &busy, NULL), -EBUSY);
 		assert_int_equal(busy.fd, -1);
 		assert_null(busy.ops);
 		/* and the attempt left the holder's settings alone (termios is the tty's) */
@@ -191,7 +191,7 @@ static void uart_gets_libserialport(void **state)
 	}
 	drv_serial_close(&port);
 	c.flow = DRV_FLOW_XONXOFF;
-	assert_int_equal(drv_serial_open(link, &c, &port, NULL), 0);
+	assert_int_equal(drv_serial_open(link, &c, -1, &port, NULL), 0);
 	check_termios(port.fd, B19200, false, false);
 	{
 		struct termios t;
@@ -205,6 +205,137 @@ static void uart_gets_libserialport(void **state)
 	close(fd);
 }
 
+/* The UART's receive trigger level as sysfs shows it, or -1 (rx_trig_bytes: 16550A). */
+static int trig_of(const char *tty)
+{
+	char path[128], buf[16] = "";
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/sys/class/tty/%s/rx_trig_bytes", tty);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = (int)read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? atoi(buf) : -1;
+}
+
+static void set_trig(const char *tty, int level)
+{
+	char path[128], buf[16];
+	int fd, n = snprintf(buf, sizeof(buf), "%d\n", level);
+
+	snprintf(path, sizeof(path), "/sys/class/tty/%s/rx_trig_bytes", tty);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, (size_t)n), n);
+	close(fd);
+}
+
+/*
+ * A port kept across a restart (the daemon's fdstore.c): the store's duplicate of
+ * the keeper keeps the UART open and locked after the process closed its own
+ * descriptors, without the trigger level put back; the next process takes the
+ * keeper back (kept), libserialport opens the port beside it with the new config's
+ * settings, and the level is not written (that would empty the FIFO): here it was
+ * changed meanwhile and stays as it is. The last close puts back the level found
+ * first.
+ */
+static void uart_kept_is_taken_back(void **state)
+{
+	const char *dev = getenv("PORTLOGD_TEST_UART") ? getenv("PORTLOGD_TEST_UART") : "/dev/ttyS0";
+	const char *tty = strrchr(dev, '/') + 1;
+	struct drv_serial_config c = serial_7e2;
+	struct serial_struct ss;
+	struct drv_serial port, busy;
+	struct termios saved;
+	char link[64];
+	int fd, keeper, level0, found;
+
+	(void)state;
+	fd = open(dev, O_RDWR | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 || ioctl(fd, TIOCGSERIAL, &ss) < 0 || ss.type == PORT_UNKNOWN
+	    || (level0 = trig_of(tty)) < 0 || getuid() != 0) {
+		if (fd >= 0)
+			close(fd);
+		printf("# no UART with rx_trig_bytes at %s, or not root: skipped\n", dev);
+		skip();
+	}
+	assert_int_equal(tcgetattr(fd, &saved), 0);
+	close(fd);          /* the test's own descriptor would keep the port open */
+	snprintf(link, sizeof(link), "/tmp/portlogd-test-kept-%d", (int)getpid());
+	unlink(link);
+	assert_int_equal(symlink(dev, link), 0);
+	c.baud = 19200;
+	c.rx_trigger = DELIVERY_TRIGGER_AUTO;
+	if (level0 == 1)
+		set_trig(tty, level0 = 8);     /* something for auto to change */
+	assert_int_equal(drv_serial_open(link, &c, -1, &port, NULL), 0);
+	assert_int_equal(port.kept, DRV_KEPT_NONE);
+	assert_int_equal(trig_of(tty), 1);
+	found = (int)port.dlv.trigger_found;
+	assert_int_equal(found, level0);
+	/* the process stops; the store holds a duplicate of the keeper */
+	keeper = dup(port.lock_fd);
+	assert_true(keeper >= 0);
+	port.stored = true;
+	drv_serial_close(&port);
+	assert_int_equal(trig_of(tty), 1);      /* not put back: the port is still open */
+	assert_int_equal(drv_serial_open(link, &c, -1, &busy, NULL), -EBUSY);   /* still ours */
+	set_trig(tty, 4);
+	/* the next process, with another baud rate */
+	c.baud = 9600;
+	assert_int_equal(drv_serial_open(link, &c, keeper, &port, NULL), 0);
+	assert_int_equal(port.kept, DRV_KEPT_YES);
+	assert_int_equal(port.lock_fd, keeper);
+	assert_ptr_equal(port.ops, &drv_serial_sp);
+	check_termios(port.fd, B9600, true, false);
+	assert_int_equal(trig_of(tty), 4);      /* left alone */
+	assert_int_equal(port.dlv.trigger, 4);
+	assert_int_equal(drv_serial_open(link, &c, -1, &busy, NULL), -EBUSY);
+	/* for good now: the level found first (the state page carries it) goes back */
+	port.dlv.trigger_found = (unsigned)found;
+	drv_serial_close(&port);
+	assert_int_equal(trig_of(tty), found);
+	unlink(link);
+	fd = open(dev, O_RDWR | O_NOCTTY | O_NONBLOCK);
+	if (fd >= 0) {
+		(void)tcsetattr(fd, TCSANOW, &saved);   /* leave the port as we found it */
+		close(fd);
+	}
+}
+
+/* A kept pty whose master closed meanwhile (unplugged) is dropped, and one of
+ * another device than the config names is too: the port opens anew. */
+static void pty_kept_gone(void **state)
+{
+	struct pty p, q;
+	struct drv_serial port;
+	int keeper;
+
+	(void)state;
+	make_pty(&p);
+	assert_int_equal(drv_serial_open(p.link, &serial_7e2, -1, &port, NULL), 0);
+	keeper = dup(port.lock_fd);
+	port.stored = true;
+	drv_serial_close(&port);
+	close(p.master);                /* the device goes away */
+	make_pty(&q);                   /* and another comes under the same link */
+	assert_int_equal(drv_serial_open(q.link, &serial_7e2, keeper, &port, NULL), 0);
+	assert_int_equal(port.kept, DRV_KEPT_HUNG_UP);
+	assert_string_equal(port.path, q.slave);
+	keeper = dup(port.lock_fd);
+	port.stored = true;
+	drv_serial_close(&port);
+	make_pty(&p);                   /* q stays, the link names another pty */
+	assert_int_equal(drv_serial_open(p.link, &serial_7e2, keeper, &port, NULL), 0);
+	assert_int_equal(port.kept, DRV_KEPT_OTHER);
+	assert_string_equal(port.path, p.slave);
+	drv_serial_close(&port);
+	free_pty(&p);
+	close(q.master);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,6 +343,8 @@ int main(void)
 		cmocka_unit_test(second_open_is_busy),
 		cmocka_unit_test(missing_device),
 		cmocka_unit_test(uart_gets_libserialport),
+		cmocka_unit_test(uart_kept_is_taken_back),
+		cmocka_unit_test(pty_kept_gone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

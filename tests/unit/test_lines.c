@@ -91,7 +91,7 @@ static void edges_become_lines_records(void **state)
 	close(slave);
 	stop_fd = eventfd(0, EFD_CLOEXEC);
 	conf_resolve_serial(&c);
-	assert_int_equal(serial_init(&p, &c, 64, stop_fd), 0);
+	assert_int_equal(serial_init(&p, &c, 64, stop_fd, NULL), 0);
 	atomic_store(&lines, steps[0].tiocm);
 	assert_int_equal(serial_open(&p), 0);
 	assert_int_equal(serial_start(&p, &degraded), 0);

@@ -186,7 +186,7 @@ static void test_bad_lines(void **state)
 		for (int k = 0; k <= LOGLINE_KV_MAX; k++)
 			n += (size_t)snprintf(line + n, sizeof(line) - n, " k%d=1", k);
 		assert_int_equal(parse(line, &l), -1);
-		assert_non_null(strstr(parser.why, "more than 32"));
+		assert_non_null(strstr(parser.why, "more than 64"));
 	}
 }
 

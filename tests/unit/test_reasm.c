@@ -386,7 +386,8 @@ static void trace_emit(void *ctx, const struct reasm_packet *pkt)
 
 static void trace_doubt(void *ctx, const struct reasm_doubt *d)
 {
-	static const char *const why[] = { "?", "late-wake", "deadline-read", "slow-read", "held" };
+	static const char *const why[] = { "?", "late-wake", "deadline-read", "slow-read", "held",
+					   "restart" };
 	struct trace *t = ctx;
 	size_t o = strlen(t->text);
 
@@ -397,12 +398,13 @@ static void trace_doubt(void *ctx, const struct reasm_doubt *d)
 }
 
 #define US 1000LL
-enum rop { R_END, R_WOKEN, R_DEADLINE, R_EXPIRE, R_FLUSH };
+enum rop { R_END, R_WOKEN, R_DEADLINE, R_EXPIRE, R_FLUSH, R_RESTART };
 
 struct rstep {
 	enum rop op;
 	const char *data;
 	int64_t seen, end;      /* us; R_EXPIRE: seen is now */
+	int64_t unread;         /* R_RESTART: how long the port was unread, us */
 };
 
 struct rule_case {
@@ -414,10 +416,12 @@ struct rule_case {
 
 /* woken: bytes that woke the reader at W, read by E; deadline: a read at E no
  * wake-up announced (the read at the deadline, or at stop) */
-#define WOKEN(s, w, e) { R_WOKEN, (s), (w), (e) }
-#define AT(s, e) { R_DEADLINE, (s), (e), (e) }
-#define EXP(t) { R_EXPIRE, NULL, (t), 0 }
-#define FL { R_FLUSH, NULL, 0, 0 }
+#define WOKEN(s, w, e) { R_WOKEN, (s), (w), (e), 0 }
+#define AT(s, e) { R_DEADLINE, (s), (e), (e), 0 }
+#define EXP(t) { R_EXPIRE, NULL, (t), 0, 0 }
+#define FL { R_FLUSH, NULL, 0, 0, 0 }
+/* held: bytes read at E that came while no reader ran, for U us (reasm_held) */
+#define HELD(s, e, u) { R_RESTART, (s), (e), (e), (u) }
 #define GAP2 2000           /* us */
 
 static const struct rule_case rule_cases[] = {
@@ -479,6 +483,20 @@ static const struct rule_case rule_cases[] = {
 	{ "char_ns: bytes dated a gap past the deadline begin a packet", 1000, 100,
 	  { WOKEN("a", 100, 100), WOKEN("bcde", 2500, 2500), FL },
 	  "[a GAP 0]<late-wake new 2100 wait=1400 n=4>[bcde FLUSH 2100]" },
+	/* bytes that came while no reader ran (a port kept open across a restart) */
+	{ "held bytes begin a packet, said with how long the port was unread", GAP2, 0,
+	  { HELD("abc", 500, 300000), FL }, "<restart new 500 wait=300000 n=3>[abc FLUSH 500]" },
+	{ "a second read of held bytes continues their packet, said again", GAP2, 0,
+	  { HELD("ab", 500, 300000), HELD("cd", 510, 300010), EXP(2509), EXP(2510) },
+	  "<restart new 500 wait=300000 n=2><restart joined 500 wait=300010 n=2>[abcd GAP 500]" },
+	{ "bytes read in time after the held ones join them, with no doubt of their own", GAP2, 0,
+	  { HELD("ab", 500, 300000), WOKEN("cd", 1500, 1501), FL },
+	  "<restart new 500 wait=300000 n=2>[abcd FLUSH 500]" },
+	{ "held bytes after a packet in progress join it, said", GAP2, 0,
+	  { WOKEN("ab", 0, 5), HELD("cd", 100, 200000), FL },
+	  "<restart joined 0 wait=200000 n=2>[abcd FLUSH 0]" },
+	{ "char_ns: held bytes are dated back to back before their read", 1000, 100,
+	  { HELD("abcd", 1000, 50000), FL }, "<restart new 600 wait=50000 n=4>[abcd FLUSH 600]" },
 };
 
 /* The cases, each with the device of devs[i] (its times in us), or none (devs NULL). */
@@ -507,6 +525,9 @@ static void run_rules(const struct rule_case *cases, const struct reasm_dev *dev
 				reasm_expire(&r, st->seen * US);
 			else if (st->op == R_FLUSH)
 				reasm_flush(&r);
+			else if (st->op == R_RESTART)
+				reasm_held(&r, (const uint8_t *)st->data, strlen(st->data), &rd,
+					   st->unread * US);
 			else
 				reasm_read(&r, (const uint8_t *)st->data, strlen(st->data), &rd);
 		}
@@ -855,6 +876,28 @@ static void test_floor(void **state)
 	sink_free(&s);
 }
 
+/* Held bytes (reasm_held) after EV open: never dated before it, and a delimiter
+ * still ends packets among them; only the first read's packet has the doubt. */
+static void test_restart_held(void **state)
+{
+	uint8_t buf[64];
+	struct reasm r;
+	struct trace t = { { 0 } };
+	const int64_t T = 1000 * US, cns = 100 * US;
+	struct reasm_read rd = { .woken = false, .seen_mono = T, .seen_real = T + REAL_OFFSET,
+				 .end_mono = T };
+
+	(void)state;
+	reasm_init(&r, buf, sizeof(buf), 10 * cns, cns, '\n', trace_emit, &t);
+	reasm_on_doubt(&r, trace_doubt);
+	reasm_floor(&r, T - 2 * cns);       /* EV open, 2 characters before the read */
+	reasm_held(&r, (const uint8_t *)"ab\ncd\nef", 8, &rd, 700000 * US);
+	reasm_flush(&r);
+	/* back to back from the floor on, and not after the read */
+	assert_string_equal(t.text, "<restart new 800 wait=700000 n=8>[ab\n DELIM 800][cd\n DELIM 1000]"
+			    "[ef FLUSH 1000]");
+}
+
 static void test_garbage(void **state)
 {
 	uint64_t seed = tu_seed("test_reasm");
@@ -985,6 +1028,7 @@ int main(void)
 		cmocka_unit_test(test_held_rule),
 		cmocka_unit_test(test_held_model),
 		cmocka_unit_test(test_floor),
+		cmocka_unit_test(test_restart_held),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_char_and_auto_gap),
 	};

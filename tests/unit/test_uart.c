@@ -267,7 +267,7 @@ static void error_counters_become_events(void **state)
 	atomic_store(&icount_brk, 1);
 	atomic_store(&fake_icount, true);
 	conf_resolve_serial(&c);
-	assert_int_equal(serial_init(&p, &c, 64, stop_fd), 0);
+	assert_int_equal(serial_init(&p, &c, 64, stop_fd, NULL), 0);
 	assert_int_equal(serial_open(&p), 0);
 	t = pop(&p, REC_EV, EV_OPEN);
 	assert_non_null(strstr(t, " low_latency=n/a"));
@@ -319,7 +319,7 @@ static void pty_has_no_counters(void **state)
 	c = pty_conf(device);
 	stop_fd = eventfd(0, EFD_CLOEXEC);
 	conf_resolve_serial(&c);
-	assert_int_equal(serial_init(&p, &c, 64, stop_fd), 0);
+	assert_int_equal(serial_init(&p, &c, 64, stop_fd, NULL), 0);
 	assert_int_equal(serial_open(&p), 0);
 	assert_false(p.has_icount);
 	pop(&p, REC_EV, EV_OPEN);
@@ -345,7 +345,7 @@ static void refused_low_latency_is_reported(void **state)
 	stop_fd = eventfd(0, EFD_CLOEXEC);
 	atomic_store(&fake_serial, true);
 	conf_resolve_serial(&c);
-	assert_int_equal(serial_init(&p, &c, 64, stop_fd), 0);
+	assert_int_equal(serial_init(&p, &c, 64, stop_fd, NULL), 0);
 	assert_int_equal(serial_open(&p), 0);
 	atomic_store(&fake_serial, false);
 	assert_int_equal(p.drv.low_latency, -EPERM);
@@ -410,7 +410,7 @@ static int start_reader(struct serial_port *p, struct conf_serial *c, char *devi
 	c->gap_us = gap_us;
 	*stop_fd = eventfd(0, EFD_CLOEXEC);
 	conf_resolve_serial(c);
-	assert_int_equal(serial_init(p, c, 64, *stop_fd), 0);
+	assert_int_equal(serial_init(p, c, 64, *stop_fd, NULL), 0);
 	assert_int_equal(serial_open(p), 0);
 	pop(p, REC_EV, EV_OPEN);
 	assert_int_equal(serial_start(p, &degraded), 0);
