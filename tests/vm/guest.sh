@@ -36,10 +36,16 @@
 #   RESTARTS begin|end  SERVICE restarts 9600 / the log and journal copied to
 #             /var/tmp/vmtest/restarts
 #   RESTART KIND  restart, reload, stopstart (stop, then start), upgrade (dpkg -i of a
-#             higher version), watchdog (SIGSTOP); answered once the new daemon has
-#             logged its EV open of line1
-#   SERVICE NAME BAUD  the service restarted on the test's config with line1 at BAUD,
-#             from an empty log (the logs there moved to /var/tmp/vmtest/NAME/before)
+#             higher version), watchdog (SIGSTOP), kill9 (SIGKILL: Restart=on-failure);
+#             answered once the new daemon has logged its EV open of line1, with the
+#             descriptors in systemd's store before and after (NFileDescriptorStore)
+#   SERVICE NAME BAUD [usb]  the service restarted on the test's config with line1 at
+#             BAUD, from an empty log (the logs there moved to /var/tmp/vmtest/NAME/before);
+#             usb: with the USB adapter too, as port usb0 by its /dev/serial/by-id/ link
+#   PROC      the service's main PID, its open descriptors and threads, NRestarts, and
+#             usb0's EV open and close lines so far
+#   USBOPENS N  waits up to 30 s for usb0's N-th EV open in the log, then says PROC's
+#             figures and the adapter's latency_timer
 #   COPYLOG NAME  the service stopped, its log, journal and the kernel's ext4 messages
 #             copied to /var/tmp/vmtest/NAME
 # A boot of an image that has booted before (powercut: the same image booted again after
@@ -307,19 +313,45 @@ usbdev() {
 		"waited_s=$(since "$t0")"
 }
 
-# service_on NAME BAUD: see SERVICE above
+# service_on NAME BAUD [usb]: see SERVICE above
 service_on() {
 	systemctl stop portlogd.service
 	mkdir -p "$out/$1/before"
 	mv /var/log/portlogd/* "$out/$1/before/" 2>/dev/null
 	sed "s/^baud = 115200\$/baud = $2/" "$pkg/portlogd.conf" >/etc/portlogd/portlogd.conf
+	if [ "${3:-}" = usb ]; then
+		printf '\n[serial usb0]\ndevice = %s\nbaud = %s\npriority = 70\n' \
+			"$(ls -d /dev/serial/by-id/* | head -1)" "$2" >>/etc/portlogd/portlogd.conf
+	fi
 	systemctl start portlogd.service
 	wait_active
+}
+
+# proc: see PROC above
+proc() {
+	pid=$(systemctl show -P MainPID portlogd.service)
+	echo "pid=$pid fds=$(ls /proc/"$pid"/fd 2>/dev/null | wc -l)" \
+		"threads=$(ls /proc/"$pid"/task 2>/dev/null | wc -l)" \
+		"nrestarts=$(systemctl show -P NRestarts portlogd.service)" \
+		"fdstore=$(systemctl show -P NFileDescriptorStore portlogd.service)" \
+		"opens=$(grep -c ' usb0 EV open ' "$log")" "closes=$(grep -c ' usb0 EV close ' "$log")"
+}
+
+# usbopens N: see USBOPENS above
+usbopens() {
+	end=$(($(date +%s) + 30))
+	while [ "$(grep -c ' usb0 EV open ' "$log")" -lt "$1" ] && [ "$(date +%s)" -lt $end ]; do
+		sleep 0.2
+	done
+	tty=$(ls /sys/bus/usb-serial/devices 2>/dev/null | head -1)
+	say "USBOPENS $(proc) tty=${tty:-none}" \
+		"latency_timer=$(cat "/sys/bus/usb-serial/devices/$tty/latency_timer" 2>/dev/null)"
 }
 
 # restart_kind KIND: see RESTART above
 restart_kind() {
 	pid0=$(systemctl show -P MainPID portlogd.service)
+	store0=$(systemctl show -P NFileDescriptorStore portlogd.service)
 	opens0=$(grep -c ' line1 EV open ' "$log")
 	t0=$(now)
 	case $1 in
@@ -328,6 +360,7 @@ restart_kind() {
 	stopstart) systemctl stop portlogd.service && systemctl start portlogd.service ;;
 	upgrade) dpkg -i "$pkg/portlogd-upgrade0.deb" >"$out/restarts/dpkg.log" 2>&1 </dev/null ;;
 	watchdog) kill -STOP "$pid0" ;;
+	kill9) kill -KILL "$pid0" ;;
 	esac
 	acted=$(since "$t0")
 	end=$(($(date +%s) + 90))
@@ -337,6 +370,7 @@ restart_kind() {
 	done
 	say "RESTART $1 acted_s=$acted open_s=$(since "$t0") pid=$pid0->$(systemctl show -P MainPID \
 		portlogd.service) nrestarts=$(systemctl show -P NRestarts portlogd.service)" \
+		"fdstore=$store0->$(systemctl show -P NFileDescriptorStore portlogd.service)" \
 		"$(systemctl is-active portlogd.service)"
 }
 
@@ -468,6 +502,12 @@ while read -r cmd <&3; do
 		;;
 	COPYLOG\ *)
 		copylog "${cmd#COPYLOG }"
+		;;
+	PROC)
+		say "PROC $(proc)"
+		;;
+	USBOPENS\ *)
+		usbopens "${cmd#USBOPENS }"
 		;;
 	'') ;;
 	*) say "UNKNOWN $cmd" ;;

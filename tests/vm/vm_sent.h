@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "sim/sim.h"
+#define VM_SENT_WINDOWS 64      /* record files at most (usbplug: one a cycle) */
 
 /* The packets of one port over one or more record files (windows), in the order read. */
 struct vm_sent {
@@ -21,7 +22,7 @@ struct vm_sent {
 	uint32_t *pkt_lost;         /* its bytes lost on the wire (portlogd-sim --pace --hold) */
 	char **pkt_note;            /* the rest of its line: hand-overs (LEN@LATENESS_US), lost= */
 	size_t n, cap;
-	size_t win_end[16];         /* the first packet after each file read */
+	size_t win_end[VM_SENT_WINDOWS]; /* the first packet after each file read */
 	unsigned nwin;
 };
 

@@ -26,7 +26,10 @@
  *     against the long packets' median (so their p50 is 0 by construction and the bias
  *     is what is measured). Their drift is left alone: over 90 s of a guest under TCG
  *     a line through the errors moved by 9 ppm, under 50 us in a run of 5 s;
- *   - --windows: per --sent file, bytes sent, logged and lost, and where the holes were.
+ *   - --windows: per --sent file, bytes sent, logged and lost, where the holes were, and
+ *     the bytes said as held across a restart (EV late-delivery case=restart: the port
+ *     stayed open while no daemon ran), each counted in the window of the first byte
+ *     of the line it marks.
  *   - each clean packet with a wrong boundary and no mark (up to 5): its bytes as sent,
  *     the simulator's record of it (its hand-overs' lateness), and the port's log
  *     lines around it;
@@ -110,7 +113,7 @@ int main(int argc, char **argv)
 		{ "max-bias-chars", required_argument, NULL, 'X' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *logs[16], *sents[16], *port = NULL, *label = "";
+	const char *logs[16], *sents[VM_SENT_WINDOWS], *port = NULL, *label = "";
 	unsigned nlogs = 0, nsents = 0, baud = 0, short_max = 8;
 	size_t max_packet = 4096;
 	bool windows = false, want_bytes = false, want_marks = false;
@@ -120,7 +123,13 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'l': if (nlogs < 16) logs[nlogs++] = optarg; break;
-		case 's': if (nsents < 16) sents[nsents++] = optarg; break;
+		case 's':
+			if (nsents == VM_SENT_WINDOWS) {
+				fprintf(stderr, "vm_wire: more than %d --sent files\n", VM_SENT_WINDOWS);
+				return 2;
+			}
+			sents[nsents++] = optarg;
+			break;
 		case 'p': port = optarg; break;
 		case 'b': baud = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'L': label = optarg; break;
@@ -255,10 +264,34 @@ int main(int argc, char **argv)
 			explain(&s, why[3 * u], &log, port, idx, why[3 * u + 1], why[3 * u + 2]);
 			shown++;
 		}
+
+	/* held bytes: each EV late-delivery case=restart of the port marks the line it is
+	 * dated at (the next RX line of that time); bytes= counted at that line's first
+	 * sent byte */
+	size_t *held_at = calloc(s.len + 1, sizeof(size_t)), *inv = malloc((got_len + 1) * sizeof(size_t));
+	size_t held_total = 0;
+	for (size_t j = 0; j <= got_len; j++)
+		inv[j] = NONE;
+	for (size_t i = 0; i < s.len; i++)
+		if (map[i] != NONE)
+			inv[map[i]] = i;
+	for (size_t i = 0; i < log.n; i++) {
+		const char *t = log.line[i].text, *b = strstr(t, " bytes=");
+		size_t k = 0;
+
+		if (strcmp(log.line[i].src, port) != 0 || strstr(t, " EV late-delivery ") == NULL
+		    || strstr(t, " case=restart") == NULL || b == NULL)
+			continue;
+		while (k < nlines && (idx[k] < i || log.line[idx[k]].t != log.line[i].t))
+			k++;
+		held_total += strtoull(b + 7, NULL, 10);
+		if (k < nlines && inv[starts[k]] != NONE)
+			held_at[inv[starts[k]]] += strtoull(b + 7, NULL, 10);
+	}
 	if (windows) {
 		for (unsigned w = 0; w < s.nwin; w++) {
 			size_t k0 = w ? s.win_end[w - 1] : 0, k1 = s.win_end[w];
-			size_t wr = 0, lw = 0, lg = 0, holes = 0;
+			size_t wr = 0, lw = 0, lg = 0, holes = 0, held = 0;
 			for (size_t k = k0; k < k1; k++) {
 				wr += s.pkt_len[k];
 				lw += s.pkt_lost[k];
@@ -266,11 +299,16 @@ int main(int argc, char **argv)
 					size_t i = s.pkt_off[k] + b;
 					lg += map[i] != NONE;
 					holes += map[i] == NONE && (i == 0 || map[i - 1] != NONE);
+					held += held_at[i];
 				}
 			}
 			printf("  window %u (%s): %zu bytes sent, %zu logged, %zu lost (%zu on the wire, "
-			       "%zu written but not logged, in %zu hole(s))\n", w + 1, sents[w], wr + lw, lg,
-			       wr + lw - lg, lw, wr - lg, holes);
+			       "%zu written but not logged, in %zu hole(s)), %zu held across a restart "
+			       "and marked\n", w + 1, sents[w], wr + lw, lg, wr + lw - lg, lw, wr - lg, holes,
+			       held);
+			printf("vm_window label=%s window=%u sent=%zu written=%zu lost_wire=%zu logged=%zu "
+			       "missing=%zu holes=%zu held=%zu\n", *label ? label : "-", w + 1, wr + lw, wr, lw,
+			       lg, wr - lg, holes, held);
 			/* the wire's losses: runs of packets with bytes lost, between which writes */
 			for (size_t k = k0, shown = 0; k < k1 && shown < 5; k++) {
 				size_t e = k, n = 0;
@@ -302,11 +340,12 @@ int main(int argc, char **argv)
 	       "late_merged=%zu unmarked=%zu broken=%zu unclean_one=%zu unclean_wrong=%zu sent=%zu "
 	       "written=%zu lost_wire=%zu logged=%zu missing=%zu "
 	       "extra=%zu short_p50_us=%.1f short_p99_us=%.1f long_p50_us=%.1f long_p99_us=%.1f "
-	       "bias_us=%.1f bias_chars=%.2f\n", *label ? label : "-", port, baud, s.n,
+	       "bias_us=%.1f bias_chars=%.2f held=%zu\n", *label ? label : "-", port, baud, s.n,
 	       clean, one, marked, late_merged, unmarked, broken, u_one, u_wrong, s.len + lost_wire,
 	       s.len,
 	       lost_wire, logged,
-	       s.len - logged, extra, us(s50), us(s99), us(l50), us(l99), bias / 1e3, bias / char_ns);
+	       s.len - logged, extra, us(s50), us(s99), us(l50), us(l99), bias / 1e3, bias / char_ns,
+	       held_total);
 
 	if (want_bytes && (logged != s.len || extra != 0)) {
 		printf("FAIL %s: %zu of %zu bytes logged, %zu extra (want every byte once, in order)\n",
@@ -326,6 +365,8 @@ int main(int argc, char **argv)
 	}
 	free(map);
 	free(why);
+	free(held_at);
+	free(inv);
 	free(es);
 	free(el);
 	free(got);
