@@ -44,8 +44,9 @@
 #            (EV open: delivery=usb usb=ftdi_sio hold_us=)
 #   usbplug  issue 22: the adapter, a port of the service (usb0, its by-id link), unplugged
 #            and plugged in again through QEMU's monitor (device_del, device_add)
-#            PORTLOGD_VM_USBPLUG times (20), traffic paced at 9600 while it is plugged in:
-#            every byte sent logged, EV close and EV open each time, ttyUSB0 and its link
+#            PORTLOGD_VM_USBPLUG times (20; 5 in the standard list), traffic paced at
+#            9600 while it is plugged in: every byte sent logged, EV close and EV open
+#            each time, ttyUSB0 and its link
 #            gone and back, the udev rule's latency_timer on each new device, the
 #            service's descriptors and threads at the end as at the start, no restart
 # * restarts issue 22's table: the test's config at 9600 on ttyS1 under the service, bytes
@@ -56,8 +57,9 @@
 # * powercut QEMU SIGKILLed while the daemon writes (traffic paced at 9600), the disk
 #            with cache=writeback so that the guest's flushes reach the image; the image
 #            booted again (the kernel replays ext4's journal; e2fsck -fn on the host after
-#            the power-off), PORTLOGD_VM_POWERCUTS times (3) at moments at random; the
-#            log is checked for torn lines, and each cut's loss against sync_interval_ms
+#            the power-off), PORTLOGD_VM_POWERCUTS times (3; 2 in the standard list) at
+#            random moments; the log is checked for torn lines, and each cut's loss
+#            against sync_interval_ms
 # The guest side of each is a command of guest.sh (TRIAL/TRIALEND, USBDEV, RESTARTS/
 # RESTART, SERVICE, COPYLOG); a new scenario is a scn_NAME function (and a chk_NAME for
 # what it checks after the power-off) and, if it needs one, a guest command.
@@ -98,8 +100,10 @@
 #   PORTLOGD_VM_WIRE_PACKETS=N  packets of each wire, pci4x and usb run (default 120)
 #   PORTLOGD_VM_RESTARTS="KIND ..."  restarts' kinds (default "restart reload upgrade
 #                           watchdog kill9 stopstart")
-#   PORTLOGD_VM_USBPLUG=N   usbplug's cycles (default 20)
-#   PORTLOGD_VM_POWERCUTS=N powercut's cuts (default 3)
+#   PORTLOGD_VM_USBPLUG=N   usbplug's cycles (default 20 with PORTLOGD_VM_ONLY, 5 in the
+#                           standard list, to keep CI's guest stage short: 12 s a cycle)
+#   PORTLOGD_VM_POWERCUTS=N powercut's cuts (default 3 with PORTLOGD_VM_ONLY, 2 in the
+#                           standard list: a boot each)
 #   PORTLOGD_VM_DISK=unsafe|writeback  QEMU's cache mode for the image (default unsafe,
 #                           writeback when powercut runs)
 #   PORTLOGD_VM_BREAK=unit|ready|irq|strobe[,...]  break the service on purpose, to see
@@ -119,7 +123,10 @@ packets=${PORTLOGD_VM_PACKETS:-3000}
 seed=${PORTLOGD_SEED:-$(date +%s)}
 kernel_pkgs=$(echo ${PORTLOGD_VM_KERNEL:-linux-image-amd64 linux-image-rt-amd64} | tr ',' ' ')
 # the scenarios of the first kernel's boot and of the others'
-first_list=$(echo ${PORTLOGD_VM_ONLY:-traffic watchdog wire pci4x usb restarts package} | tr ',' ' ')
+# usbplug's cycles and powercut's cuts: the issue's proof when asked for alone, fewer in
+# the standard list
+usbplug_n=${PORTLOGD_VM_USBPLUG:-$([ -n "${PORTLOGD_VM_ONLY:-}" ] && echo 20 || echo 5)}
+powercut_n=${PORTLOGD_VM_POWERCUTS:-$([ -n "${PORTLOGD_VM_ONLY:-}" ] && echo 3 || echo 2)}
 other_list=$(echo ${PORTLOGD_VM_ONLY:-traffic usbplug powercut} | tr ',' ' ')
 # the guest's packages (the daemon's libraries: dpkg -i in the guest resolves nothing);
 # the cache is reused only while it holds all of this list
@@ -728,7 +735,7 @@ chk_usb() { chk_trials; trials=; }
 # its descriptors, threads, restarts, and the new device's latency_timer)
 usbplug_sent=
 scn_usbplug() {
-	local i n=${PORTLOGD_VM_USBPLUG:-20} rc
+	local i n=$usbplug_n rc
 	mkdir -p "$run/usbplug"
 	: >"$run/usbplug.txt"
 	send "SERVICE usbplug 9600 usb"
@@ -764,7 +771,7 @@ scn_usbplug() {
 # EV open a cycle, latency_timer 1 on each new adapter, descriptors and threads as at the
 # start, the same main PID and no restart
 chk_usbplug() {
-	local n=${PORTLOGD_VM_USBPLUG:-20} f0 f1 bad=0 links
+	local n=$usbplug_n f0 f1 bad=0 links
 	# shellcheck disable=SC2086
 	"$build/tests/vm_wire" --windows --log "$run/vmtest/usbplug/portlogd.log" $usbplug_sent \
 		--port usb0 --baud 9600 --label usbplug >"$run/usbplug/vm_wire.txt" 2>&1 ||
@@ -870,7 +877,7 @@ chk_restarts() {
 # at random, the image booted again (the kernel replays ext4's journal; the service starts
 # at boot and appends to the same log), PORTLOGD_VM_POWERCUTS times; the log copied
 scn_powercut() {
-	local c n=${PORTLOGD_VM_POWERCUTS:-3}
+	local c n=$powercut_n
 	mkdir -p "$run/powercut"
 	: >"$run/powercut/cuts.txt"
 	send "SERVICE powercut 9600"
