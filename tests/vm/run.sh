@@ -127,6 +127,8 @@ kernel_pkgs=$(echo ${PORTLOGD_VM_KERNEL:-linux-image-amd64 linux-image-rt-amd64}
 # the standard list
 usbplug_n=${PORTLOGD_VM_USBPLUG:-$([ -n "${PORTLOGD_VM_ONLY:-}" ] && echo 20 || echo 5)}
 powercut_n=${PORTLOGD_VM_POWERCUTS:-$([ -n "${PORTLOGD_VM_ONLY:-}" ] && echo 3 || echo 2)}
+# the scenarios of the first kernel's boot and of the others'
+first_list=$(echo ${PORTLOGD_VM_ONLY:-traffic watchdog wire pci4x usb restarts package} | tr ',' ' ')
 other_list=$(echo ${PORTLOGD_VM_ONLY:-traffic usbplug powercut} | tr ',' ' ')
 # the guest's packages (the daemon's libraries: dpkg -i in the guest resolves nothing);
 # the cache is reused only while it holds all of this list
