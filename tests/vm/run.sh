@@ -122,7 +122,6 @@ build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
 packets=${PORTLOGD_VM_PACKETS:-3000}
 seed=${PORTLOGD_SEED:-$(date +%s)}
 kernel_pkgs=$(echo ${PORTLOGD_VM_KERNEL:-linux-image-amd64 linux-image-rt-amd64} | tr ',' ' ')
-# the scenarios of the first kernel's boot and of the others'
 # usbplug's cycles and powercut's cuts: the issue's proof when asked for alone, fewer in
 # the standard list
 usbplug_n=${PORTLOGD_VM_USBPLUG:-$([ -n "${PORTLOGD_VM_ONLY:-}" ] && echo 20 || echo 5)}
