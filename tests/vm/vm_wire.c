@@ -276,11 +276,11 @@ int main(int argc, char **argv)
 		if (map[i] != NONE)
 			inv[map[i]] = i;
 	for (size_t i = 0; i < log.n; i++) {
-		const char *t = log.line[i].text, *b = strstr(t, " bytes=");
+		const char *txt = log.line[i].text, *b = strstr(txt, " bytes=");
 		size_t k = 0;
 
-		if (strcmp(log.line[i].src, port) != 0 || strstr(t, " EV late-delivery ") == NULL
-		    || strstr(t, " case=restart") == NULL || b == NULL)
+		if (strcmp(log.line[i].src, port) != 0 || strstr(txt, " EV late-delivery ") == NULL
+		    || strstr(txt, " case=restart") == NULL || b == NULL)
 			continue;
 		while (k < nlines && (idx[k] < i || log.line[idx[k]].t != log.line[i].t))
 			k++;
