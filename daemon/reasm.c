@@ -183,6 +183,14 @@ static bool judge_held(const struct reasm *r, size_t n, const struct reasm_read 
 		d->wait_ns = (int64_t)(n - r->dev.trigger) * r->char_ns;
 		return false;
 	}
+	/* the last packet ended at a read the rule took for the FIFO's timeout, which
+	 * stands for a silence of the gap at least: these bytes, dated within it,
+	 * contradict it, so that boundary was not proven after all */
+	if (r->len == 0 && r->timeout_end && silence + 2 * r->dev.blur_ns < r->gap_ns) {
+		d->why = REASM_HELD;
+		d->wait_ns = silence > 0 ? silence : 0;
+		return false;
+	}
 	if (r->len == 0) {
 		d->why = REASM_SLOW_READ;
 		d->wait_ns = end - seen;
@@ -275,8 +283,11 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	}
 	/* the FIFO's timeout fired before another byte came: a silence of more than
 	 * the timeout less a character followed these bytes */
-	if (r->len > 0 && by_timeout(r, n) && r->gap_ns <= r->dev.timeout_ns - r->char_ns)
+	r->timeout_end = false;
+	if (r->len > 0 && by_timeout(r, n) && r->gap_ns <= r->dev.timeout_ns - r->char_ns) {
 		emit(r, REASM_GAP);
+		r->timeout_end = true;
+	}
 }
 
 void reasm_held(struct reasm *r, const uint8_t *data, size_t n, const struct reasm_read *rd,
@@ -292,6 +303,7 @@ void reasm_held(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	d.t_mono = r->len > 0 ? r->first_mono : first;
 	d.t_real = r->len > 0 ? r->first_real : rd->seen_real - (seen - first);
 	r->first_read_n = 0;
+	r->timeout_end = false;
 	if (r->doubt != NULL)
 		r->doubt(r->ctx, &d);
 	/* a device that holds bytes may still hand over some that came before this

@@ -37,7 +37,11 @@
  * hold, give or take the other half: blur_ns), its bytes back to back before it, and
  *  - a read shorter than a FIFO's trigger came by its timeout, which fires only
  *    after a silence of more than the timeout less a character: when the gap is no
- *    longer than that, the read ends its packet at once (proven, no doubt);
+ *    longer than that, the read ends its packet at once (proven, no doubt); but
+ *    when the next read's bytes are then dated less than the gap after it, the
+ *    dates contradict the silence the timeout stood for (a trigger's worth handed
+ *    over in two parts, as a guest's emulated UART can): that boundary is doubted
+ *    after the fact (REASM_HELD);
  *  - bytes continue the packet only when the silence before them, as estimated (the
  *    most it can have been: bytes held together came no later than back to back),
  *    is shorter than the gap by more than blur_ns;
@@ -142,6 +146,7 @@ struct reasm {
 	/* an adapter's packet whose first read may be dated again (reasm.c, redate) */
 	size_t first_read_n;     /* bytes of that read, 0: no such packet in progress */
 	int64_t first_read_seen; /* its wake-up */
+	bool timeout_end;        /* the last packet was ended by a FIFO timeout's read */
 	reasm_emit_fn *emit;
 	reasm_doubt_fn *doubt;   /* NULL: doubts are not reported */
 	void *ctx;

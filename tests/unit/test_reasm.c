@@ -595,6 +595,13 @@ static const struct rule_case held_cases[] = {
 	{ "fifo: two hand-overs continuing a packet: joined, said", 3000, 1000,
 	  { WOKEN(B8, 8000, 8050), WOKEN(B8 B4, 24000, 24050), FL },
 	  "<late-wake joined 0 wait=4000 n=12>[" B8 B8 B4 " FLUSH 0]" },
+	{ "fifo: a trigger's worth in two parts: the timeout the first stood for is doubted",
+	  3000, 1000, { WOKEN(B5 "u", 10000, 10050), WOKEN("ab", 12000, 12050), FL },
+	  /* 6 bytes, then 2 dated right after them: no silence, as the timeout said */
+	  "[" B5 "u GAP 0]<held new 6000 wait=0 n=2>[ab GAP 6000]" },
+	{ "fifo: a packet 3.5 characters after a timeout's is not doubted", 3000, 1000,
+	  { WOKEN(B5, 10000, 10050), WOKEN(B4, 17500, 17550), FL },
+	  "[" B5 " GAP 1000][" B4 " GAP 9500]" },
 	{ "usb: transfers 1 ms apart are one packet", 4000, 100,
 	  { WOKEN(B8, 1000, 1010), WOKEN(B8, 2000, 2010), WOKEN(B4, 3000, 3010), FL },
 	  /* dated at the middle of the hold: 1000 - 1000 - 800 */
@@ -617,7 +624,8 @@ static const struct rule_case held_cases[] = {
 };
 
 static const struct reasm_dev held_devs[] = {
-	FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, USB2, USB2, USB2, USB2, USB2,
+	FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8,
+	USB2, USB2, USB2, USB2, USB2,
 	USB2,
 };
 _Static_assert(sizeof(held_devs) / sizeof(held_devs[0]) == sizeof(held_cases) / sizeof(held_cases[0]),
