@@ -649,7 +649,13 @@ chk_open() {
 		case " ${open#* EV open } " in *"$pat"*) ;; *) miss="$miss $w" ;; esac
 	done
 	for w in $no; do case " $open" in *" $w"*) miss="$miss (not $w)" ;; esac; done
-	case $n in usb*) ;; *) [ "$after" = "$trig" ] || miss="$miss (rx_trig_bytes $after after the stop, not $trig)" ;; esac
+	# the level found is put back at the stop, except by the service: its unit keeps
+	# the port in systemd's store (FDSTORE), and a daemon stopping cannot tell a stop
+	# from a restart, in which writing the level would empty the FIFO (8250's
+	# rx_trig_bytes clears it) of bytes the next daemon reads: it stays as set
+	local back=$trig
+	case $n-$rxt-$user in *-auto-service) back=1 ;; esac
+	case $n in usb*) ;; *) [ "$after" = "$back" ] || miss="$miss (rx_trig_bytes $after after the stop, not $back)" ;; esac
 	if [ -z "$miss" ]; then
 		echo "ok $id $n open: ${open#* EV open }; rx_trig_bytes $trig before, ${after:-none} after the stop"
 	else
