@@ -238,7 +238,7 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	int64_t seen = rd->seen_mono, seen_real = rd->seen_real, gap_from = end;
 	int64_t first;
 	struct reasm_doubt d;
-	bool sure, began;
+	bool sure, began, contradicted;
 
 	if (n == 0)
 		return;
@@ -256,6 +256,9 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 		first = byte_mono(r, n, 0, seen);
 		sure = judge(r, n, rd, first, end, &d);
 	}
+	/* this read's dates contradict the last short read's proof (judge_held): then
+	 * it proves nothing itself either, should it be short too */
+	contradicted = !sure && d.why == REASM_HELD && r->len == 0 && r->timeout_end;
 	if (!sure)
 		r->first_read_n = 0;    /* a packet with a doubt keeps the date it has */
 	if (!sure) {
@@ -282,9 +285,12 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 		r->first_read_seen = rd->seen_mono;
 	}
 	/* the FIFO's timeout fired before another byte came: a silence of more than
-	 * the timeout less a character followed these bytes */
+	 * the timeout less a character followed these bytes (unless the bytes came too
+	 * soon for the last such proof: the device is not what the model says, and the
+	 * next read or the deadline decides) */
 	r->timeout_end = false;
-	if (r->len > 0 && by_timeout(r, n) && r->gap_ns <= r->dev.timeout_ns - r->char_ns) {
+	if (r->len > 0 && by_timeout(r, n) && r->gap_ns <= r->dev.timeout_ns - r->char_ns
+	    && !contradicted) {
 		emit(r, REASM_GAP);
 		r->timeout_end = true;
 	}

@@ -596,9 +596,19 @@ static const struct rule_case held_cases[] = {
 	  { WOKEN(B8, 8000, 8050), WOKEN(B8 B4, 24000, 24050), FL },
 	  "<late-wake joined 0 wait=4000 n=12>[" B8 B8 B4 " FLUSH 0]" },
 	{ "fifo: a trigger's worth in two parts: the timeout the first stood for is doubted",
-	  3000, 1000, { WOKEN(B5 "u", 10000, 10050), WOKEN("ab", 12000, 12050), FL },
-	  /* 6 bytes, then 2 dated right after them: no silence, as the timeout said */
-	  "[" B5 "u GAP 0]<held new 6000 wait=0 n=2>[ab GAP 6000]" },
+	  3000, 1000,
+	  { WOKEN(B5 "u", 10000, 10050), WOKEN("ab", 12000, 12050), WOKEN(B8, 16000, 16050), FL },
+	  /* 6 bytes, then 2 dated right after them: no silence, as the timeout said;
+	   * the 2 prove nothing then, and the trigger's worth right after joins them */
+	  "[" B5 "u GAP 0]<held new 6000 wait=0 n=2>[ab" B8 " FLUSH 6000]" },
+	{ "fifo: a second part estimated before the first's end: the next read is judged",
+	  3000, 1000,
+	  { WOKEN(B5 "u", 10000, 10050), WOKEN("ab", 11000, 11050), WOKEN(B8, 17000, 17050), FL },
+	  /* "ab" dated from 5000, before the first part's end (6000): placed at 6000;
+	   * its end estimated at 7000, the 8 bytes from 9000: 2000 of silence, under the
+	   * gap (3000) but not by both blurs: joined, and said */
+	  "[" B5 "u GAP 0]<held new 6000 wait=0 n=2><held joined 6000 wait=2000 n=8>[ab" B8
+	  " FLUSH 6000]" },
 	{ "fifo: a packet 3.5 characters after a timeout's is not doubted", 3000, 1000,
 	  { WOKEN(B5, 10000, 10050), WOKEN(B4, 17500, 17550), FL },
 	  "[" B5 " GAP 1000][" B4 " GAP 9500]" },
@@ -625,7 +635,7 @@ static const struct rule_case held_cases[] = {
 
 static const struct reasm_dev held_devs[] = {
 	FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8, FIFO8,
-	USB2, USB2, USB2, USB2, USB2,
+	FIFO8, USB2, USB2, USB2, USB2, USB2,
 	USB2,
 };
 _Static_assert(sizeof(held_devs) / sizeof(held_devs[0]) == sizeof(held_cases) / sizeof(held_cases[0]),
