@@ -210,7 +210,9 @@ static void open_section(struct parse *p, const char *start)
 	base = sect_at(p->c, t, s->index);
 	if (t->port) {
 		conf_set_defaults(s->kind, base);
-		snprintf((char *)base + t->name_off, CONF_NAME_MAX, "%s", name);
+		/* validated shorter than CONF_NAME_MAX (valid_name): the precision says so to
+		 * the compiler, which warns of a truncation at -O0 */
+		snprintf((char *)base + t->name_off, CONF_NAME_MAX, "%.*s", CONF_NAME_MAX - 1, name);
 	}
 	*(int *)((char *)base + t->line_off) = p->line;
 	p->cur = &p->sects[p->nsects++];
