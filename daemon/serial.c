@@ -708,6 +708,8 @@ static void say_horizon(struct serial_port *p, struct timespec *ts, struct times
  */
 static void take_held(struct serial_port *p)
 {
+	bool first = true;
+
 	if (p->relaying)
 		relay_poll(&p->relay, false);
 	while (p->held && p->drv.fd >= 0) {
@@ -722,6 +724,14 @@ static void take_held(struct serial_port *p)
 		reasm_held(&p->reasm, p->rbuf, (size_t)n, &rd,
 			   end - (p->unread_from >= 0 ? p->unread_from : p->opened_mono));
 		atomic_fetch_add_explicit(&p->held_bytes, (uint64_t)n, memory_order_relaxed);
+		/* a first read of less than the line discipline holds: it was never
+		 * full, so nothing waited behind it, and what comes next came while this
+		 * reader ran (a pass application answers what was just relayed to it
+		 * within microseconds): not held. After a full one the kernel's buffers
+		 * may refill it: read on until it is empty. */
+		if (first && n < SERIAL_LDISC_FULL)
+			break;
+		first = false;
 	}
 	p->held = false;
 }
