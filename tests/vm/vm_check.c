@@ -645,10 +645,16 @@ int main(int argc, char **argv)
 	 * one line.
 	 */
 	int64_t *late = calloc(log.n + 1, sizeof(int64_t)), *offs = calloc(s.n + 1, sizeof(int64_t));
-	size_t nlate = 0, noffs = 0;
-	for (size_t i = 0; i < log.n; i++)
+	int64_t *stall = calloc(log.n + 1, sizeof(int64_t));
+	size_t nlate = 0, noffs = 0, nstall = 0;
+	for (size_t i = 0; i < log.n; i++) {
 		if (strcmp(log.line[i].src, port) == 0 && strstr(log.line[i].text, " EV late-delivery ") != NULL)
 			late[nlate++] = log.line[i].t;
+		/* the timer thread (the daemon's highest priority) missed its ticks: the
+		 * machine ran none of the daemon's threads for that long */
+		if (strcmp(log.line[i].src, "portlogd") == 0 && strstr(log.line[i].text, " OVERRUN ") != NULL)
+			stall[nstall++] = log.line[i].t;
+	}
 	size_t *line_of = calloc(s.n + 1, sizeof(size_t)), *last_of = calloc(s.n + 1, sizeof(size_t));
 	size_t ncheck = 0;
 	for (size_t k = 0, j = 0; k < s.n && s.pkt_off[k] + s.pkt_len[k] <= first_diff && nlines > 0; k++) {
@@ -665,7 +671,7 @@ int main(int argc, char **argv)
 			offs[noffs++] = log.line[idx[j]].t - s.pkt_t[k];
 	}
 	int64_t offset = e2e_pct(offs, noffs, 50), gap_ns = (int64_t)gap_us * 1000;
-	size_t bad = 0, by_event = 0, by_time = 0, unclean = 0, pk = 0;
+	size_t bad = 0, by_event = 0, by_time = 0, by_stall = 0, unclean = 0, pk = 0;
 	for (size_t k = 0; k < ncheck; k++) {
 		size_t a = s.pkt_off[k], b = a + s.pkt_len[k], j = line_of[k], e = last_of[k];
 		if (starts[j] == a && e == j && starts[j + 1] == b)
@@ -684,12 +690,25 @@ int main(int argc, char **argv)
 			if (t - (s.pkt_end[pk] + offset) > gap_ns / 2)
 				tm = true;
 		}
+		/* the log's OVERRUN line says the machine stalled the daemon within a
+		 * packet's interval before these lines began (or while they came): the
+		 * silence around this packet may have passed while no thread of the daemon
+		 * ran (its bytes then reached the reader late, together) */
+		bool st = false;
+		int64_t span = k > 0 ? s.pkt_t[k] - s.pkt_t[k - 1] : gap_ns;
+		if (k + 1 < s.n && s.pkt_t[k + 1] - s.pkt_t[k] > span)
+			span = s.pkt_t[k + 1] - s.pkt_t[k];
+		for (size_t m = 0; m < nstall && !st; m++)
+			st = stall[m] >= log.line[idx[j]].t - span - gap_ns
+			     && stall[m] <= log.line[idx[e]].t + span;
 		if (!s.pkt_clean[k]) {
 			unclean++;
 		} else if (ev) {
 			by_event++;
 		} else if (tm) {
 			by_time++;
+		} else if (st) {
+			by_stall++;
 		} else {
 			if (bad < 5)
 				printf("  packet %zu (%zu bytes at stream offset %zu, sent %+.1f ms after the "
@@ -705,9 +724,12 @@ int main(int argc, char **argv)
 		       "%zu of %zu packets are exactly one RX line (%zu RX lines); of the others, %zu "
 		       "were not sent clean (the host paused over half a gap inside or under 1.5 "
 		       "around), %zu with EV late-delivery (%zu such lines), %zu dated over half a gap "
-		       "late (clock offset %.1f ms), %zu without any proof", noffs, s.n, nlines,
-		       unclean, by_event, nlate, by_time, (double)offset / 1e6, bad);
+		       "late (clock offset %.1f ms), %zu after an OVERRUN of the timer (%zu such "
+		       "lines: the machine stalled the daemon), %zu without any proof", noffs, s.n,
+		       nlines, unclean, by_event, nlate, by_time, (double)offset / 1e6, by_stall, nstall,
+		       bad);
 	free(late);
+	free(stall);
 	free(offs);
 	free(line_of);
 	free(last_of);
