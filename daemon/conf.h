@@ -49,6 +49,7 @@ struct conf_logger {
 	int flusher_cpu;                /* CONF_CPU_ANY or a CPU number */
 	bool rt_required;               /* rt = required: a missing RT privilege is fatal */
 	int irq_priority;               /* CONF_IRQ_AUTO, CONF_IRQ_OFF or 1..99: the ports' default */
+	unsigned sensor_period_us;      /* the stall sensors' period (sensor.h) */
 	int line;                       /* of the section header; 0 if absent */
 };
 

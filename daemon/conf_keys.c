@@ -128,6 +128,8 @@ const struct key conf_keys[] = {
 	CPU(SECT_LOGGER, logger, flusher_cpu, "flusher_cpu"),
 	{ SECT_LOGGER, "rt", &t_word, AT(logger, rt_required), .words = w_rt, .def = "best-effort" },
 	IRQ_PRIORITY(SECT_LOGGER, logger, "auto"),
+	{ SECT_LOGGER, "sensor_period_us", &t_uint, AT(logger, sensor_period_us), 100, 100000,
+	  .def = "1000" },
 
 	{ SECT_TIMER, "period_us", &t_uint, AT(timer, period_us), 20, 1000000, .def = "1000" },
 	PRIORITY(SECT_TIMER, timer, priority, "priority", "99"),

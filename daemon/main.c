@@ -34,6 +34,7 @@
 #include "serial.h"
 #include "source.h"
 #include "stat.h"
+#include "sensor.h"
 #include "timer.h"
 
 #define EXIT_CONFIG 78          /* EX_CONFIG of sysexits.h */
@@ -46,6 +47,7 @@ struct daemon {
 	struct sampler *samplers;
 	struct sampler **sampler_ptrs;
 	struct timer timer;
+	struct sensors sensors;
 	struct flusher flusher;
 	struct parts parts;                 /* every part, registered once before the threads */
 	struct metrics metrics;             /* [logger] metrics_file, written by the flusher */
@@ -356,6 +358,13 @@ static int setup_parts(struct daemon *d)
 	timer_init(&d->timer, &c->timer, d->sampler_ptrs, c->nparallel);
 	if (parts_timer_runs(c))
 		ok = ok && timer_parts(&d->timer, &d->parts);
+	rc = sensors_init(&d->sensors, c);
+	if (rc < 0) {
+		log_err("cannot set up the stall sensors (a pty and a thread per CPU): %s",
+			strerror(-rc));
+		return 1;
+	}
+	ok = ok && sensors_parts(&d->sensors, &d->parts);
 	for (unsigned i = 0; i < c->nparallel; i++) {
 		const struct conf_parallel *pc = &c->parallel[i];
 
@@ -383,6 +392,7 @@ static int setup_parts(struct daemon *d)
 				c->serial[i].name, err);
 			return EXIT_CONFIG;
 		}
+		serial_sensed(&d->serial[i], &d->sensors);
 		ok = ok && serial_parts(&d->serial[i], &d->parts);
 	}
 	rc = flush_init(&d->flusher, c, &d->parts, err, sizeof(err));
@@ -434,6 +444,11 @@ static bool start_producers(struct daemon *d, int *degraded)
 			return false;
 		}
 	}
+	rc = sensors_start(&d->sensors, degraded);
+	if (rc < 0) {
+		log_err("cannot start the stall sensors' threads: %s", strerror(-rc));
+		return false;
+	}
 	for (unsigned i = 0; i < c->nserial; i++) {
 		(void)serial_open(&d->serial[i]);  /* a missing port is retried by its reader */
 		if (d->serial[i].tx != NULL)
@@ -472,6 +487,7 @@ static void stop(struct daemon *d, int stop_sig)
 	(void)eventfd_write(d->stop_fd, 1);     /* an eventfd write cannot fail here */
 	for (unsigned i = 0; i < d->serial_up; i++)
 		serial_join(&d->serial[i]);
+	sensors_stop(&d->sensors);      /* the readers ask them until they end */
 	if (d->timer_up)
 		timer_stop(&d->timer);
 	for (unsigned i = 0; i < d->samplers_up; i++)
@@ -485,6 +501,7 @@ static void stop(struct daemon *d, int stop_sig)
 		serial_fini(&d->serial[i]);
 	for (unsigned i = 0; i < d->conf.nparallel; i++)
 		sampler_fini(&d->samplers[i]);
+	sensors_fini(&d->sensors);
 	free(d->serial);
 	free(d->samplers);
 	free(d->sampler_ptrs);

@@ -8,8 +8,34 @@
 const char *const part_kind_name[PART_NKINDS] = {
 	[PART_MAIN] = "main", [PART_TIMER] = "timer", [PART_PARALLEL] = "parallel",
 	[PART_SERIAL] = "serial", [PART_LINES] = "lines", [PART_TX] = "tx",
-	[PART_FLUSHER] = "flusher",
+	[PART_FLUSHER] = "flusher", [PART_SENSOR] = "sensor",
 };
+
+/* The stall sensors (sensor.h): on each CPU the readers are pinned to, at their
+ * lowest priority; when one is not, one plan stands for a sensor on every CPU. */
+static unsigned plan_sensors(const struct conf *c, struct part_plan *out)
+{
+	struct part_plan t = { .kind = PART_SENSOR, .priority = parts_sensor_priority(c),
+			       .cpu = CONF_CPU_ANY, .line = c->logger.line };
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < c->nserial; i++)
+		if (c->serial[i].cpu == CONF_CPU_ANY) {
+			out[0] = t;
+			return 1;
+		}
+	for (unsigned i = 0; i < c->nserial; i++) {
+		bool seen = false;
+
+		for (unsigned j = 0; j < n; j++)
+			seen |= out[j].cpu == c->serial[i].cpu;
+		if (!seen) {
+			t.cpu = c->serial[i].cpu;
+			out[n++] = t;
+		}
+	}
+	return n;
+}
 
 unsigned parts_plan(const struct conf *c, struct part_plan out[PARTS_MAX_THREADS])
 {
@@ -49,7 +75,17 @@ unsigned parts_plan(const struct conf *c, struct part_plan out[PARTS_MAX_THREADS
 			.line = p->line, .ring = true,
 		};
 	}
-	return n;
+	return n + plan_sensors(c, out + n);
+}
+
+int parts_sensor_priority(const struct conf *c)
+{
+	int prio = 99;
+
+	for (unsigned i = 0; i < c->nserial; i++)       /* SCHED_OTHER is 0, below all */
+		if (c->serial[i].priority < prio)
+			prio = c->serial[i].priority;
+	return c->nserial > 0 ? prio : 0;
 }
 
 void parts_cpu_key(const struct part_plan *t, char *buf, size_t len)
@@ -60,6 +96,9 @@ void parts_cpu_key(const struct part_plan *t, char *buf, size_t len)
 		break;
 	case PART_TIMER:
 		snprintf(buf, len, "[timer] cpu");
+		break;
+	case PART_SENSOR:
+		snprintf(buf, len, "[serial NAME] cpu");
 		break;
 	case PART_PARALLEL:
 		snprintf(buf, len, "[parallel %s] cpu", t->port);

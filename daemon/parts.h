@@ -38,10 +38,11 @@ enum part_kind {
 	PART_LINES,     /* a [serial] port's lines thread (lines = on) */
 	PART_TX,        /* a [serial] port's TX reader (tx_device, pass) */
 	PART_FLUSHER,
+	PART_SENSOR,    /* a CPU's stall sensor, which probes the tty path too (sensor.h) */
 	PART_NKINDS,
 };
 
-/* "main", "timer", "parallel", "serial", "lines", "tx", "flusher": the watchdog's names. */
+/* "main", "timer", "parallel", "serial", "lines", "tx", "flusher", "sensor": the watchdog's names. */
 extern const char *const part_kind_name[PART_NKINDS];
 
 /* The timer runs exactly when there is a [parallel] port. */
@@ -49,6 +50,10 @@ static inline bool parts_timer_runs(const struct conf *c)
 {
 	return c->nparallel > 0;
 }
+
+/* The stall sensors' priority: the serial readers' lowest (sensor.h), or
+ * CONF_PRIO_OTHER when one runs SCHED_OTHER or there is none. */
+int parts_sensor_priority(const struct conf *c);
 
 /* One thread the config asks for. */
 struct part_plan {
@@ -61,9 +66,13 @@ struct part_plan {
 };
 
 /* Every thread: the flusher, the timer, per [serial] port a reader and maybe a
- * lines thread and a TX reader, per [parallel] port a sampler; and main's own ring. */
-#define PARTS_MAX_THREADS (2 + 3 * CONF_MAX_PORTS + CONF_MAX_PORTS)
-#define PARTS_MAX (1 + PARTS_MAX_THREADS)
+ * lines thread and a TX reader, per [parallel] port a sampler, and the stall
+ * sensors: one on each CPU the readers are pinned to, or one for all when a reader
+ * is not. At run time the registry holds those, main's own ring, and a sensor per
+ * CPU the readers may use, up to PARTS_SENSORS. */
+#define PARTS_MAX_THREADS (2 + 3 * CONF_MAX_PORTS + CONF_MAX_PORTS + CONF_MAX_PORTS)
+#define PARTS_SENSORS 256
+#define PARTS_MAX (1 + PARTS_MAX_THREADS - CONF_MAX_PORTS + PARTS_SENSORS)
 #define PARTS_MAIN_RING 256     /* records in main's own ring */
 
 /* Lists the threads c asks for (flusher, timer, serial readers with their lines

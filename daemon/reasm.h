@@ -1,61 +1,30 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* reasm.h - reassembly of serial byte fragments into packets (pure, no I/O).
  *
- * A packet ends after a silence of gap_ns or more, when the delimiter byte is seen
- * (it stays in the packet), or when it reaches max_len. Its timestamp is the
- * estimated start of its first byte on the wire: bytes that were already waiting
- * when the reader woke are assumed to have arrived back to back, one character
- * time (char_ns) each, ending at the wake-up. For a pseudo-terminal there is no
- * wire and char_ns is 0.
+ * A packet ends after a silence of gap_ns or more on the wire, when the delimiter
+ * byte is seen (it stays in the packet), or when it reaches max_len. Its timestamp
+ * is the estimated start of its first byte on the wire: bytes that were waiting
+ * when the reader woke are taken to have arrived back to back, one character time
+ * (char_ns) each, ending at the wake-up (less what the device adds). For a
+ * pseudo-terminal there is no wire and char_ns is 0.
  *
- * The boundary rule (daemon/README.md, "Packet boundaries"). The reader sees the kernel
- * only when it looks, so a silence is known only from what it saw:
- *  - A packet ends by gap only when the caller found the kernel empty at or
- *    after its deadline (reasm_deadline: gap_ns after the end of the read that
- *    brought its last byte) and calls reasm_expire: every byte then had gap_ns
- *    of silence after it.
- *  - Bytes whose read ended before gap_ns after the wake-up that found the
- *    packet's last byte continue the packet: the silence before them and among
- *    them was shorter than the gap.
- *  - Bytes with no packet in progress begin one; if their read ended less than
- *    gap_ns after the wake-up that found them, no gap can hide among them.
- *  - Anything else cannot be judged: the bytes were found at or after the
- *    deadline (the reader woke late, or the read at the deadline returned them),
- *    or the read took so long that a gap may hide among them. They are placed
- *    where they more likely belong, and the doubt callback says so (the reader
- *    writes EV late-delivery). The only lateness the reader cannot see is that
- *    of a wake-up that still came before the deadline, or of one with no packet
- *    in progress.
- *
- * Between the wire and read() (reasm_set_dev). A pty hands bytes over as they are
- * written, and so does a UART at receive trigger 1. A device that holds bytes does
- * not: a 16550-type FIFO hands over `trigger` bytes at once, fewer only after its
- * RX timeout (4 character times after the last byte); a USB adapter hands over what
- * it holds on its own timer. For such a device the rule is judged in wire time:
- * each read's last byte is dated back by what the device is known to add (a FIFO:
- * its timeout when the read is shorter than the trigger; an adapter: half its
- * hold, give or take the other half: blur_ns), its bytes back to back before it, and
- *  - a read shorter than a FIFO's trigger came by its timeout, which fires only
- *    after a silence of more than the timeout less a character: when the gap is no
- *    longer than that, the read ends its packet at once (proven, no doubt); but
- *    when the next read's bytes are then dated less than the gap after it, the
- *    dates contradict the silence the timeout stood for (a trigger's worth handed
- *    over in two parts, as a guest's emulated UART can): that boundary is doubted
- *    after the fact (REASM_HELD);
- *  - bytes continue the packet only when the silence before them, as estimated (the
- *    most it can have been: bytes held together came no later than back to back),
- *    is shorter than the gap by more than blur_ns;
- *  - the deadline moves on by the device's hold: a byte that arrived within the gap
- *    after the packet's last byte has reached the kernel by then, so an empty read
- *    there still proves the gap;
- *  - bytes found before that deadline after a silence that may be a gap cannot be
- *    judged: they are placed by the estimate and the doubt says so (REASM_HELD);
- *  - an adapter's packet that goes on in its next transfer, with no silence between,
- *    was still arriving when the first was sent: its first byte is dated again, back
- *    from that transfer by its bytes alone.
- * The caller keeps the gap above what one delivery can hide (delivery.h): a FIFO
- * hands over before a silence of more than its timeout less a character, an
- * adapter within its hold.
+ * The boundary rule is one error model (daemon/README.md, "Packet boundaries"):
+ * every read gives an interval in which its bytes can have reached the wire, from
+ * what is known of each stage between the wire and read():
+ *  - the device (reasm_set_dev): when its last byte ended before its hand-over
+ *    to the kernel, how long a byte can wait in it, how many one hand-over holds;
+ *  - the path from the kernel to the reader (the tty worker, the reader's wake-up,
+ *    a stopped CPU): the caller's sensors bound it (reasm_read.from_mono); with
+ *    none, the reader takes itself to be on time, unless it woke after the
+ *    packet's deadline, or no wake-up announced the read;
+ *  - the reader's own looks: an empty read (reasm_expire) proves that nothing
+ *    reached the kernel before it began.
+ * A boundary is written without a doubt only when the intervals prove a silence
+ * of at least the gap, and bytes join a packet without one only when they prove
+ * there was none; everything else is a doubt: placed where the intervals make it
+ * likelier (joined or not), and reported with the case and the stage whose bound
+ * made it. Reads of a FIFO shorter than its trigger came by its RX timeout, which
+ * proves a silence after them, unless the next read's dates contradict it.
  */
 #ifndef PORTLOGD_REASM_H
 #define PORTLOGD_REASM_H
@@ -84,27 +53,42 @@ typedef void reasm_emit_fn(void *ctx, const struct reasm_packet *pkt);
 /* Why the bytes of one read could not be placed for sure. */
 enum reasm_doubt_case {
 	REASM_LATE_WAKE = 1,     /* they woke the reader at or after the packet's deadline */
-	REASM_DEADLINE_READ,     /* a read at or after the deadline that no wake-up announced
+	REASM_DEADLINE_READ,     /* a read no wake-up announced (at the deadline, at stop)
 				  * returned them: the kernel held them (its tty worker), or
 				  * they came while the reader read */
-	REASM_SLOW_READ,         /* the read ended gap_ns or more after the packet's last byte
+	REASM_SLOW_READ,         /* the read ended a gap or more after the packet's last byte
 				  * (or, with no packet in progress, after the wake-up) */
-	REASM_HELD,              /* a device that holds bytes handed them over before the
-				  * deadline, after a silence that may be a gap: it is
-				  * inferred from the device's delivery, not seen */
+	REASM_HELD,              /* the device's hand-over hides whether a gap was there: it
+				  * is inferred from the device's delivery, not seen */
 	REASM_RESTART,           /* they came while no reader ran (the port stayed open
 				  * across a restart, fdstore.h): reasm_held */
+	REASM_STALL,             /* the path to the reader may have held them back (a sensor
+				  * saw it stall, or cannot rule out what it cannot see, or
+				  * the wire proved it): they may have come earlier */
 };
-#define REASM_DOUBT_CASES (REASM_RESTART + 1)   /* for tables indexed by the case */
+#define REASM_DOUBT_CASES (REASM_STALL + 1)    /* for tables indexed by the case */
+
+/* The stage between the wire and read() whose bound made a doubt. */
+enum reasm_stage {
+	REASM_STAGE_READER,      /* the reader's own looks: when it woke and read */
+	REASM_STAGE_DEVICE,      /* the device's hand-over (reasm_dev) */
+	REASM_STAGE_CPU,         /* the reader's CPU did not run it (a sensor's bound) */
+	REASM_STAGE_TTY,         /* the kernel's tty worker was late (a sensor's bound) */
+	REASM_STAGE_WIRE,        /* more bytes than the baud allows since the sensors' bound */
+};
+#define REASM_STAGES (REASM_STAGE_WIRE + 1)
 
 struct reasm_doubt {
 	enum reasm_doubt_case why;
+	enum reasm_stage stage;
 	bool joined;             /* added to the packet in progress; false: they begin one */
 	size_t bytes;            /* of the read */
-	int64_t wait_ns;         /* end of the read minus the deadline, or minus the
-				  * wake-up when that came first; REASM_HELD: the silence
-				  * before the bytes on the wire, as estimated;
-				  * REASM_RESTART: how long the port was unread */
+	int64_t wait_ns;         /* the reader's cases: end of the read minus the packet's
+				  * judged deadline, or minus the wake-up when that came
+				  * first; REASM_HELD: the silence before the bytes on the
+				  * wire, as estimated; REASM_STALL: how long before the
+				  * wake-up the bytes may have come; REASM_RESTART: how long
+				  * the port was unread */
 	int64_t t_mono, t_real;  /* start of the packet the read's first byte is in */
 };
 
@@ -117,6 +101,11 @@ struct reasm_read {
 				  * woken, else the end of the read */
 	int64_t seen_real;       /* CLOCK_REALTIME at seen_mono */
 	int64_t end_mono;        /* the read returned: every byte had arrived by then */
+	/* the earliest its first byte can have been handed to the kernel, as the
+	 * caller's sensors bound the path from the kernel to the reader (0: no
+	 * sensor: the reader on time), and which stage set that bound */
+	int64_t from_mono;
+	enum reasm_stage from_stage;
 };
 
 /* What stands between the wire and read(): all zero for a pty or a UART at trigger 1. */
@@ -125,10 +114,10 @@ struct reasm_dev {
 				  * fewer only after timeout_ns of silence; 0: not known */
 	int64_t timeout_ns;      /* the FIFO's RX timeout (with trigger) */
 	int64_t hold_ns;         /* the longest a byte can stay in the device unseen; 0: none */
-	int64_t blur_ns;         /* how far a read's last byte is from where it is dated, either
-				  * way: an adapter on its own timer, half its hold each way; a
-				  * FIFO of unknown trigger, half its timeout; a known one, the
-				  * margin of a character for its interrupt and part */
+	int64_t blur_ns;         /* how far a read's last byte can be from its dated end (one
+				  * way, never after the hand-over): an adapter on its own
+				  * timer, half its hold; a FIFO of unknown trigger, half its
+				  * timeout; a known one, half a character for its interrupt */
 };
 
 struct reasm {
@@ -139,8 +128,14 @@ struct reasm {
 	int64_t char_ns;
 	int delim;               /* -1: none */
 	int64_t first_mono, first_real;
-	int64_t last_mono;       /* the latest byte's date: the wake-up that found it */
-	int64_t last_end;        /* the end of the read that returned it */
+	int64_t last_mono;       /* the latest byte's date (as estimated) */
+	/* the error model of the packet's last byte (reasm.c): the earliest it can have
+	 * ended on the wire, [with the sensors' bound][with the device's blur], and
+	 * the latest [with the device's blur]; its read's size */
+	int64_t last_lo[2][2], last_hi[2];
+	enum reasm_stage last_stage;    /* the stage that bounded its read */
+	int64_t floor;           /* the start of the last read that found the kernel empty */
+	int64_t look;            /* the end of the reader's last look (a read, reasm_floor) */
 	bool have_last;          /* a byte has been seen since reasm_init */
 	struct reasm_dev dev;
 	/* an adapter's packet whose first read may be dated again (reasm.c, redate) */
@@ -183,17 +178,20 @@ void reasm_feed(struct reasm *r, const uint8_t *data, size_t n,
 		int64_t now_mono, int64_t now_real);
 
 /* No packet in progress: no byte fed from now on is dated before t_mono (a record
- * the caller has just pushed, such as EV open, stays before the bytes). */
+ * the caller has just pushed, such as EV open, stays before the bytes), and the
+ * reader saw no byte waiting then (a look, not a proof: the tty worker may hold
+ * some, so reads that follow are still judged by their wake-up and the sensors). */
 void reasm_floor(struct reasm *r, int64_t t_mono);
 
-/* CLOCK_MONOTONIC time from which an empty read ends the packet in progress:
- * gap_ns after the end of the read that brought its last byte (a device that holds
- * bytes: after the latest its last byte can have arrived, and its hold_ns later);
- * INT64_MAX if none. */
+/* CLOCK_MONOTONIC time from which an empty read ends the packet in progress: the
+ * latest its last byte can have ended on the wire, plus the gap and a character
+ * (the next byte is seen at its end) and the device's hold_ns (a byte that came
+ * within the gap has reached the kernel by then); INT64_MAX if none. */
 int64_t reasm_deadline(const struct reasm *r);
 
-/* The caller found the kernel empty at now_mono: ends the packet in progress if
- * its deadline has passed. */
+/* A read that began at now_mono found the kernel empty (nothing had reached it
+ * before then: n_tty's read waits for the tty worker first): ends the packet in
+ * progress if its deadline has passed. */
 void reasm_expire(struct reasm *r, int64_t now_mono);
 
 /* Ends the packet in progress unconditionally. */

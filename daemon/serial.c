@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/serial.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -116,10 +117,15 @@ static void report_late(void *ctx, const struct reasm_doubt *d)
 	static const char *const why[] = {
 		[REASM_LATE_WAKE] = "late-wake", [REASM_DEADLINE_READ] = "deadline-read",
 		[REASM_SLOW_READ] = "slow-read", [REASM_HELD] = "held",
-		[REASM_RESTART] = "restart",
+		[REASM_RESTART] = "restart", [REASM_STALL] = "stall",
+	};
+	static const char *const stage[] = {
+		[REASM_STAGE_READER] = "reader", [REASM_STAGE_DEVICE] = "device",
+		[REASM_STAGE_CPU] = "cpu", [REASM_STAGE_TTY] = "tty", [REASM_STAGE_WIRE] = "wire",
 	};
 	_Static_assert(sizeof(why) / sizeof(why[0]) == REASM_DOUBT_CASES,
 		       "a doubt case without its word");
+	_Static_assert(sizeof(stage) / sizeof(stage[0]) == REASM_STAGES, "a stage without its word");
 	struct serial_port *p = ctx;
 	struct rec ev = { .kind = REC_EV, .t_mono = d->t_mono, .t_real = d->t_real,
 			  .a = EV_LATE };
@@ -130,6 +136,7 @@ static void report_late(void *ctx, const struct reasm_doubt *d)
 	fmt_kv_i64(&kv, "wait_us", d->wait_ns / 1000);
 	fmt_kv_u64(&kv, "bytes", d->bytes);
 	fmt_kv_str(&kv, "case", why[d->why]);
+	fmt_kv_str(&kv, "stage", stage[d->stage]);
 	fmt_kv_str(&kv, "joined", d->joined ? "yes" : "no");
 	/* counted as pushed (a dropped one is in drops= too): the mark's total, for STAT late= */
 	atomic_fetch_add_explicit(&p->late, 1, memory_order_relaxed);
@@ -337,6 +344,13 @@ int serial_init(struct serial_port *p, const struct conf_serial *cfg, uint32_t r
 	if (rc == 0 && conf_serial_has_tx(cfg))
 		rc = tx_init(p, ring_records, stop_fd, store);
 	return rc;
+}
+
+void serial_sensed(struct serial_port *p, const struct sensors *s)
+{
+	p->sensors = s;
+	if (p->tx != NULL)
+		p->tx->sensors = s;
 }
 
 /* The store's word on the port just opened (or the pty just made or taken back). */
@@ -623,21 +637,49 @@ static ssize_t port_read(struct serial_port *p, int64_t t0)
 }
 
 /*
- * The packet's deadline has passed and ppoll saw nothing: make sure no byte of
- * it is still in the kernel. A read that finds the line discipline empty first
- * waits for the tty's flip-buffer worker, so an empty read proves the silence
- * (the caller then ends the packet). Bytes it returns were found after the
- * deadline: reasm places them and says so.
+ * Reads until the kernel holds nothing for the port. A read that finds the line
+ * discipline empty first waits for the tty's flip-buffer worker, so the last
+ * read, empty, proves that nothing had reached the kernel before it began
+ * (reasm_expire, which also ends the packet once its deadline has passed). The
+ * first read's bytes woke the reader at w (woken), or were found by a read no
+ * wake-up announced (the deadline's, or at stop; ppoll saw nothing at w): the
+ * sensors bound how long before w they can have reached the kernel (through the
+ * reader's CPU only when they woke it). A later read finds what came meanwhile,
+ * or what the tty worker still held when the one before emptied the line
+ * discipline. Returns false when the port was lost (closed and reported).
  */
-static void at_deadline(struct serial_port *p, int64_t now_mono, int64_t now_real)
+static bool take(struct serial_port *p, bool woken, int64_t w, int64_t w_real)
 {
-	ssize_t n = port_read(p, now_mono);
-	int64_t end = mono_ns();
-	struct reasm_read rd = { .woken = false, .seen_mono = end,
-				 .seen_real = now_real + (end - now_mono), .end_mono = end };
+	struct sensor_bound b = { 0, 0 };
+	bool sensed = p->sensors != NULL && p->sensors->n > 0;
+	int64_t from = 0;
+	enum reasm_stage stage = REASM_STAGE_TTY;
 
-	if (n > 0)
+	if (sensed) {
+		/* which CPU the reader runs on: a load from glibc's rseq area */
+		sensors_bound(p->sensors, sched_getcpu(), w, &b);
+		from = w - b.tty_ns - (woken ? b.cpu_ns : 0);
+		stage = woken ? sensor_stage(&b) : REASM_STAGE_TTY;
+	}
+	for (;;) {
+		int64_t t0 = mono_ns();
+		ssize_t n = port_read(p, t0);
+		int64_t end = mono_ns();
+		struct reasm_read rd = { .woken = woken, .seen_mono = woken ? w : end,
+					 .seen_real = w_real + ((woken ? w : end) - w),
+					 .end_mono = end, .from_mono = from, .from_stage = stage };
+
+		if (n < 0)
+			return false;
+		if (n == 0) {
+			reasm_expire(&p->reasm, t0);
+			return true;
+		}
 		reasm_read(&p->reasm, p->rbuf, (size_t)n, &rd);
+		woken = false;
+		from = sensed ? end - b.tty_ns : 0;
+		stage = REASM_STAGE_TTY;
+	}
 }
 
 /* Waits until the stop fd fires or `timeout` (NULL: forever) passes; true = stop. */
@@ -783,34 +825,14 @@ static void *serial_thread(void *arg)
 			break;
 		if (p->relaying)
 			relay_poll(&p->relay, pfd[2].revents != 0);
-		if (pfd[0].revents != 0) {
-			ssize_t n = port_read(p, now_mono);
-			/* the first byte had arrived by the wake-up, every byte by the
-			 * end of the read: reasm judges the gaps from both */
-			struct reasm_read rd = { .woken = true, .seen_mono = now_mono,
-						 .seen_real = now_real, .end_mono = mono_ns() };
-
-			if (n < 0)
-				continue;
-			reasm_read(&p->reasm, p->rbuf, (size_t)n, &rd);
-		} else if (now_mono >= deadline) {
-			at_deadline(p, now_mono, now_real);
-			if (p->drv.fd < 0)
-				continue;
-		}
-		reasm_expire(&p->reasm, now_mono);
+		/* the first byte had arrived by the wake-up, every byte by the end of
+		 * its read; at the deadline, an empty read proves the silence */
+		if (pfd[0].revents != 0 || now_mono >= deadline)
+			(void)take(p, pfd[0].revents != 0, now_mono, now_real);
 	}
 	/* Stop: what the kernel holds was sent before the stop; take it all. */
-	while (p->drv.fd >= 0) {
-		ssize_t n = port_read(p, mono_ns());
-		struct reasm_read rd = { .woken = false, .seen_mono = mono_ns(),
-					 .seen_real = real_ns() };
-
-		if (n <= 0)
-			break;
-		rd.end_mono = rd.seen_mono;
-		reasm_read(&p->reasm, p->rbuf, (size_t)n, &rd);
-	}
+	if (p->drv.fd >= 0)
+		(void)take(p, false, mono_ns(), real_ns());
 	if (p->drv.fd >= 0)
 		port_lost(p, 0, "stop", true);
 	if (p->relaying) {

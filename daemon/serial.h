@@ -25,6 +25,7 @@
 #include "irq.h"
 #include "pass.h"
 #include "reasm.h"
+#include "sensor.h"
 #include "source.h"
 
 #define SERIAL_READ_MAX 4096
@@ -49,6 +50,7 @@ struct serial_port {
 	uint8_t rbuf[SERIAL_READ_MAX];
 	int64_t gap_ns;
 	int stop_fd;                /* eventfd shared by all readers; readable = stop */
+	const struct sensors *sensors;  /* what bounds the path to the reader, or NULL */
 	int last_err;               /* errno of the last failed open, logged once */
 	unsigned opens;
 	_Atomic uint64_t reopens;   /* opens after the first: the port came back (STAT reopens=) */
@@ -98,6 +100,9 @@ struct serial_port {
  * restart. Returns 0 or -errno. */
 int serial_init(struct serial_port *p, const struct conf_serial *cfg, uint32_t ring_records,
 		int stop_fd, struct fdstore *store);
+/* The stall sensors that bound the path from the kernel to the port's readers
+ * (sensor.h); without them a reader takes itself to be on time. */
+void serial_sensed(struct serial_port *p, const struct sensors *s);
 /* pass: makes the pty and PATH's link (pass.h), or takes back the ones kept in the
  * store, before the threads. 0 (also without pass), or -errno with what failed,
  * and what to do, in err. */

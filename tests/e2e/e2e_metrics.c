@@ -286,7 +286,7 @@ static void daemon_start(void)
 
 struct round {
 	long long lines;            /* the flusher's lines= */
-	const char *stat[8];        /* "NAME k=v ..." of each STAT line */
+	const char *stat[16];       /* "NAME k=v ..." of each STAT line */
 	unsigned nstat;
 	const char *clock;          /* the EV clock line's fields after it */
 };
@@ -327,7 +327,7 @@ static struct round *read_rounds(const struct e2e_log *log, size_t *n)
 		if (strcmp(log->line[i].src, "portlogd") != 0)
 			continue;
 		if ((f = after(text, " portlogd STAT ")) != NULL) {
-			assert_true(cur.nstat < 8);
+			assert_true(cur.nstat < 16);
 			cur.stat[cur.nstat++] = f;
 			if (strncmp(f, "flusher ", 8) == 0) {
 				assert_true(field(f, "lines", v, sizeof(v)));

@@ -56,6 +56,8 @@ static void test_plan_every_kind(void **state)
 		{ PART_SERIAL, "plc", "[serial plc] cpu", 97, CONF_CPU_ANY, 12, true },
 		{ PART_TX, "plc", "[serial plc] cpu", 97, CONF_CPU_ANY, 12, true },
 		{ PART_PARALLEL, "lpt0", "[parallel lpt0] cpu", CONF_PRIO_OTHER, 0, 15, true },
+		/* plc's readers may run on any CPU: a sensor on each, at gps's 70 */
+		{ PART_SENSOR, NULL, "[serial NAME] cpu", 70, CONF_CPU_ANY, 1, false },
 	};
 	struct part_plan t[PARTS_MAX_THREADS];
 	unsigned n;
@@ -100,9 +102,10 @@ static void test_timer_rule(void **state)
 	(void)state;
 	load("[timer]\npriority = 99\ncpu = 1023\n[serial gps]\ndevice = /dev/ttyS0\n");
 	assert_false(parts_timer_runs(&conf));
-	assert_int_equal(parts_plan(&conf, t), 2);
+	assert_int_equal(parts_plan(&conf, t), 3);
 	assert_int_equal(t[0].kind, PART_FLUSHER);
 	assert_int_equal(t[1].kind, PART_SERIAL);
+	assert_int_equal(t[2].kind, PART_SENSOR);
 	rt_init(&rt, &conf);
 	assert_int_equal(rt.fifo_prio, 97);     /* the reader's, not the timer's 99 */
 	assert_int_equal(rt_check_cpus(&conf, err, sizeof(err)), 0);
@@ -110,7 +113,7 @@ static void test_timer_rule(void **state)
 	load("[timer]\npriority = 99\ncpu = 1023\n[parallel lpt0]\ndevice = parport0\n"
 	     LPT_DRIVER);
 	assert_true(parts_timer_runs(&conf));
-	assert_int_equal(parts_plan(&conf, t), 3);
+	assert_int_equal(parts_plan(&conf, t), 3);     /* no serial port: no sensor */
 	assert_int_equal(t[1].kind, PART_TIMER);
 	rt_init(&rt, &conf);
 	assert_int_equal(rt.fifo_prio, 99);
@@ -120,7 +123,8 @@ static void test_timer_rule(void **state)
 		fail_msg("not the timer's CPU error: %s", err);
 }
 
-/* The most the config allows fills PARTS_MAX_THREADS exactly. */
+/* The most the config allows fills PARTS_MAX_THREADS exactly: every port, each
+ * serial one pinned to a CPU of its own (a stall sensor each). */
 static void test_plan_capacity(void **state)
 {
 	static struct part_plan t[PARTS_MAX_THREADS + 1];
@@ -131,6 +135,7 @@ static void test_plan_capacity(void **state)
 	conf.nserial = conf.nparallel = CONF_MAX_PORTS;
 	for (unsigned i = 0; i < CONF_MAX_PORTS; i++) {
 		conf.serial[i].lines = true;
+		conf.serial[i].cpu = (int)i;
 		snprintf(conf.serial[i].name, sizeof(conf.serial[i].name), "s%u", i);
 		snprintf(conf.serial[i].tx_device, sizeof(conf.serial[i].tx_device), "/dev/t%u", i);
 		snprintf(conf.parallel[i].name, sizeof(conf.parallel[i].name), "p%u", i);
@@ -140,7 +145,8 @@ static void test_plan_capacity(void **state)
 	for (unsigned i = 0; i < n; i++)
 		rings += t[i].ring;
 	assert_int_equal(rings, 4 * CONF_MAX_PORTS);
-	assert_int_equal(PARTS_MAX, n + 1);     /* and main's own ring */
+	/* and main's own ring; at run time a sensor per CPU, not per plan */
+	assert_int_equal(PARTS_MAX, n + 1 - CONF_MAX_PORTS + PARTS_SENSORS);
 }
 
 /* ---- the registry ---- */

@@ -604,7 +604,7 @@ static void late_wake_is_marked(void **state)
 			collect(&p, "efgh|", got, sizeof(got), ev, &nev, ev_t, rx_t);
 			printf("# %s %d us late: %s\n", path ? "deadline read" : "woken", x, got);
 			/* the mark, however small the lateness */
-			snprintf(want_ev, sizeof(want_ev), " bytes=4 case=%s joined=",
+			snprintf(want_ev, sizeof(want_ev), " bytes=4 case=%s stage=reader joined=",
 				 path ? "deadline-read" : "late-wake");
 			for (m = 0; m < nev && strstr(ev[m], want_ev) == NULL; m++)
 				;

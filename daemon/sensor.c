@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* sensor.c - the sensors of what the serial readers cannot see: a thread per CPU, each probing the tty path in turn. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "libc.h"
+#include "sensor.h"
+
+#define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+#define ST(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
+
+/* ---- stall windows: one writer (the sensor's thread), readers that never wait ---- */
+
+/*
+ * Opens a window from `from` to `to`, or widens the latest when the two touch (a
+ * stall that goes on across wake-ups is one window, from its first start).
+ */
+static void win_put(struct sensor_win *w, int64_t from, int64_t to, int64_t touch)
+{
+	uint32_t seq = LD(w->seq);
+	int64_t old_to = LD(w->to);
+
+	if (old_to != 0 && from <= old_to + touch && LD(w->from) < from)
+		from = LD(w->from);
+	ST(w->seq, seq + 1);
+	/* orders the odd count before the fields: a reader that sees a field's new
+	 * value sees the count odd, or changed, and reads again */
+	atomic_thread_fence(memory_order_release);
+	ST(w->from, from);
+	ST(w->to, to);
+	/* orders the fields before the even count that says they are whole */
+	atomic_store_explicit(&w->seq, seq + 2, memory_order_release);
+}
+
+/* The latest window, whole; false when there is none (or its writer keeps changing
+ * it, which a thread that writes once a period does not). */
+static bool win_get(const struct sensor_win *w, int64_t *from, int64_t *to)
+{
+	for (int tries = 0; tries < 4; tries++) {
+		/* pairs with win_put's last store: the fields it wrote are visible */
+		uint32_t s1 = atomic_load_explicit(&w->seq, memory_order_acquire);
+
+		*from = LD(w->from);
+		*to = LD(w->to);
+		/* orders the field loads before the second count load */
+		atomic_thread_fence(memory_order_acquire);
+		if (s1 % 2 == 0 && s1 == LD(w->seq))
+			return s1 != 0;
+	}
+	return false;
+}
+
+/* How long before `at` a byte can have waited, by this window: back to its start if
+ * it had not closed `unseen` before `at`. */
+static int64_t win_bound(const struct sensor_win *w, int64_t at, int64_t unseen)
+{
+	int64_t from, to;
+
+	if (!win_get(w, &from, &to) || to < at - unseen || from > at)
+		return 0;
+	return at - from;
+}
+
+/* ---- the set ---- */
+
+static void cpu_fini(struct sensor_cpu *sc)
+{
+	if (sc->pty_master >= 0)
+		close(sc->pty_master);
+	if (sc->pty_slave >= 0)
+		close(sc->pty_slave);
+	sc->pty_master = sc->pty_slave = -1;
+}
+
+/* The probe's pty: raw, the slave non-blocking (a probe read never waits). */
+static int cpu_open_pty(struct sensor_cpu *sc)
+{
+	struct termios t;
+
+	if (openpty(&sc->pty_master, &sc->pty_slave, NULL, NULL, NULL) < 0)
+		return -errno;
+	if (tcgetattr(sc->pty_slave, &t) < 0)
+		return -errno;
+	cfmakeraw(&t);
+	if (tcsetattr(sc->pty_slave, TCSANOW, &t) < 0
+	    || fcntl(sc->pty_slave, F_SETFL, O_NONBLOCK) < 0
+	    || fcntl(sc->pty_master, F_SETFD, FD_CLOEXEC) < 0
+	    || fcntl(sc->pty_slave, F_SETFD, FD_CLOEXEC) < 0)
+		return -errno;
+	return 0;
+}
+
+int sensors_init(struct sensors *s, const struct conf *c)
+{
+	cpu_set_t mask;
+	bool any = false;
+	int rc = 0;
+
+	memset(s, 0, sizeof(*s));
+	for (int i = 0; i <= CONF_CPU_MAX; i++)
+		s->cpu_index[i] = -1;
+	atomic_init(&s->stop, false);
+	if (c->nserial == 0)
+		return 0;
+	s->period_ns = (int64_t)c->logger.sensor_period_us * NS_PER_US;
+	s->unseen_ns = s->period_ns + s->period_ns / 4;
+	CPU_ZERO(&mask);
+	for (unsigned i = 0; i < c->nserial; i++) {
+		const struct conf_serial *p = &c->serial[i];
+
+		if (p->cpu == CONF_CPU_ANY)
+			any = true;
+		else if (p->cpu <= CONF_CPU_MAX)
+			CPU_SET(p->cpu, &mask);
+	}
+	s->priority = parts_sensor_priority(c);
+	if (any && sched_getaffinity(0, sizeof(mask), &mask) < 0)
+		return -errno;
+	s->cpu = calloc((size_t)CPU_COUNT(&mask), sizeof(*s->cpu));
+	if (s->cpu == NULL)
+		return -ENOMEM;
+	/* beyond PARTS_SENSORS a reader's CPU may have none: it is then bounded by
+	 * every sensor's windows but its own (sensors_bound) */
+	for (int cpu = 0; cpu <= CONF_CPU_MAX && cpu < CPU_SETSIZE && s->n < PARTS_SENSORS; cpu++) {
+		struct sensor_cpu *sc;
+
+		if (!CPU_ISSET(cpu, &mask))
+			continue;
+		sc = &s->cpu[s->n];
+		sc->set = s;
+		sc->cpu = cpu;
+		sc->index = s->n;
+		sc->pty_master = sc->pty_slave = -1;
+		health_beat_init(&sc->beat);
+		s->cpu_index[cpu] = (int)s->n++;
+		if (rc == 0)
+			rc = cpu_open_pty(sc);
+	}
+	return rc;
+}
+
+void sensors_fini(struct sensors *s)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		cpu_fini(&s->cpu[i]);
+	free(s->cpu);
+	s->cpu = NULL;
+	s->n = 0;
+}
+
+/* ---- the thread ---- */
+
+/* Only this thread writes its statistics: plain load and store. */
+static void add(_Atomic uint64_t *x, uint64_t v)
+{
+	ST(*x, LD(*x) + v);
+}
+
+static void raise_to(_Atomic int64_t *x, int64_t v)
+{
+	if (v > LD(*x))
+		ST(*x, v);
+}
+
+/* The probe came back at t: its delivery, and a window when it was late. */
+static void probe_back(struct sensor_cpu *sc, int64_t t)
+{
+	const struct sensors *s = sc->set;
+	int64_t out = LD(sc->probe_out), d = t - out;
+	size_t bin = d < 0 ? 0 : (size_t)(d / 10000);
+	char buf[64];
+
+	while (read(sc->pty_slave, buf, sizeof(buf)) > 0)
+		;       /* one byte; more only if a probe was written twice */
+	if (out == 0)
+		return;
+	add(&sc->hist[bin < SENSOR_HIST ? bin : SENSOR_HIST], 1);
+	add(&sc->probes, 1);
+	raise_to(&sc->tty_max_ns, d);
+	if (d > s->period_ns / 4) {
+		win_put(&sc->tty_win, out, t, s->unseen_ns);
+		add(&sc->tty_stalls, 1);
+	}
+	ST(sc->probe_out, 0);
+}
+
+/* Sleeps until `target`; meanwhile takes its probe back when it comes. */
+static void wait_until(struct sensor_cpu *sc, int64_t target)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = sc->pty_slave, .events = POLLIN };
+		int64_t left = target - mono_ns();
+		struct timespec ts;
+
+		if (left <= 0)
+			return;
+		if (LD(sc->probe_out) == 0) {
+			ts = ns_to_ts(target);
+			health_park(&sc->beat);
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+				;
+			health_unpark(&sc->beat);
+			return;
+		}
+		ts = ns_to_ts(left);
+		health_park(&sc->beat);
+		(void)libc_ppoll(&pfd, 1, &ts, NULL);   /* EINTR: look again */
+		health_unpark(&sc->beat);
+		if (pfd.revents != 0) {
+			int64_t t = mono_ns();
+
+			probe_back(sc, t);
+			ST(sc->ran, t);
+		}
+	}
+}
+
+static void *sensor_thread(void *arg)
+{
+	struct sensor_cpu *sc = arg;
+	struct sensors *s = sc->set;
+	int64_t period = s->period_ns, now = mono_ns();
+	int64_t target = (now / period + 1) * period, last = now;
+	uint64_t tick = 0;
+
+	ST(sc->ran, now);
+	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
+		int64_t late;
+
+		if (health_stall_wanted(&sc->beat)) {
+			health_stall(&s->stop, -1);
+			continue;
+		}
+		wait_until(sc, target);
+		now = mono_ns();
+		late = now - target;
+		add(&sc->ticks, 1);
+		if (late > period / 4) {
+			/* the CPU may have stopped right after the last wake-up */
+			win_put(&sc->cpu_win, last, now, s->unseen_ns);
+			add(&sc->stalls, 1);
+			raise_to(&sc->stall_max_ns, now - last);
+			ST(sc->stall_ns, LD(sc->stall_ns) + late);
+		}
+		/* its turn to probe the tty path, with no probe out */
+		if (tick % s->n == sc->index && LD(sc->probe_out) == 0) {
+			int64_t t = mono_ns();
+
+			ST(sc->probe_out, t);
+			if (write(sc->pty_master, "p", 1) != 1)
+				ST(sc->probe_out, 0);   /* cannot probe: the tty path stays unseen */
+		}
+		last = mono_ns();
+		ST(sc->ran, last);
+		tick++;
+		target += period;
+		if (target <= now)      /* slept through targets: skip them, do not replay */
+			target = (now / period + 1) * period;
+	}
+	return NULL;
+}
+
+int sensors_start(struct sensors *s, int *degraded)
+{
+	char name[16];
+
+	for (; s->started < s->n; s->started++) {
+		struct sensor_cpu *sc = &s->cpu[s->started];
+		int rc;
+
+		snprintf(name, sizeof(name), "plog-cpu%d", sc->cpu);
+		rc = thread_start(&sc->thread, name, s->priority, sc->cpu, sensor_thread, sc,
+				  degraded);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+void sensors_stop(struct sensors *s)
+{
+	atomic_store(&s->stop, true);
+	for (unsigned i = 0; i < s->started; i++)
+		thread_join(&s->cpu[i].thread);
+	s->started = 0;
+}
+
+/* ---- the readers' question ---- */
+
+void sensors_bound(const struct sensors *s, int cpu, int64_t w, struct sensor_bound *b)
+{
+	int64_t u = s->unseen_ns;
+	int k = cpu >= 0 && cpu <= CONF_CPU_MAX ? s->cpu_index[cpu] : -1;
+
+	b->cpu_ns = b->tty_ns = s->n > 0 ? u : 0;
+	for (unsigned i = 0; i < s->n; i++) {
+		const struct sensor_cpu *sc = &s->cpu[i];
+		int64_t x, out;
+
+		/* the reader's CPU, or each it may have run on when not known */
+		if (k < 0 || (unsigned)k == i) {
+			x = w - LD(sc->ran);   /* overdue: it did not run since */
+			if (x > u && x > b->cpu_ns)
+				b->cpu_ns = x;
+			x = win_bound(&sc->cpu_win, w, u);
+			if (x > b->cpu_ns)
+				b->cpu_ns = x;
+		}
+		x = win_bound(&sc->tty_win, w, u);
+		if (x > b->tty_ns)
+			b->tty_ns = x;
+		out = LD(sc->probe_out);
+		if (out != 0 && w - out > s->period_ns / 4 && w - out > b->tty_ns)
+			b->tty_ns = w - out;    /* a probe still out: a window still open */
+	}
+}
+
+/* ---- figures ---- */
+
+int64_t sensors_tty_pct_us(const struct sensors *s, double pct)
+{
+	uint64_t total = 0, seen = 0;
+
+	for (unsigned i = 0; i < s->n; i++)
+		total += LD(s->cpu[i].probes);
+	if (total == 0)
+		return -1;
+	for (size_t bin = 0; bin <= SENSOR_HIST; bin++) {
+		for (unsigned i = 0; i < s->n; i++)
+			seen += LD(s->cpu[i].hist[bin]);
+		if ((double)seen >= pct / 100.0 * (double)total)
+			return (int64_t)bin * 10;
+	}
+	return SENSOR_HIST * 10;
+}
+
+/* One CPU's sensor: cpu= period_us= ticks= stalls= stall_max_us= stall_late_us=, its
+ * probes of the tty path and theirs (tty_) over all CPUs once, on the first line. */
+static void sensor_stat(const void *obj, struct fmt_kv *kv)
+{
+	const struct sensor_cpu *sc = obj;
+	const struct sensors *s = sc->set;
+
+	fmt_kv_i64(kv, "cpu", sc->cpu);
+	fmt_kv_i64(kv, "period_us", s->period_ns / 1000);
+	fmt_kv_i64(kv, "unseen_us", s->unseen_ns / 1000);
+	fmt_kv_u64(kv, "ticks", LD(sc->ticks));
+	fmt_kv_u64(kv, "stalls", LD(sc->stalls));
+	fmt_kv_i64(kv, "stall_max_us", LD(sc->stall_max_ns) / 1000);
+	fmt_kv_i64(kv, "stall_late_us", LD(sc->stall_ns) / 1000);
+	fmt_kv_u64(kv, "tty_probes", LD(sc->probes));
+	fmt_kv_u64(kv, "tty_stalls", LD(sc->tty_stalls));
+	fmt_kv_i64(kv, "tty_max_us", LD(sc->tty_max_ns) / 1000);
+	if (sc->index == 0 && sensors_tty_pct_us(s, 50) >= 0) {
+		fmt_kv_i64(kv, "tty_p50_us", sensors_tty_pct_us(s, 50));
+		fmt_kv_i64(kv, "tty_p99_us", sensors_tty_pct_us(s, 99));
+	}
+	parts_put_faults(kv, "", &sc->thread);
+}
+
+bool sensors_parts(struct sensors *s, struct parts *ps)
+{
+	for (unsigned i = 0; i < s->n; i++) {
+		struct part p = { .kind = PART_SENSOR, .obj = &s->cpu[i], .stat = sensor_stat };
+
+		if (!parts_add(ps, &p, &s->cpu[i].beat))
+			return false;
+	}
+	return true;
+}
