@@ -153,8 +153,10 @@ static int64_t est_silence(const struct reasm *r, size_t n, int64_t seen)
 }
 
 /*
- * Placed where the intervals make it likelier (the sensors' widths, the device at
- * its nominal dates): the middle of what the silence before the read can have been.
+ * Placed where it is likelier: the middle of what the silence before the read can
+ * have been by the reader's own evidence, the device at its nominal dates (a
+ * sensor's bound is what it cannot rule out, not what it saw: it decides whether
+ * to doubt, not where the bytes go).
  */
 static bool likely_joined(const struct reasm *r, size_t n, const struct reasm_read *rd,
 			  int64_t end, const struct view *v)
@@ -162,12 +164,12 @@ static bool likely_joined(const struct reasm *r, size_t n, const struct reasm_re
 	int64_t c = r->char_ns, lo = v->from - v->hold, hi = rd->woken ? rd->seen_mono : end;
 	int64_t smin, smax;
 
-	if (lo < r->last_lo[1][0] + c)
-		lo = r->last_lo[1][0] + c;     /* after the packet's last byte */
+	if (lo < r->last_lo[0][0] + c)
+		lo = r->last_lo[0][0] + c;     /* after the packet's last byte */
 	if (hi > end - (int64_t)(n - 1) * c)
 		hi = end - (int64_t)(n - 1) * c;
 	smin = lo - c - r->last_hi[0];
-	smax = hi - v->ho.lo - c - r->last_lo[1][0];
+	smax = hi - v->ho.lo - c - r->last_lo[0][0];
 	return (smin > 0 ? smin : 0) / 2 + smax / 2 < r->gap_ns;
 }
 
@@ -202,7 +204,7 @@ static void doubt_of(const struct reasm *r, size_t n, const struct reasm_read *r
 	}
 	if (d->wait_ns < 0)
 		d->wait_ns = 0;
-	d->joined = r->len > 0 && likely_joined(r, n, rd, end, &v[1][0]);
+	d->joined = r->len > 0 && likely_joined(r, n, rd, end, &v[0][0]);
 }
 
 /* ---- reads ---- */

@@ -20,17 +20,11 @@
 
 /* ---- stall windows: one writer (the sensor's thread), readers that never wait ---- */
 
-/*
- * Opens a window from `from` to `to`, or widens the latest when the two touch (a
- * stall that goes on across wake-ups is one window, from its first start).
- */
-static void win_put(struct sensor_win *w, int64_t from, int64_t to, int64_t touch)
+/* Sets the two times. */
+static void pair_put(struct sensor_win *w, int64_t from, int64_t to)
 {
 	uint32_t seq = LD(w->seq);
-	int64_t old_to = LD(w->to);
 
-	if (old_to != 0 && from <= old_to + touch && LD(w->from) < from)
-		from = LD(w->from);
 	ST(w->seq, seq + 1);
 	/* orders the odd count before the fields: a reader that sees a field's new
 	 * value sees the count odd, or changed, and reads again */
@@ -41,8 +35,21 @@ static void win_put(struct sensor_win *w, int64_t from, int64_t to, int64_t touc
 	atomic_store_explicit(&w->seq, seq + 2, memory_order_release);
 }
 
-/* The latest window, whole; false when there is none (or its writer keeps changing
- * it, which a thread that writes once a period does not). */
+/*
+ * Opens a window from `from` to `to`, or widens the latest when the two touch (a
+ * stall that goes on across wake-ups is one window, from its first start).
+ */
+static void win_put(struct sensor_win *w, int64_t from, int64_t to, int64_t touch)
+{
+	int64_t old_to = LD(w->to);
+
+	if (old_to != 0 && from <= old_to + touch && LD(w->from) < from)
+		from = LD(w->from);
+	pair_put(w, from, to);
+}
+
+/* The two times, whole; false when there are none yet (or its writer keeps changing
+ * them, which a thread that writes once a period does not). */
 static bool win_get(const struct sensor_win *w, int64_t *from, int64_t *to)
 {
 	for (int tries = 0; tries < 4; tries++) {
@@ -57,17 +64,6 @@ static bool win_get(const struct sensor_win *w, int64_t *from, int64_t *to)
 			return s1 != 0;
 	}
 	return false;
-}
-
-/* How long before `at` a byte can have waited, by this window: back to its start if
- * it had not closed `unseen` before `at`. */
-static int64_t win_bound(const struct sensor_win *w, int64_t at, int64_t unseen)
-{
-	int64_t from, to;
-
-	if (!win_get(w, &from, &to) || to < at - unseen || from > at)
-		return 0;
-	return at - from;
 }
 
 /* ---- the set ---- */
@@ -129,7 +125,7 @@ int sensors_init(struct sensors *s, const struct conf *c)
 	if (s->cpu == NULL)
 		return -ENOMEM;
 	/* beyond PARTS_SENSORS a reader's CPU may have none: it is then bounded by
-	 * every sensor's windows but its own (sensors_bound) */
+	 * every sensor's looks but its own (sensors_from) */
 	for (int cpu = 0; cpu <= CONF_CPU_MAX && cpu < CPU_SETSIZE && s->n < PARTS_SENSORS; cpu++) {
 		struct sensor_cpu *sc;
 
@@ -186,10 +182,10 @@ static void probe_back(struct sensor_cpu *sc, int64_t t)
 	add(&sc->hist[bin < SENSOR_HIST ? bin : SENSOR_HIST], 1);
 	add(&sc->probes, 1);
 	raise_to(&sc->tty_max_ns, d);
-	if (d > s->period_ns / 4) {
-		win_put(&sc->tty_win, out, t, s->unseen_ns);
+	if (d > s->period_ns / 4)
 		add(&sc->tty_stalls, 1);
-	}
+	pair_put(&sc->probe[sc->probe_next], out, t);
+	sc->probe_next = (sc->probe_next + 1) % SENSOR_PROBES;
 	ST(sc->probe_out, 0);
 }
 
@@ -215,12 +211,8 @@ static void wait_until(struct sensor_cpu *sc, int64_t target)
 		health_park(&sc->beat);
 		(void)libc_ppoll(&pfd, 1, &ts, NULL);   /* EINTR: look again */
 		health_unpark(&sc->beat);
-		if (pfd.revents != 0) {
-			int64_t t = mono_ns();
-
-			probe_back(sc, t);
-			ST(sc->ran, t);
-		}
+		if (pfd.revents != 0)
+			probe_back(sc, mono_ns());
 	}
 }
 
@@ -232,7 +224,7 @@ static void *sensor_thread(void *arg)
 	int64_t target = (now / period + 1) * period, last = now;
 	uint64_t tick = 0;
 
-	ST(sc->ran, now);
+	pair_put(&sc->looks, now, now);
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
 		int64_t late;
 
@@ -259,8 +251,9 @@ static void *sensor_thread(void *arg)
 			if (write(sc->pty_master, "p", 1) != 1)
 				ST(sc->probe_out, 0);   /* cannot probe: the tty path stays unseen */
 		}
-		last = mono_ns();
-		ST(sc->ran, last);
+		/* the end of this look: a reader woken well after it was not waiting to run */
+		pair_put(&sc->looks, mono_ns(), last);
+		last = LD(sc->looks.from);
 		tick++;
 		target += period;
 		if (target <= now)      /* slept through targets: skip them, do not replay */
@@ -296,32 +289,59 @@ void sensors_stop(struct sensors *s)
 
 /* ---- the readers' question ---- */
 
-void sensors_bound(const struct sensors *s, int cpu, int64_t w, struct sensor_bound *b)
+/* When the bytes a reader woken at w on this sensor's CPU found can have reached the
+ * line discipline, by the sensor: not before its latest look (the reader would have
+ * run then), or the one before when the reader ran right after it; not before a
+ * window that had not closed `unseen` before w began. */
+static int64_t cpu_since(const struct sensor_cpu *sc, int64_t w, int64_t unseen)
 {
-	int64_t u = s->unseen_ns;
+	int64_t latest, before, from, to, t;
+
+	if (!win_get(&sc->looks, &latest, &before))
+		return INT64_MIN;       /* it never looked */
+	t = w - latest > sc->set->period_ns / 4 ? latest : before;
+	if (win_get(&sc->cpu_win, &from, &to) && to >= w - unseen && from < t)
+		t = from;
+	return t;
+}
+
+int64_t sensors_from(const struct sensors *s, int cpu, int64_t w, bool woken,
+		     enum reasm_stage *stage)
+{
 	int k = cpu >= 0 && cpu <= CONF_CPU_MAX ? s->cpu_index[cpu] : -1;
+	int64_t d = w, from = INT64_MIN, sent, back;
 
-	b->cpu_ns = b->tty_ns = s->n > 0 ? u : 0;
-	for (unsigned i = 0; i < s->n; i++) {
-		const struct sensor_cpu *sc = &s->cpu[i];
-		int64_t x, out;
-
+	*stage = REASM_STAGE_TTY;
+	if (s->n == 0)
+		return w;
+	for (unsigned i = 0; woken && i < s->n; i++) {
 		/* the reader's CPU, or each it may have run on when not known */
-		if (k < 0 || (unsigned)k == i) {
-			x = w - LD(sc->ran);   /* overdue: it did not run since */
-			if (x > u && x > b->cpu_ns)
-				b->cpu_ns = x;
-			x = win_bound(&sc->cpu_win, w, u);
-			if (x > b->cpu_ns)
-				b->cpu_ns = x;
-		}
-		x = win_bound(&sc->tty_win, w, u);
-		if (x > b->tty_ns)
-			b->tty_ns = x;
-		out = LD(sc->probe_out);
-		if (out != 0 && w - out > s->period_ns / 4 && w - out > b->tty_ns)
-			b->tty_ns = w - out;    /* a probe still out: a window still open */
+		int64_t t;
+
+		if (k >= 0 && (unsigned)k != i)
+			continue;
+		t = cpu_since(&s->cpu[i], w, s->unseen_ns);
+		if (t < d)
+			d = t;
 	}
+	/* the latest probe back before d: bytes that reached the line discipline after
+	 * it were handed to the tty worker after it was written */
+	for (unsigned i = 0; i < s->n; i++)
+		for (unsigned j = 0; j < SENSOR_PROBES; j++)
+			if (win_get(&s->cpu[i].probe[j], &sent, &back) && back < d && sent > from)
+				from = sent;
+	if (from == INT64_MIN)
+		from = d - s->unseen_ns;        /* none to lean on: a period and a quarter */
+	/* ... but a probe still out is a stall of the tty path that has not ended */
+	for (unsigned i = 0; i < s->n; i++) {
+		int64_t out = LD(s->cpu[i].probe_out);
+
+		if (out != 0 && d - out > s->period_ns / 4 && out < from)
+			from = out;
+	}
+	if (w - d >= d - from)
+		*stage = REASM_STAGE_CPU;
+	return from;
 }
 
 /* ---- figures ---- */

@@ -22,14 +22,19 @@
  * the read; one still outstanding is a window still open. Unseen: a delay
  * shorter than the period and that quarter, falling between two probes.
  *
- * A reader that woke at w asks how long before w its first byte can have reached
- * the kernel: for its CPU and for the tty path, each its unseen bound, or back to
- * the start of a window that had not closed that long before w; a sensor that
- * is overdue (it did not run for longer than its unseen bound) counts as a
- * window still open since it last ran, so a verdict that comes after the bytes
- * (the reader and the sensor wake together when a stall ends) is never missed.
- * The two stages add up. Windows are published under a sequence count (a
- * seqlock): a reader only loads, never waits, never writes.
+ * A reader asks how early the first byte of what it read can have reached the
+ * kernel. Its CPU: a reader woken at w was not waiting to run when its CPU's
+ * sensor last went back to sleep (it would have run then), unless it ran right
+ * after (then at the look before); back further to the start of a window not
+ * closed a period and a quarter before w; a sensor overdue counts as a window open
+ * since it last looked, so a verdict that comes after the bytes (the reader and
+ * the sensor wake together when a stall ends) is never missed. That bounds when
+ * the bytes reached the line discipline. The tty path: the worker's queue is
+ * first in, first out, so bytes that reached the line discipline after a probe came
+ * back were handed to the worker no earlier than that probe was written; with no
+ * probe to lean on, a period and a quarter (and a probe still out is a stall that
+ * has not ended). The sensors' figures (windows, looks, probes) are published
+ * under sequence counts (seqlocks): a reader only loads, never waits, never writes.
  */
 #ifndef PORTLOGD_SENSOR_H
 #define PORTLOGD_SENSOR_H
@@ -46,11 +51,13 @@
 
 #define SENSOR_HIST 1024        /* the tty path's delivery: bins of 10 us; the last holds more */
 
-/* A stall window: from, to (INT64_MAX while open), under a sequence count. */
+/* Two times under a sequence count: a stall window (from, to), a sensor's two
+ * latest looks (the latest, the one before), a probe (written, back). */
 struct sensor_win {
 	_Atomic uint32_t seq;   /* odd while its writer changes it */
 	_Atomic int64_t from, to;
 };
+#define SENSOR_PROBES 8         /* each sensor's latest probes back, for the readers */
 
 /* One CPU's sensor thread and its probe of the tty path. */
 struct sensor_cpu {
@@ -59,9 +66,10 @@ struct sensor_cpu {
 	unsigned index;             /* in the set: its turn to probe */
 	struct thread thread;
 	struct health_beat beat;
-	_Atomic int64_t ran;        /* the end of its latest wake-up (CLOCK_MONOTONIC ns) */
+	struct sensor_win looks;    /* the ends of its two latest wake-ups (CLOCK_MONOTONIC ns) */
 	struct sensor_win cpu_win;  /* its CPU's latest stall window */
-	struct sensor_win tty_win;  /* the tty path's latest, as its probes saw it */
+	struct sensor_win probe[SENSOR_PROBES];     /* its latest probes back: written, read */
+	unsigned probe_next;        /* the slot its next probe back goes to (its thread's) */
 	_Atomic int64_t probe_out;  /* the write of its probe not yet read back; 0: none */
 	int pty_master, pty_slave;
 	/* statistics, written by its thread only */
@@ -92,19 +100,15 @@ bool sensors_parts(struct sensors *s, struct parts *ps);
 int sensors_start(struct sensors *s, int *degraded);
 void sensors_stop(struct sensors *s);
 
-/* What the sensors bound for a reader that woke at w on cpu (-1: not known):
- * how long before w its first byte can have reached the kernel, through its CPU
- * and through the tty path. Real-time safe: loads only. */
-struct sensor_bound {
-	int64_t cpu_ns, tty_ns;
-};
-void sensors_bound(const struct sensors *s, int cpu, int64_t w, struct sensor_bound *b);
-
-/* The larger of the two stages of a bound. */
-static inline enum reasm_stage sensor_stage(const struct sensor_bound *b)
-{
-	return b->cpu_ns >= b->tty_ns ? REASM_STAGE_CPU : REASM_STAGE_TTY;
-}
+/*
+ * The earliest the first byte of a read can have reached the kernel: a read woken
+ * at w on cpu (-1: not known), or (woken false) one that found bytes the line
+ * discipline did not hold at w (the read before it emptied it then). *stage: the
+ * stage that set the bound (the reader's CPU or the tty path). Real-time safe:
+ * loads only. Without sensors, w.
+ */
+int64_t sensors_from(const struct sensors *s, int cpu, int64_t w, bool woken,
+		     enum reasm_stage *stage);
 
 /* The tty path's delivery percentile (0..100) over all probes, in us; -1 when none. */
 int64_t sensors_tty_pct_us(const struct sensors *s, double pct);

@@ -650,17 +650,11 @@ static ssize_t port_read(struct serial_port *p, int64_t t0)
  */
 static bool take(struct serial_port *p, bool woken, int64_t w, int64_t w_real)
 {
-	struct sensor_bound b = { 0, 0 };
 	bool sensed = p->sensors != NULL && p->sensors->n > 0;
-	int64_t from = 0;
 	enum reasm_stage stage = REASM_STAGE_TTY;
+	/* which CPU the reader runs on: a load from glibc's rseq area */
+	int64_t from = sensed ? sensors_from(p->sensors, sched_getcpu(), w, woken, &stage) : 0;
 
-	if (sensed) {
-		/* which CPU the reader runs on: a load from glibc's rseq area */
-		sensors_bound(p->sensors, sched_getcpu(), w, &b);
-		from = w - b.tty_ns - (woken ? b.cpu_ns : 0);
-		stage = woken ? sensor_stage(&b) : REASM_STAGE_TTY;
-	}
 	for (;;) {
 		int64_t t0 = mono_ns();
 		ssize_t n = port_read(p, t0);
@@ -677,8 +671,8 @@ static bool take(struct serial_port *p, bool woken, int64_t w, int64_t w_real)
 		}
 		reasm_read(&p->reasm, p->rbuf, (size_t)n, &rd);
 		woken = false;
-		from = sensed ? end - b.tty_ns : 0;
-		stage = REASM_STAGE_TTY;
+		if (sensed)
+			from = sensors_from(p->sensors, -1, end, false, &stage);
 	}
 }
 

@@ -9,8 +9,7 @@
  * them to the pty the daemon reads (gap_us auto). Per row:
  *  - packets, and those exactly one RX line;
  *  - wrong boundaries: packets cut wrong with the mark where the rule puts it
- *    (an EV late-delivery at the line: e2e_packet_fit), and without; apart,
- *    merges the log proves the reader's late wake-up made (e2e_wire_tally);
+ *    (an EV late-delivery at the line: e2e_packet_fit), and without;
  *  - unclean: packets the simulator did not hand over as the model says, near
  *    enough for the daemon's gap (sim_packet_clean at EV open's gap_us): no
  *    verdict on them;
@@ -127,9 +126,9 @@ static void row(const struct opts *o, const struct e2e_log *log, struct sim_port
 		if (o->lens[i] < short_len)
 			short_len = o->lens[i];
 	e2e_wire_tally(log, p, MAX_PACKET, short_len, &t);
-	printf("| %s | %u | %zu | %zu | %zu | %zu | %zu | %zu |",
+	printf("| %s | %u | %zu | %zu | %zu | %zu | %zu |",
 	       sim_dev_name(&p->cfg.dev, name, sizeof(name)), baud, t.packets, t.once, t.marked,
-	       t.unmarked, t.late_merged, t.unclean);
+	       t.unmarked, t.unclean);
 	if (t.bytes_same == t.bytes_sent && t.bytes_logged == t.bytes_sent)
 		printf(" yes |");
 	else
@@ -309,10 +308,10 @@ int main(int argc, char **argv)
 	       "%s; the simulator SCHED_FIFO 50, spinning the last %u us; %s\n\n",
 	       o.delivery ? "delivery = MODEL in each [serial]" : "no delivery key",
 	       o.spin_us, o.parallel ? "the models of a baud at once" : "one port at a time");
-	printf("| model | baud | packets | one RX line | wrong, marked | wrong, unmarked | late "
-	       "wake-up merges | unclean | bytes once, in order | short p50 | short p99 | long p50 "
-	       "| long p99 | short - long | sim late p50 / p99 | gap_us |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	printf("| model | baud | packets | one RX line | wrong, marked | wrong, unmarked | unclean "
+	       "| bytes once, in order | short p50 | short p99 | long p50 | long p99 | short - long "
+	       "| sim late p50 / p99 | gap_us |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (unsigned b = 0; b < o.nbauds && rc == 0; b++) {
 		if (o.parallel) {
 			rc = run(&o, o.bauds[b], o.models, o.nmodels, seed + b * 100);

@@ -633,39 +633,6 @@ static void port_vanishes(void **state)
 	sim_port_close(&b);
 }
 
-/* Did src log an EV late-delivery within 100 ms of t (CLOCK_REALTIME ns)? */
-static bool late_near(const struct e2e_log *log, const char *src, int64_t t)
-{
-	for (size_t i = 0; i < log->n; i++)
-		if (strcmp(log->line[i].src, src) == 0 && log->line[i].t > t - 100000000
-		    && log->line[i].t < t + 100000000
-		    && strstr(log->line[i].text, " EV late-delivery ") != NULL)
-			return true;
-	return false;
-}
-
-/*
- * Was burst k, or the one before it, handed to the daemon late? A line that
- * begins in one of them and is dated more than half a gap after the burst it
- * begins in was written shows it: the kernel's tty worker held the bytes, so
- * the gap between the bursts could not be seen (as e2e_serial accepts too).
- */
-static bool line_late(const struct e2e_log *log, const struct sim_port *p, const size_t *starts,
-		      const size_t *idx, size_t nl, size_t k, unsigned gap_us)
-{
-	size_t from = k > 0 ? p->pkt[k - 1].off : 0, to = p->pkt[k].off + p->pkt[k].len, b = 0;
-
-	for (size_t i = 0; i < nl; i++) {
-		if (starts[i] < from || starts[i] >= to)
-			continue;
-		while (b + 1 < p->npkt && p->pkt[b + 1].off <= starts[i])
-			b++;
-		if (log->line[idx[i]].t - p->pkt[b].frag_real[0] > (int64_t)gap_us * 500)
-			return true;
-	}
-	return false;
-}
-
 /* Every line of a file is whole: ends in a newline, TIME SOURCE KIND at least. */
 static size_t check_whole_lines(const char *path)
 {
@@ -782,7 +749,7 @@ static void garbage(void **state)
 	};
 	struct fx x;
 	struct e2e_log log = { 0 };
-	size_t len, *starts, *idx, nl, late = 0, j = 0;
+	size_t len, *starts, *idx, nl, late = 0;
 	uint8_t *got;
 
 	(void)state;
@@ -799,12 +766,12 @@ static void garbage(void **state)
 		assert_true(log.line[idx[i]].len <= 64);
 	/*
 	 * Each burst: lines at its start and every 64 bytes after. A burst cut
-	 * otherwise is allowed only where the daemon said its bytes came late (EV
-	 * late-delivery within 100 ms): then the gap before them could not be
-	 * judged. j is the first line at or after the burst, found afresh for each.
+	 * otherwise is allowed only where the log marks it where the boundary rule
+	 * puts the mark (e2e_packet_fit): the log's own mark, never the sender's clock.
 	 */
-	for (size_t k = 0; k < p.npkt; k++) {
+	for (size_t k = 0, j = 0; k < p.npkt; k++) {
 		const struct sim_packet *b = &p.pkt[k];
+		size_t fl, ll;
 		bool ok = true;
 
 		while (j < nl && starts[j] < b->off)
@@ -814,14 +781,14 @@ static void garbage(void **state)
 		if (ok || !sim_packet_clean(&p, k))
 			continue;
 		late++;
-		if (!late_near(&log, "g", b->frag_real[0])
-		    && !line_late(&log, &p, starts, idx, nl, k, cfg.gap_us))
+		if (e2e_packet_fit(&log, "g", starts, idx, nl, 64, b->off, b->len, &fl, &ll)
+		    != E2E_FIT_MARKED)
 			fail_msg("burst %zu (%u bytes at offset %u) is not cut at its start and every "
-				 "64 bytes, and neither a logged late delivery nor a line dated late "
-				 "explains it", k, b->len, b->off);
+				 "64 bytes, and not marked where the boundary rule puts the mark", k,
+				 b->len, b->off);
 	}
-	printf("# garbage: %zu bytes in %zu bursts, %zu lines; %zu bursts cut otherwise after a "
-	       "late delivery\n", len, p.npkt, nl, late);
+	printf("# garbage: %zu bytes in %zu bursts, %zu lines; %zu bursts cut otherwise, marked\n",
+	       len, p.npkt, nl, late);
 	free(got);
 	free(starts);
 	free(idx);

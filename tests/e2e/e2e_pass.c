@@ -33,6 +33,7 @@
 
 #define WAIT_MS 10000
 #define GAP_US 3000             /* the tap's ptys: wide, as in e2e_serial */
+#define MAX_PACKET 256
 #define BAUD 19200              /* the pass port's: mbpoll's default */
 
 static struct e2e_daemon live;
@@ -121,82 +122,54 @@ static void expect_time_order(const struct e2e_log *log, const char *src)
 
 /* ---- tx_device: a tap's two wires ---- */
 
-/* The line that starts at byte `start` of p's data (log index i) is dated more
- * than half a gap after the write that began there. */
-static bool line_late(const struct e2e_log *log, const struct sim_port *p, size_t start, size_t i)
-{
-	for (size_t m = 0; m < p->npkt; m++)
-		for (unsigned f = 0; f < p->pkt[m].nfrag; f++)
-			if (p->pkt[m].off + p->pkt[m].frag_off[f] == start)
-				return log->line[i].t - p->pkt[m].frag_real[f] > (int64_t)GAP_US * 500;
-	return false;
-}
-
 /*
  * The packets p sent must be the `kind` lines of src, byte-exact, in order;
  * each one line, unless the simulator could not keep its own pauses around it
- * (sim_packet_clean: counted in *unclean) or the log proves a late delivery on
- * that direction near it (as e2e_serial's stalled_near: an EV late-delivery of
- * that ring within 100 ms, or a line of the packet dated more than half a gap
- * after the write it begins with: the bytes reached the reader late, so the
- * gaps before and among them could not be seen).
- * Fills line[k]: the log index of the line that holds packet k's first byte.
- * Returns how many were excused by the log.
+ * (sim_packet_clean: counted in *unclean) or the log marks its wrong boundaries
+ * where the rule puts the marks (e2e_packet_fit): the log's own mark is the only
+ * excuse, never the sender's clock.
+ * Fills line[k]: the log index of the line that holds packet k's first byte, and
+ * marked[k]: whether an EV late-delivery is dated at a line of packet k (its time,
+ * and so its order against the other direction, is in doubt).
+ * Returns how many were cut wrong with their marks.
  */
 static size_t check_direction(const struct e2e_log *log, const char *src, const char *kind,
-			      const struct sim_port *p, size_t *line, size_t *unclean)
+			      const struct sim_port *p, size_t *line, bool *marked, size_t *unclean)
 {
-	size_t len, *starts, *idx, n, j = 0, excused = 0;
+	size_t len, *starts, *idx, n, j = 0, cut = 0;
 	uint8_t *got = e2e_concat_kind(log, src, kind, &len, &starts, &idx, &n);
-	bool tx = strcmp(kind, "TX") == 0;
 
 	if (len != p->data_len || memcmp(got, p->data, len) != 0)
 		fail_msg("%s %s: the log holds %zu bytes, %zu were sent (or they differ)", src, kind,
 			 len, p->data_len);
 	for (size_t k = 0; k < p->npkt; k++) {
 		const struct sim_packet *pk = &p->pkt[k];
+		size_t fl, ll;
 
 		while (j + 1 < n && starts[j + 1] <= pk->off)
 			j++;
 		line[k] = idx[j];
+		marked[k] = false;
+		for (size_t q = j; q < n && starts[q] < pk->off + pk->len; q++)
+			marked[k] |= e2e_late_mark_at(log, src, log->line[idx[q]].t);
 		if (starts[j] == pk->off && starts[j + 1] - starts[j] == pk->len)
 			continue;
 		if (!sim_packet_clean(p, k)) {
 			(*unclean)++;
 			continue;
 		}
-		/* a line of the packet (the first, or one that splits it) reached the
-		 * reader late: the pause before it could not be seen */
-		for (size_t q = j; q < n && starts[q] < pk->off + pk->len; q++)
-			if (line_late(log, p, starts[q], idx[q])) {
-				excused++;
-				goto next;
-			}
-		for (size_t i = 0; i < log->n; i++) {
-			const struct e2e_line *l = &log->line[i];
-			bool ltx = strstr(l->text, " dir=tx") != NULL;
-
-			if (strcmp(l->src, src) == 0 && ltx == tx
-			    && strstr(l->text, " EV late-delivery ") != NULL
-			    && l->t > pk->t_first_real - 100000000 && l->t < pk->t_first_real + 100000000) {
-				excused++;
-				goto next;
-			}
+		if (e2e_packet_fit(log, src, starts, idx, n, MAX_PACKET, pk->off, pk->len, &fl, &ll)
+		    == E2E_FIT_MARKED) {
+			cut++;
+			continue;
 		}
-		fail_msg("%s %s: packet %zu (%u bytes) is not one line, and no EV late-delivery "
-			 "near it says why: %s", src, kind, k, pk->len, log->line[idx[j]].text);
-next:;
+		fail_msg("%s %s: packet %zu (%u bytes) is not one line, and not marked where the "
+			 "boundary rule puts the mark: %s", src, kind, k, pk->len, log->line[idx[j]].text);
 	}
 	free(got);
 	free(starts);
 	free(idx);
-	return excused;
-}
-
-/* Packet k of p is in log line i, dated more than half a gap after the packet was written. */
-static bool late_packet(const struct e2e_log *log, const struct sim_port *p, size_t k, size_t i)
-{
-	return log->line[i].t - p->pkt[k].t_first_real > (int64_t)GAP_US * 500;
+	return cut;
 }
 
 static unsigned packets(unsigned dflt)
@@ -227,9 +200,11 @@ static void tap_exchange(void **state)
 	struct sim_port *req = &t.req, *resp = &t.resp;
 	struct e2e_log log = { 0 };
 	size_t *rline, *qline, excused, unclean = 0, misordered = 0;
+	bool *rmark, *qmark;
 
 	(void)state;
-	snprintf(text, sizeof(text), "baud = 115200\ngap_us = %d\nmax_packet = 256\n", GAP_US);
+	snprintf(text, sizeof(text), "baud = 115200\ngap_us = %d\nmax_packet = %d\n", GAP_US,
+		 MAX_PACKET);
 	e2e_tap_start(&live, &t, "plc", "stat_interval_s = 1\n", text);
 	assert_int_equal(sim_exchange_run(req, resp, &cfg), 0);
 	tu_sleep_ms(10 * GAP_US / 1000);
@@ -238,18 +213,19 @@ static void tap_exchange(void **state)
 	assert_int_equal(e2e_read_log(&log, t.log), 0);
 	qline = calloc(req->npkt, sizeof(*qline));
 	rline = calloc(resp->npkt, sizeof(*rline));
-	excused = check_direction(&log, "plc", "TX", req, qline, &unclean);
-	excused += check_direction(&log, "plc", "RX", resp, rline, &unclean);
+	qmark = calloc(req->npkt, sizeof(*qmark));
+	rmark = calloc(resp->npkt, sizeof(*rmark));
+	excused = check_direction(&log, "plc", "TX", req, qline, qmark, &unclean);
+	excused += check_direction(&log, "plc", "RX", resp, rline, rmark, &unclean);
 	/*
 	 * Each response after its request, each request after the response
 	 * before: in the log's order, which is that of the dates the readers gave
-	 * the first bytes. Where a reader woke late (a line dated more than half a
-	 * gap after its packet was written: a stalled machine), dates and so order
-	 * cannot be judged; those are counted, and may be few.
+	 * the first bytes. Where the log marks one of them (a reader that may have
+	 * found its bytes late: a stalled machine), dates and so order cannot be
+	 * judged; those are counted, and may be few.
 	 */
 	for (size_t k = 0; k < req->npkt; k++) {
-		bool late = late_packet(&log, req, k, qline[k]) || late_packet(&log, resp, k, rline[k])
-			    || (k > 0 && late_packet(&log, resp, k - 1, rline[k - 1]));
+		bool late = qmark[k] || rmark[k] || (k > 0 && rmark[k - 1]);
 
 		if (rline[k] > qline[k] && (k == 0 || qline[k] > rline[k - 1]))
 			continue;
@@ -278,8 +254,8 @@ static void tap_exchange(void **state)
 	assert_int_equal(count(&log, "plc", " EV irq-priority irq=none reason=pty dir=tx"), 1);
 	e2e_expect_accounted(&log);
 	printf("# %zu exchanges: every request a TX line, every response an RX line, in order; "
-	       "%zu packets cut by a proven late delivery, %zu not one line where the simulator "
-	       "did not keep its pauses, %zu out of order after a late wake-up\n", req->npkt,
+	       "%zu packets cut wrong with their marks, %zu not one line where the simulator "
+	       "did not keep its pauses, %zu out of order at a mark\n", req->npkt,
 	       excused, unclean, misordered);
 	/* of both directions' packets: else the run proves little */
 	assert_true(excused * 10 <= 2 * req->npkt);
@@ -287,6 +263,8 @@ static void tap_exchange(void **state)
 	assert_true(misordered * 10 <= req->npkt);
 	free(qline);
 	free(rline);
+	free(qmark);
+	free(rmark);
 	e2e_free_log(&log);
 	e2e_tap_close(&t);
 }

@@ -93,105 +93,8 @@ static void start_daemon(struct e2e_daemon *d, const char *dir, const char *conf
 
 struct stats {
 	int64_t *err;               /* log time - send time of the first byte, ns */
-	size_t nerr, unclean, packets, marked, late;
+	size_t nerr, unclean, packets, marked;
 };
-
-/*
- * Clean packet k of p starts line j but ends before its end: a split. The
- * daemon is right to split only if it saw a silence longer than the gap, and
- * the pause the simulator made was shorter, so the part after the split must
- * have reached the daemon more than (gap - pause) late. Its log time shows
- * that. Returns true when each split of this packet is explained so.
- */
-static bool split_explained(const struct e2e_log *log, const struct sim_packet *k,
-			    const size_t *starts, const size_t *idx, size_t nlines, size_t j)
-{
-	int64_t gap = (int64_t)GAP_US * 1000;
-
-	for (j++; j < nlines && starts[j] < k->off + k->len; j++) {
-		unsigned f = 1;
-
-		while (f < k->nfrag && k->off + k->frag_off[f] != starts[j])
-			f++;
-		if (f == k->nfrag) {
-			printf("# split inside a write at offset %zu\n", starts[j] - k->off);
-			return false;
-		}
-		int64_t late = log->line[idx[j]].t - k->frag_real[f];
-		printf("# split before write %u: pause %.0f us, delivered %.0f us late\n", f,
-		       (double)k->frag_pause[f] / 1e3, (double)late / 1e3);
-		if (late <= gap - k->frag_pause[f])
-			return false;
-	}
-	return true;
-}
-
-/*
- * Was the kernel stalling this port's deliveries within 100 ms of packet k?
- * Evidence from the log: a line that begins at a write of the simulator was
- * dated more than half a gap after that write: the reader woke that late
- * without a deadline to tell it so (daemon/README.md, "Packet boundaries": the one
- * lateness it cannot see), and a boundary near it cannot be judged. (A doubt
- * the reader saw must be marked where the rule puts the mark: check_port.)
- */
-static bool stalled_near(const struct e2e_log *log, const struct sim_port *p,
-			 const struct sim_packet *k, const size_t *starts, const size_t *idx,
-			 size_t nlines)
-{
-	int64_t from = k->t_first_real - 100000000, to = k->frag_real[k->nfrag - 1] + 100000000;
-	int64_t half_gap = (int64_t)GAP_US * 500;
-	size_t q = 0;
-
-	for (size_t j = 0; j < nlines; j++) {
-		int64_t t = log->line[idx[j]].t;
-
-		if (t < from || t > to + 100000000)
-			continue;
-		while (q + 1 < p->npkt && p->pkt[q + 1].off <= starts[j])
-			q++;
-		while (q > 0 && p->pkt[q].off > starts[j])
-			q--;
-		for (unsigned f = 0; f < p->pkt[q].nfrag; f++)
-			if (p->pkt[q].off + p->pkt[q].frag_off[f] == starts[j]
-			    && t - p->pkt[q].frag_real[f] > half_gap)
-				return true;
-	}
-	return false;
-}
-
-/*
- * Packet k was merged with a neighbour into RX line c. Without a late-delivery
- * report, that is right only if the line's first byte itself reached the daemon
- * so late that the pause at the hidden boundary was used up: then bytes of both
- * packets were handed over together. The line may begin inside a packet (its
- * tail, split off by an earlier late delivery); its lateness is measured from
- * the write that began there.
- */
-static bool merge_explained(const struct e2e_log *log, const struct sim_port *p, size_t k,
-			    const size_t *starts, const size_t *idx, size_t c)
-{
-	const struct sim_packet *pk = p->pkt;
-	int64_t gap = (int64_t)GAP_US * 1000, pause, late;
-	size_t m = k;
-	unsigned f = 0;
-
-	while (m > 0 && pk[m].off > starts[c])
-		m--;
-	while (f < pk[m].nfrag && pk[m].off + pk[m].frag_off[f] != starts[c])
-		f++;
-	if (f == pk[m].nfrag)
-		return false;   /* the line begins inside a write: no delivery explains that */
-	late = log->line[idx[c]].t - pk[m].frag_real[f];
-	if (starts[c] < pk[k].off)
-		pause = pk[k].t_first_mono - pk[k - 1].t_last_mono;     /* boundary before k */
-	else if (k + 1 < p->npkt)
-		pause = pk[k + 1].t_first_mono - pk[k].t_last_mono;     /* boundary after k */
-	else
-		return false;
-	printf("# merge at packet %zu: pause %.0f us, line delivered %.0f us late\n", k,
-	       (double)pause / 1e3, (double)late / 1e3);
-	return late > pause - gap;
-}
 
 /*
  * Port p's first npkt packets must be in the log, byte-exact and in order: the
@@ -228,19 +131,13 @@ static void check_port(const struct e2e_log *log, const struct sim_port *p, size
 		if (j >= nlines || starts[j] != k->off || starts[j + 1] - starts[j] != k->len) {
 			/* the line that holds the packet's first byte */
 			size_t c = j < nlines && starts[j] == k->off ? j : j - 1, fl, ll;
-			bool split = starts[c] == k->off && starts[c + 1] - starts[c] < k->len;
 
-			/* a doubt the reader saw: marked where the boundary rule puts it */
+			/* a doubt the reader saw: marked where the boundary rule puts it; the
+			 * log's own mark is the only excuse (not the sender's clock) */
 			if (e2e_packet_fit(log, p->name, starts, idx, nlines, MAX_PACKET, k->off, k->len,
 					   &fl, &ll)
 			    == E2E_FIT_MARKED) {
 				st->marked++;
-				continue;
-			}
-			if ((split && split_explained(log, k, starts, idx, nlines, c))
-			    || (!split && merge_explained(log, p, i, starts, idx, c))
-			    || stalled_near(log, p, k, starts, idx, nlines)) {
-				st->late++;
 				continue;
 			}
 			for (unsigned f = 0; f < k->nfrag; f++)
@@ -254,8 +151,8 @@ static void check_port(const struct e2e_log *log, const struct sim_port *p, size
 				if (strcmp(log->line[l].src, p->name) == 0)
 					printf("# log %.6f %.60s\n", (double)log->line[l].t / 1e9, log->line[l].text + 30);
 			fail_msg("%s: packet %zu (%u bytes at offset %u) is not one RX line "
-				 "(line starts at %zu, %zu bytes), not marked where the boundary rule puts "
-				 "the mark, and no late line near it explains it",
+				 "(line starts at %zu, %zu bytes), and not marked where the boundary rule "
+				 "puts the mark",
 				 p->name, i, k->len, k->off, starts[c], starts[c + 1] - starts[c]);
 		}
 		st->err[st->nerr++] = log->line[idx[j]].t - k->t_first_real;
@@ -274,9 +171,9 @@ static void report(const char *what, struct stats *st)
 	double min = (double)e2e_pct(st->err, st->nerr, 0) / 1000.0;
 
 	printf("# %s: %zu packets, %zu with unclean timing at the simulator, %zu cut wrong with "
-	       "an EV late-delivery where the boundary rule puts it, %zu cut wrong by a late "
-	       "wake-up the log proves; timestamp error us: min %.1f p50 %.1f p99 %.1f max %.1f\n",
-	       what, st->packets, st->unclean, st->marked, st->late, min, p50, p99, max);
+	       "an EV late-delivery where the boundary rule puts it; timestamp error us: min %.1f "
+	       "p50 %.1f p99 %.1f max %.1f\n",
+	       what, st->packets, st->unclean, st->marked, min, p50, p99, max);
 	/* the sim could not keep its own pauses for more than 10%: the run proves little */
 	assert_true(st->unclean * 10 <= st->packets);
 }

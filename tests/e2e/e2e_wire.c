@@ -17,19 +17,14 @@
  *     carries an EV late-delivery where the rule puts it (e2e_packet_fit is
  *     not UNMARKED): a boundary without a mark is a silence on the wire of at
  *     least the daemon's gap, and a line without one holds no such silence.
- *     Two exceptions. Packets the simulator did not hand over as the model
+ *     The log's own mark is the only excuse. Packets the simulator did not hand over as the model
  *     says, near enough for the daemon's gap (sim_packet_clean, judged at the
  *     gap_us and hold_us its EV open states: it ends a packet only that long
  *     after its last byte), get no verdict; they are counted, and must be no
  *     more than a quarter of a port's packets, or the run proved little (at
  *     921600 baud a 16550A at trigger 4 hands over every 43 us, and this
  *     machine's sleeps wake 30 us late at the median, 100-700 us at p99 while
- *     others work: 4-16% unclean were seen). And a merge the reader's own late
- *     wake-up made, which the rule says it cannot see (with no packet in
- *     progress, bytes it finds begin one): it is excused where the log proves
- *     it, a line dated later than its first byte's start on the wire by more
- *     than the silence it hid less the gap (beyond the time error EV open
- *     states), as e2e_serial excuses it; such merges are counted. A port whose
+ *     others work: 4-16% unclean were seen). A port whose
  *     model hands every byte over at its arrival (fifo:1) is a pty in all but
  *     the name: where this machine cannot keep its hand-overs within half of
  *     its gap (at 921600 baud the automatic gap is 38 us) it is reported, not
@@ -289,10 +284,10 @@ static bool check(const struct e2e_log *log, struct sim_port *p, const struct si
 	sim_dev_name(dev, name, sizeof(name));
 	e2e_wire_tally(log, p, MAX_PACKET, SHORT_LEN, &t);
 	printf("# %s at %u baud (gap_us %.0f, hold_us %.0f): %zu packets, %zu one RX line, %zu cut "
-	       "wrong with the mark, %zu without, %zu merged by a late wake-up the log proves, %zu "
-	       "unclean at the simulator (its hand-overs late p50 %.0f p99 %.0f us)\n", name, baud,
+	       "wrong with the mark, %zu without, %zu unclean at the simulator (its hand-overs late "
+	       "p50 %.0f p99 %.0f us)\n", name, baud,
 	       (double)t.gap_ns / 1e3, (double)t.hold_ns / 1e3, t.packets, t.once, t.marked,
-	       t.unmarked, t.late_merged, t.unclean, (double)sim_late_pct(p, 50, false) / 1e3,
+	       t.unmarked, t.unclean, (double)sim_late_pct(p, 50, false) / 1e3,
 	       (double)sim_late_pct(p, 99, false) / 1e3);
 	if (t.gap_ns == 0)
 		fail_msg("%s: no EV open with gap_us= in the log", name);

@@ -751,6 +751,20 @@ bool e2e_late_mark_at(const struct e2e_log *log, const char *src, int64_t t)
 	return false;
 }
 
+/* A mark at line j, or at the line that began the packet j is part of: lines that
+ * follow one of max_packet bytes are its continuation, which its mark covers
+ * (portlogd-log(5), PACKET BOUNDARIES). */
+static bool marked(const struct e2e_log *log, const char *src, const size_t *starts,
+		   const size_t *idx, size_t max_packet, size_t j)
+{
+	while (!e2e_late_mark_at(log, src, log->line[idx[j]].t)) {
+		if (j == 0 || max_packet == 0 || starts[j] - starts[j - 1] != max_packet)
+			return false;
+		j--;
+	}
+	return true;
+}
+
 enum e2e_fit e2e_packet_fit(const struct e2e_log *log, const char *src, const size_t *starts,
 			    const size_t *idx, size_t nlines, size_t max_packet, size_t off,
 			    size_t len, size_t *first, size_t *last)
@@ -763,12 +777,12 @@ enum e2e_fit e2e_packet_fit(const struct e2e_log *log, const char *src, const si
 	if (starts[c] == off && starts[c + 1] == off + len)
 		return E2E_FIT_ONE;
 	if (starts[c] != off)
-		ok &= e2e_late_mark_at(log, src, log->line[idx[c]].t);
+		ok &= marked(log, src, starts, idx, max_packet, c);
 	for (size_t j = c + 1; j <= e; j++)
 		if (max_packet == 0 || starts[j] - starts[j - 1] != max_packet)
 			ok &= e2e_late_mark_at(log, src, log->line[idx[j]].t);
 	if (starts[e + 1] != off + len)
-		ok &= e2e_late_mark_at(log, src, log->line[idx[e]].t);
+		ok &= marked(log, src, starts, idx, max_packet, e);
 	return ok ? E2E_FIT_MARKED : E2E_FIT_UNMARKED;
 }
 
@@ -803,46 +817,6 @@ long long e2e_open_us(const struct e2e_log *log, const char *src, const char *ke
 			       ? strtoll(v + strlen(k), NULL, 10) : -1;
 	}
 	return -1;
-}
-
-static size_t pkt_off(const void *port, size_t i)
-{
-	return ((const struct sim_port *)port)->pkt[i].off;
-}
-
-/* CLOCK_REALTIME of the start of byte off of p's data on the wire (wire mode). */
-static int64_t wire_start(const struct sim_port *p, size_t off)
-{
-	const struct sim_packet *k = &p->pkt[e2e_last_at_most(p, p->npkt, pkt_off, off)];
-	unsigned f = 0;
-
-	while (f + 1 < k->nfrag && k->off + k->frag_off[f + 1] <= off)
-		f++;
-	return k->frag_real[f] + (int64_t)(off - k->off - k->frag_off[f]) * p->wire.char_ns;
-}
-
-bool e2e_late_merge(const struct e2e_log *log, const struct sim_port *p, size_t i,
-		    const size_t *starts, const size_t *idx, size_t max_packet, size_t c, size_t e,
-		    const struct e2e_wire_tally *t)
-{
-	const struct sim_packet *k = &p->pkt[i];
-	int64_t late;
-
-	for (size_t j = c + 1; j <= e; j++)
-		if ((max_packet == 0 || starts[j] - starts[j - 1] != max_packet)
-		    && !e2e_late_mark_at(log, p->name, log->line[idx[j]].t))
-			return false;
-	if (starts[c] < k->off && !e2e_late_mark_at(log, p->name, log->line[idx[c]].t)) {
-		late = log->line[idx[c]].t - wire_start(p, starts[c]) - t->stamp_err_ns;
-		if (i == 0 || late <= k->t_first_mono - k[-1].t_last_mono - t->gap_ns)
-			return false;
-	}
-	if (starts[e + 1] > k->off + k->len && !e2e_late_mark_at(log, p->name, log->line[idx[e]].t)) {
-		late = log->line[idx[e]].t - wire_start(p, starts[e]) - t->stamp_err_ns;
-		if (i + 1 == p->npkt || late <= k[1].t_first_mono - k->t_last_mono - t->gap_ns)
-			return false;
-	}
-	return true;
 }
 
 void e2e_wire_tally(const struct e2e_log *log, struct sim_port *p, size_t max_packet,
@@ -889,8 +863,6 @@ void e2e_wire_tally(const struct e2e_log *log, struct sim_port *p, size_t max_pa
 			t->once++;
 		else if (fit == E2E_FIT_MARKED)
 			t->marked++;
-		else if (e2e_late_merge(log, p, i, starts, idx, max_packet, c, e, t))
-			t->late_merged++;
 		else
 			t->unmarked_pkt[t->unmarked++] = i;
 		if (starts[c] == k->off) {

@@ -170,8 +170,8 @@ size_t e2e_line_of(const size_t *starts, size_t nlines, size_t off);
  * dated at each line that begins inside the packet, and at the line that holds
  * its first or its last byte when that line runs past it); or unmarked. A line
  * that begins after one of max_packet bytes (0: none) began at the length
- * limit, not at a gap: it needs no mark of its own. The lines involved are
- * *first..*last.
+ * limit, not at a gap: it needs no mark of its own, and the mark of the line
+ * that began its packet covers it. The lines involved are *first..*last.
  */
 /* Is there an EV late-delivery of src dated t (the mark of a doubtful boundary)? */
 bool e2e_late_mark_at(const struct e2e_log *log, const char *src, int64_t t);
@@ -270,42 +270,24 @@ int64_t e2e_pct(int64_t *v, size_t n, double pct);
 /*
  * How the log holds what a simulator port in wire mode (sim.h) sent: every
  * packet is one RX line, or a wrong boundary with its mark (e2e_packet_fit),
- * or without; packets the simulator did not hand over cleanly get no verdict.
- * An unmarked wrong boundary that is only merges with the packets around, each
- * under a line the daemon dated later than the wire start of its first byte by
- * more than the silence it hid less the gap (and less the time error the daemon
- * states, EV open stamp_err_us=), is counted apart: the log proves the reader
- * woke that late, which the boundary rule says it cannot see.
- * Cleanliness is judged at the gap the daemon says it uses and the hold it
+ * or without (the log's own mark is the only excuse: never the sender's clock);
+ * packets the simulator did not hand over cleanly get no verdict. Cleanliness is judged at the gap the daemon says it uses and the hold it
  * allows the device (the port's first EV open, gap_us= and hold_us=), which are
  * set into p->cfg.gap_us and hold_us. The first-byte error of a
  * clean packet whose first byte begins a line: that line's TIME minus the
  * wire start of the byte; short packets are those of short_len bytes or fewer.
  */
 struct e2e_wire_tally {
-	size_t packets, once, marked, unmarked, late_merged, unclean;
+	size_t packets, once, marked, unmarked, unclean;
 	size_t bytes_sent, bytes_logged, bytes_same;    /* bytes_same: the log's RX bytes equal
 							   the sent ones up to there */
 	int64_t gap_ns, hold_ns, stamp_err_ns;      /* the daemon's, from EV open; 0: not there */
 	int64_t *err_short, *err_long;      /* first-byte errors, ns */
 	size_t nshort, nlong;
-	size_t *unmarked_pkt;       /* the packets with an unmarked wrong boundary (late_merged
-				       not counted) */
+	size_t *unmarked_pkt;       /* the packets with an unmarked wrong boundary */
 };
 void e2e_wire_tally(const struct e2e_log *log, struct sim_port *p, size_t max_packet,
 		    unsigned short_len, struct e2e_wire_tally *t);
-/*
- * Packet i of p, which src's lines c..e hold with a wrong boundary and no mark where
- * the rule puts it (e2e_packet_fit; starts and idx e2e_concat's, the log's bytes being
- * p's data): is each such boundary a merge with the packet before or after, under a
- * line the reader took so late that the silence there was used up (its TIME, less
- * t->stamp_err_ns, later than its first byte's wire start by more than the silence
- * less t->gap_ns)? A line that begins inside the packet is a split: no lateness of
- * the reader explains it, only its mark does. p's times: CLOCK_REALTIME as the log's.
- */
-bool e2e_late_merge(const struct e2e_log *log, const struct sim_port *p, size_t i,
-		    const size_t *starts, const size_t *idx, size_t max_packet, size_t c, size_t e,
-		    const struct e2e_wire_tally *t);
 /* The value of " key=" in src's first EV open (the daemon's us); -1 when there is none. */
 long long e2e_open_us(const struct e2e_log *log, const char *src, const char *key);
 /* Prints packet k of p (its hand-overs) and the lines of p's source around it, as "# " lines. */

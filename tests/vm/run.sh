@@ -566,7 +566,7 @@ scn_package() {
 chk_traffic() {
 	# shellcheck disable=SC2086
 	"$build/tests/vm_check" --dir "$run/vmtest" $std_sent --kernel "$kver" --model "$model" \
-		--gap-us 3000 --prio plog-timer=90 --prio plog-lpt0=80 --prio plog-line1=70 \
+		--prio plog-timer=90 --prio plog-lpt0=80 --prio plog-line1=70 \
 		--prio plog-flush=10 --irq-want 71 --user portlogd --groups dialout,lp --max-exposure 2.0 \
 		$(has "$list" watchdog && echo "--watchdog-margin 15" || echo "--no-watchdog --lpt-pulses $((lpt1 - lpt0))") \
 		$(has "$list" package || echo "--no-package") || r=1
@@ -691,12 +691,12 @@ chk_trials() {
 		done
 	done
 	echo "--- the runs (first-byte error: against the long packets' median; bias in character times)"
-	awk 'BEGIN { print "| run | port | rx_trig | gap us | packets (clean) | one line | wrong, marked | late wake-up merges | wrong, unmarked | not whole | unclean: one line / not | bytes written / logged / missing / extra | short p50 / p99 us | long p99 us | bias short-long |"
-		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" }
+	awk 'BEGIN { print "| run | port | rx_trig | gap us | packets (clean) | one line | wrong, marked | wrong, unmarked | not whole | unclean: one line / not | bytes written / logged / missing / extra | short p50 / p99 us | long p99 us | bias short-long |"
+		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" }
 		{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		  printf "| %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s / %s | %s / %s / %s / %s | %s / %s | %s | %s us = %s chars |\n",
+		  printf "| %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s / %s | %s / %s / %s / %s | %s / %s | %s | %s us = %s chars |\n",
 			v["label"], v["port"], v["trig"], v["gap_us"], v["packets"], v["clean"], v["one"], v["marked"],
-			v["late_merged"], v["unmarked"], v["broken"], v["unclean_one"], v["unclean_wrong"], v["written"],
+			v["unmarked"], v["broken"], v["unclean_one"], v["unclean_wrong"], v["written"],
 			v["logged"], v["missing"], v["extra"], v["short_p50_us"], v["short_p99_us"],
 			v["long_p99_us"], v["bias_us"], v["bias_chars"] }' \
 		"$run/trials/rows.txt"

@@ -11,9 +11,8 @@
  *   - packets sent, and of the clean ones (portlogd-sim's judgement: its writes kept
  *     to the pace and nothing lost on the wire): exactly one RX line; a wrong boundary
  *     with the EV late-delivery marks the README's rule asks for (e2e_packet_fit);
- *     merges the log proves a late wake-up of the reader made (e2e_late_merge, as
- *     e2e_wire counts them; judged where every byte is logged once, in order); other
- *     wrong boundaries without the marks; packets whose bytes are not all in the log
+ *     other wrong boundaries, without them (no excuse but the log's own mark); packets
+ *     whose bytes are not all in the log
  *     in one piece;
  *   - bytes sent (written, and lost on the wire: portlogd-sim --hold), logged, missing
  *     (written, not in the log), extra (in the log, out of order or twice): the logged
@@ -224,29 +223,10 @@ int main(int argc, char **argv)
 	int64_t l50 = e2e_pct(el, nlong, 50), l99 = e2e_pct(el, nlong, 99);
 	double char_ns = 1e10 / baud, bias = nshort && nlong ? (double)(s50 - l50) : 0;
 
-	/* the unmarked ones that are merges the log proves the reader's late wake-up made,
-	 * with the host's times moved to the guest's clock (the offset above) */
-	size_t late_merged = 0, nwhy = unmarked;
-	struct sim_port wp = { .master = -1 };
-	struct e2e_wire_tally t = { .gap_ns = e2e_open_us(&log, port, "gap_us") * 1000,
-				    .stamp_err_ns = e2e_open_us(&log, port, "stamp_err_us") * 1000 };
-	if (t.stamp_err_ns < 0)
-		t.stamp_err_ns = 0;
-	if (nwhy > 0 && logged == s.len && extra == 0 && t.gap_ns > 0 &&
-	    vm_sent_port(&s, port, baud, offset, &wp) == 0)
-		for (size_t u = 0; u < nwhy; u++)
-			if (e2e_late_merge(&log, &wp, why[3 * u], starts, idx, max_packet, why[3 * u + 1],
-					   why[3 * u + 2], &t)) {
-				why[3 * u] = NONE;          /* excused */
-				late_merged++;
-			}
-	sim_port_close(&wp);
-	unmarked -= late_merged;
-
 	printf("%s%s%s: %zu packets sent, %zu clean: %zu exactly one RX line, %zu wrong boundary "
-	       "marked, %zu merged by a late wake-up the log proves, %zu unmarked, %zu not whole in "
-	       "the log; of the unclean, %zu one RX line, %zu not\n", label, *label ? " " : "", port,
-	       s.n, clean, one, marked, late_merged, unmarked, broken, u_one, u_wrong);
+	       "marked, %zu unmarked, %zu not whole in the log; of the unclean, %zu one RX line, "
+	       "%zu not\n", label, *label ? " " : "", port,
+	       s.n, clean, one, marked, unmarked, broken, u_one, u_wrong);
 	printf("  bytes: %zu sent (%zu written, %zu lost on the wire), %zu logged, %zu missing, "
 	       "%zu extra (out of order or twice)%s\n", s.len + lost_wire, s.len, lost_wire, logged,
 	       s.len - logged, extra, logged == s.len && extra == 0 ? ": every byte once, in order" : "");
@@ -259,11 +239,8 @@ int main(int argc, char **argv)
 		printf("  first-byte error: %zu short and %zu long packets a line begins at (none to "
 		       "compare)\n", nshort, nlong);
 
-	for (size_t u = 0, shown = 0; u < nwhy && shown < 5; u++)
-		if (why[3 * u] != NONE) {
-			explain(&s, why[3 * u], &log, port, idx, why[3 * u + 1], why[3 * u + 2]);
-			shown++;
-		}
+	for (size_t u = 0; u < unmarked && u < 5; u++)
+		explain(&s, why[3 * u], &log, port, idx, why[3 * u + 1], why[3 * u + 2]);
 
 	/* held bytes: each EV late-delivery case=restart of the port marks the line it is
 	 * dated at (the next RX line of that time); bytes= counted at that line's first
@@ -337,11 +314,11 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("vm_wire label=%s port=%s baud=%u packets=%zu clean=%zu one=%zu marked=%zu "
-	       "late_merged=%zu unmarked=%zu broken=%zu unclean_one=%zu unclean_wrong=%zu sent=%zu "
+	       "unmarked=%zu broken=%zu unclean_one=%zu unclean_wrong=%zu sent=%zu "
 	       "written=%zu lost_wire=%zu logged=%zu missing=%zu "
 	       "extra=%zu short_p50_us=%.1f short_p99_us=%.1f long_p50_us=%.1f long_p99_us=%.1f "
 	       "bias_us=%.1f bias_chars=%.2f held=%zu\n", *label ? label : "-", port, baud, s.n,
-	       clean, one, marked, late_merged, unmarked, broken, u_one, u_wrong, s.len + lost_wire,
+	       clean, one, marked, unmarked, broken, u_one, u_wrong, s.len + lost_wire,
 	       s.len,
 	       lost_wire, logged,
 	       s.len - logged, extra, us(s50), us(s99), us(l50), us(l99), bias / 1e3, bias / char_ns,
