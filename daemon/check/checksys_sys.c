@@ -631,67 +631,89 @@ void checksys_irqbalance(const struct checksys *cs, struct checksys_result *r)
 	    "--now irqbalance", pid, list);
 }
 
-struct rt_scan {
-	int lo;                 /* report FIFO/RR tasks at or above this priority */
-	int err;                /* -errno of a /proc/PID/task that could not be listed, or 0 */
-	unsigned found;
-	size_t len;
-	char list[640];
+/* ---- the tasks of ROOT/proc ---- */
+
+/* One task's stat line, the fields the checks read. */
+struct task {
+	long pid;               /* its process */
+	long tid;               /* its directory in ROOT/proc/PID/task; 0: read from PID/stat */
+	long id;                /* the stat line's own (the thread's id) */
+	char comm[64];
+	unsigned long flags;
+	unsigned long long ticks;       /* utime + stime, in clock ticks */
+	unsigned long long start;       /* starttime: clock ticks after boot */
+	long prio, policy;              /* rt_priority, policy */
 };
 
-/* One /proc/PID/task/TID/stat: an RT task of user space at or above lo? */
-static void scan_stat(struct rt_scan *sc, const char *stat)
+/* false when the line is cut short */
+static bool parse_stat(const char *stat, struct task *t)
 {
-	static const char *const policy_name[] = { [1] = "SCHED_FIFO", [2] = "SCHED_RR",
-						   [6] = "SCHED_DEADLINE" };
 	const char *open = strchr(stat, '('), *close = strrchr(stat, ')'), *p;
-	unsigned long flags = 0;
-	long prio = 0, policy = 0;
 	int field = 3;
 
 	if (open == NULL || close == NULL)
-		return;
-	/* fields after "(comm)": 3 state ... 9 flags ... 40 rt_priority 41 policy */
+		return false;
+	t->id = strtol(stat, NULL, 10);
+	snprintf(t->comm, sizeof(t->comm), "%.*s", (int)(close - open - 1), open + 1);
+	t->ticks = 0;
+	/* fields after "(comm)": 3 state ... 9 flags ... 14 utime 15 stime ... 22 starttime
+	 * ... 40 rt_priority 41 policy */
 	for (p = close[1] != '\0' ? close + 2 : close + 1; *p != '\0' && field <= 41; field++) {
 		if (field == 9)
-			flags = strtoul(p, NULL, 10);
+			t->flags = strtoul(p, NULL, 10);
+		else if (field == 14 || field == 15)
+			t->ticks += strtoull(p, NULL, 10);
+		else if (field == 22)
+			t->start = strtoull(p, NULL, 10);
 		else if (field == 40)
-			prio = strtol(p, NULL, 10);
+			t->prio = strtol(p, NULL, 10);
 		else if (field == 41)
-			policy = strtol(p, NULL, 10);
+			t->policy = strtol(p, NULL, 10);
 		p += strcspn(p, " ");
 		p += *p == ' ';
 	}
-	if (field <= 41 || (flags & PF_KTHREAD) || policy < 1 || policy > 6
-	    || policy_name[policy] == NULL || (policy != 6 && prio < sc->lo))
-		return;
-	if (sc->found++ < MAX_LISTED && sc->len < sizeof(sc->list))
-		sc->len += (size_t)snprintf(sc->list + sc->len, sizeof(sc->list) - sc->len,
-					    "%s%ld %.*s %s %ld", sc->len ? ", " : "",
-					    strtol(stat, NULL, 10), (int)(close - open - 1), open + 1,
-					    policy_name[policy], prio);
+	return field > 41;
 }
 
-struct task_scan {
+/* The name of a real-time policy; NULL for the others. */
+static const char *rt_policy(long policy)
+{
+	static const char *const name[] = { [1] = "SCHED_FIFO", [2] = "SCHED_RR",
+					    [6] = "SCHED_DEADLINE" };
+
+	return policy >= 1 && policy <= 6 ? name[policy] : NULL;
+}
+
+struct task_walk {
 	const struct checksys *cs;
+	void (*fn)(const struct checksys *cs, const struct task *t, void *arg);
+	void *arg;
 	long pid;
-	struct rt_scan *sc;
+	int err;                /* -errno of a /proc/PID/task that could not be listed, or 0 */
 };
+
+static void walk_stat(struct task_walk *w, long tid, const char *stat)
+{
+	struct task t = { .pid = w->pid, .tid = tid };
+
+	if (parse_stat(stat, &t))
+		w->fn(w->cs, &t, w->arg);
+}
 
 static int task_entry(const char *name, void *arg)
 {
-	struct task_scan *t = arg;
+	struct task_walk *w = arg;
 	char stat[1024];
 
 	if (isdigit((unsigned char)name[0])
-	    && read_at(t->cs, stat, sizeof(stat), "/proc/%ld/task/%s/stat", t->pid, name) > 0)
-		scan_stat(t->sc, stat);
+	    && read_at(w->cs, stat, sizeof(stat), "/proc/%ld/task/%s/stat", w->pid, name) > 0)
+		walk_stat(w, strtol(name, NULL, 10), stat);
 	return 0;
 }
 
-static bool scan_process(const struct checksys *cs, long pid, void *arg)
+static bool walk_process(const struct checksys *cs, long pid, void *arg)
 {
-	struct task_scan t = { cs, pid, arg };
+	struct task_walk *w = arg;
 	char comm[64], stat[1024];
 	int rc;
 
@@ -699,15 +721,49 @@ static bool scan_process(const struct checksys *cs, long pid, void *arg)
 	if (read_at(cs, comm, sizeof(comm), "/proc/%ld/comm", pid) >= 0
 	    && strcmp(comm, "portlogd") == 0)
 		return false;
-	rc = rootfs_list(cs->root, task_entry, &t, "/proc/%ld/task", pid);
+	w->pid = pid;
+	rc = rootfs_list(cs->root, task_entry, w, "/proc/%ld/task", pid);
 	if (rc == -ENOENT || rc == -ENOTDIR || rc == -EACCES) {
 		/* a process that ended meanwhile, or a fixture without task/ */
 		if (read_at(cs, stat, sizeof(stat), "/proc/%ld/stat", pid) > 0)
-			scan_stat(arg, stat);
-	} else if (rc < 0 && t.sc->err == 0) {
-		t.sc->err = rc;
+			walk_stat(w, 0, stat);
+	} else if (rc < 0 && w->err == 0) {
+		w->err = rc;
 	}
 	return false;
+}
+
+/* Calls fn for every task of every process but portlogd's. Returns 0, or -errno when
+ * ROOT/proc or a ROOT/proc/PID/task could not be listed (to the end). */
+static int each_task(const struct checksys *cs,
+		     void (*fn)(const struct checksys *, const struct task *, void *), void *arg)
+{
+	struct task_walk w = { .cs = cs, .fn = fn, .arg = arg };
+	int rc = each_pid(cs, walk_process, &w);
+
+	return rc < 0 ? rc : w.err;
+}
+
+struct rt_scan {
+	int lo;                 /* report FIFO/RR tasks at or above this priority */
+	unsigned found;
+	size_t len;
+	char list[640];
+};
+
+/* A real-time task of user space at or above lo? */
+static void rt_task(const struct checksys *cs, const struct task *t, void *arg)
+{
+	struct rt_scan *sc = arg;
+	const char *policy = rt_policy(t->policy);
+
+	(void)cs;
+	if ((t->flags & PF_KTHREAD) || policy == NULL || (t->policy != 6 && t->prio < sc->lo))
+		return;
+	if (sc->found++ < MAX_LISTED && sc->len < sizeof(sc->list))
+		sc->len += (size_t)snprintf(sc->list + sc->len, sizeof(sc->list) - sc->len,
+					    "%s%ld %s %s %ld", sc->len ? ", " : "", t->id, t->comm,
+					    policy, t->prio);
 }
 
 void checksys_rt_tasks(const struct checksys *cs, struct checksys_result *r)
@@ -718,10 +774,10 @@ void checksys_rt_tasks(const struct checksys *cs, struct checksys_result *r)
 	prio_range(cs, &sc.lo, &hi);
 	if (sc.lo == 0)
 		sc.lo = 1;      /* every thread SCHED_OTHER: any real-time task comes first */
-	rc = each_pid(cs, scan_process, &sc);
-	if (rc < 0 || sc.err < 0) {
+	rc = each_task(cs, rt_task, &sc);
+	if (rc < 0) {
 		unlisted(cs, r, "rt-tasks", "which real-time tasks run before portlogd's threads "
-			 "is unknown", rc < 0 ? rc : sc.err);
+			 "is unknown", rc);
 		return;
 	}
 	if (sc.found == 0) {
