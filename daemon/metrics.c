@@ -453,6 +453,14 @@ static void put_port_up(struct out *o, const struct metrics *m, bool final)
 	}
 }
 
+/* a + b, or the largest when that does not fit (centuries of samples) */
+static uint64_t add_u64(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 /* A histogram: its kind's hooks summed (one timer; a sensor per CPU), none
  * when no part has one. */
 static void put_hist(struct out *o, const struct metrics *m, const struct hist *h)
@@ -472,9 +480,10 @@ static void put_hist(struct out *o, const struct metrics *m, const struct hist *
 			continue;
 		p->latency(p->obj, le_us + h->first, n, b, &c, &s);
 		for (unsigned k = 0; k < n; k++)
-			below[k] += b[k];
-		count += c;
-		sum_ns += s;
+			below[k] = add_u64(below[k], b[k]);
+		count = add_u64(count, c);
+		if (__builtin_add_overflow(sum_ns, s, &sum_ns))
+			sum_ns = s > 0 ? INT64_MAX : INT64_MIN;
 		seen = true;
 	}
 	if (!seen)
