@@ -1026,6 +1026,7 @@ void checksys_tty_worker(const struct checksys *cs, struct checksys_result *r)
 		return;
 	}
 	cpus_online(cs, &sc.online);
+	/* in clock ticks, as stat's times: USER_HZ, which sysconf says (no machine state) */
 	if (read_at(cs, up, sizeof(up), "/proc/uptime") > 0)
 		sc.now = (unsigned long long)(strtod(up, NULL) * (double)sysconf(_SC_CLK_TCK));
 	ports_irqs(cs, &sc);
