@@ -12,17 +12,20 @@
 #include "clockq.h"
 #include "log.h"
 #include "metrics.h"
+#include "sensor.h"
 #include "timer.h"
 
 #define K(kind) (1u << (kind))
 #define PORTS (K(PART_SERIAL) | K(PART_PARALLEL))
 
 /*
- * The counters of the STAT lines: one row each, in the file's order. A part
- * of the kinds has the sample {port="NAME"} when its STAT line has the key
- * (the timer's and the flusher's have no port label), and {port="NAME",dir="tx"}
- * when it has tx_KEY (its TX reader's). Names and units by Prometheus's
- * conventions: portlogd_ before, _total after a counter.
+ * The fields of the STAT lines: one row each, in the file's order. A part of
+ * the kinds has the sample {port="NAME"} when its STAT line has the key (the
+ * timer's and the flusher's have no port label), {port="NAME",dir="tx"} when it
+ * has tx_KEY (its TX reader's), and a part of a kind that label_of names the
+ * label of that field ({cpu="N"} from a sensor's cpu=). Names and units by
+ * Prometheus's conventions: portlogd_ before, a counter's _total after, a
+ * gauge's not; seconds (a field in microseconds, KEY_us, with 6 decimals).
  */
 static const struct row {
 	const char *name;       /* after "portlogd_" */
@@ -65,6 +68,24 @@ static const struct row {
 	  "Timer wake-ups, each triggering every sampler (STAT timer triggers=)." },
 	{ "timer_missed_periods_total", K(PART_TIMER), "missed",
 	  "Timer periods missed because a wake-up came a period late (STAT timer missed=)." },
+	{ "sensor_wakeups_total", K(PART_SENSOR), "ticks",
+	  "Wake-ups of the CPU's stall sensor (STAT sensor ticks=)." },
+	{ "cpu_stalls_total", K(PART_SENSOR), "stalls",
+	  "Stall windows of the CPU: its sensor's wake-ups later than a quarter period "
+	  "(STAT sensor stalls=)." },
+	{ "cpu_stall_lateness_seconds_total", K(PART_SENSOR), "stall_late_us",
+	  "Those wake-ups' lateness added up (STAT sensor stall_late_us=)." },
+	{ "cpu_stall_max_seconds", K(PART_SENSOR), "stall_max_us",
+	  "The CPU's longest stall window so far, from its sensor's wake-up before to the late "
+	  "one (STAT sensor stall_max_us=)." },
+	{ "tty_probes_total", K(PART_SENSOR), "tty_probes",
+	  "Probes of the kernel's tty path (a byte through a pty and its tty worker) this "
+	  "CPU's sensor wrote and read back (STAT sensor tty_probes=)." },
+	{ "tty_stalls_total", K(PART_SENSOR), "tty_stalls",
+	  "Those probes later than a quarter period: stall windows of the tty path (STAT "
+	  "sensor tty_stalls=)." },
+	{ "tty_delivery_max_seconds", K(PART_SENSOR), "tty_max_us",
+	  "The slowest of those probes so far, write to read (STAT sensor tty_max_us=)." },
 	{ "log_lines_total", K(PART_FLUSHER), "lines",
 	  "Lines written to the log (STAT flusher lines=)." },
 	{ "log_bytes_total", K(PART_FLUSHER), "bytes",
@@ -74,9 +95,24 @@ static const struct row {
 };
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
-/* The timer's wake-up latency buckets: us, and their le labels in seconds as
- * Prometheus's client libraries write them (a label must never change). From
- * a tuned PREEMPT_RT machine's tens of microseconds to a busy VM's milliseconds. */
+/* The field that labels a part of a kind (besides its port): a sensor's CPU. */
+static const char *const label_of[PART_NKINDS] = { [PART_SENSOR] = "cpu" };
+
+static bool ends_in(const char *s, const char *end)
+{
+	size_t n = strlen(s), e = strlen(end);
+
+	return n >= e && strcmp(s + n - e, end) == 0;
+}
+
+static const char *row_type(const struct row *r)
+{
+	return ends_in(r->name, "_total") ? "counter" : "gauge";
+}
+
+/* The histograms' buckets: us, and their le labels in seconds as Prometheus's
+ * client libraries write them (a label must never change). From a tuned
+ * PREEMPT_RT machine's tens of microseconds to a busy VM's milliseconds. */
 #define LE_MAX_US 10000
 static const uint32_t le_us[] = { 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, LE_MAX_US };
 static const char *const le_text[] = {
@@ -86,10 +122,14 @@ static const char *const le_text[] = {
 #define NLE (sizeof(le_us) / sizeof(le_us[0]))
 _Static_assert(NLE == sizeof(le_text) / sizeof(le_text[0]), "a bucket without its label");
 _Static_assert(LE_MAX_US <= TIMER_HIST_US, "a bucket beyond the timer's histogram");
+_Static_assert(LE_MAX_US <= SENSOR_HIST * 10, "a bucket beyond the sensors' histogram");
 
 /* The families besides the rows': the process, the ports' state, the timer's
- * histogram, the clock, the watchdog. */
-enum { F_BUILD, F_START, F_PORT_UP, F_LATENCY, F_SYNCED, F_MAX_ERROR, F_WITHHELD, NFAMILIES };
+ * and the tty path's histograms, the clock, the watchdog. */
+enum {
+	F_BUILD, F_START, F_PORT_UP, F_LATENCY, F_TTY_DELIVERY, F_SYNCED, F_MAX_ERROR, F_WITHHELD,
+	NFAMILIES
+};
 static const struct family {
 	const char *name, *type, *help;
 } families[NFAMILIES] = {
@@ -104,6 +144,10 @@ static const struct family {
 	[F_LATENCY] = { "timer_latency_seconds", "histogram",
 			"The timer's wake-up latency after the warm-up (1 us bins: a bucket counts "
 			"the wake-ups under its bound)." },
+	[F_TTY_DELIVERY] = { "tty_delivery_seconds", "histogram",
+			     "The kernel's tty path: each stall sensor's probe from its write to "
+			     "its read, all sensors' together (10 us bins; the sum is estimated "
+			     "from them)." },
 	[F_SYNCED] = { "clock_synced", "gauge",
 		       "1 while the system clock is synchronised (maximum error below 16 s), 0 "
 		       "when not or when its state cannot be read (EV clock synced=)." },
@@ -114,8 +158,20 @@ static const struct family {
 			 "1 while WATCHDOG=1 is withheld because a thread stalled; systemd "
 			 "restarts the service soon after." },
 };
+/* The histograms: each sums the hooks (part.latency) of its kind's parts, its
+ * buckets from le_us[first]. */
+static const struct hist {
+	unsigned family;
+	enum part_kind kind;
+	unsigned first;
+} hists[] = {
+	{ F_LATENCY, PART_TIMER, 0 },
+	{ F_TTY_DELIVERY, PART_SENSOR, 1 },     /* 10 us bins: from 10 us */
+};
+#define NHISTS (sizeof(hists) / sizeof(hists[0]))
+
 #define FAMILY_MAX 320          /* "# HELP ..." and "# TYPE ..." of one family */
-/* one sample: name, {port="NAME",dir="tx"} or {le="..."}, a value */
+/* one sample: name, {port="NAME",dir="tx"}, {cpu="N"} or {le="..."}, a value */
 #define SAMPLE_MAX (sizeof("portlogd_") + 48 + sizeof("{port=\"\",dir=\"tx\"} ") + CONF_NAME_MAX \
 		    + 24 + 1)
 
@@ -134,7 +190,7 @@ int metrics_init(struct metrics *m, const char *path, const struct parts *ps)
 	for (size_t r = 0; r < NROWS; r++)
 		for (unsigned i = 0; i < ps->n; i++)
 			samples += (rows[r].kinds & K(ps->part[i].kind)) ? 2 : 0;
-	samples += ps->n + 2 * (NLE + 3) + 4;   /* port_up, histograms, the rest */
+	samples += ps->n + NHISTS * (NLE + 3) + 4;     /* port_up, histograms, the rest */
 	m->cap = (NROWS + NFAMILIES) * FAMILY_MAX + samples * SAMPLE_MAX;
 	m->part = calloc(ps->n, sizeof(*m->part));
 	m->out = malloc(m->cap);
@@ -259,21 +315,41 @@ static void put_u64(struct out *o, uint64_t v)
 	put(o, num, fmt_u64(num, v));
 }
 
-/* v / 10^decimals, exactly, as a decimal number: a microsecond count in seconds. */
-static void put_fixed(struct out *o, int64_t v, unsigned decimals)
+/* (neg ? -a : a) / 10^decimals, exactly, as a decimal number: microseconds in seconds. */
+static void put_fixed_abs(struct out *o, bool neg, uint64_t a, unsigned decimals)
 {
-	uint64_t scale = 1, a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	uint64_t scale = 1;
 	char frac[24];
 
 	for (unsigned i = 0; i < decimals; i++)
 		scale *= 10;
-	if (v < 0)
+	if (neg)
 		puts_(o, "-");
 	put_u64(o, a / scale);
 	frac[0] = '.';
 	for (unsigned i = decimals; i > 0; i--, a /= 10)
 		frac[i] = (char)('0' + a % 10);
 	put(o, frac, decimals + 1);
+}
+
+static void put_fixed(struct out *o, int64_t v, unsigned decimals)
+{
+	put_fixed_abs(o, v < 0, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, decimals);
+}
+
+/* A field's whole number (field() checked its digits) as written, or scaled. */
+static void put_value(struct out *o, const char *v, size_t len, unsigned decimals)
+{
+	bool neg = *v == '-';
+	uint64_t a = 0;
+
+	if (decimals == 0) {
+		put(o, v, len);
+		return;
+	}
+	for (size_t i = neg; i < len; i++)
+		a = a * 10 + (uint64_t)(v[i] - '0');
+	put_fixed_abs(o, neg, a, decimals);
 }
 
 static void head(struct out *o, const char *name, const char *type, const char *help)
@@ -294,15 +370,26 @@ static void family(struct out *o, unsigned f)
 	head(o, families[f].name, families[f].type, families[f].help);
 }
 
-/* "portlogd_NAME{port="P",dir="tx"} " without the labels that are NULL; port
- * names need no escape in a label (conf_read.c: letters, digits, _-.:). */
-static void sample(struct out *o, const char *name, const char *port, const char *dir)
+/* "portlogd_NAME" and what follows it */
+static void series(struct out *o, const char *name, const char *rest)
 {
 	puts_(o, "portlogd_");
 	puts_(o, name);
-	if (port != NULL) {
-		puts_(o, "{port=\"");
-		puts_(o, port);
+	puts_(o, rest);
+}
+
+/* "portlogd_NAME{KEY="VAL",dir="tx"} " without the labels that are NULL; port
+ * names need no escape in a label (conf_read.c: letters, digits, _-.:), nor a
+ * number. */
+static void sample(struct out *o, const char *name, const char *key, const char *val,
+		   size_t vlen, const char *dir)
+{
+	series(o, name, "");
+	if (key != NULL) {
+		puts_(o, "{");
+		puts_(o, key);
+		puts_(o, "=\"");
+		put(o, val, vlen);
 		puts_(o, dir != NULL ? "\",dir=\"" : "");
 		puts_(o, dir != NULL ? dir : "");
 		puts_(o, "\"}");
@@ -318,9 +405,17 @@ static void put_row(struct out *o, const struct metrics *m, const struct row *r)
 
 	for (unsigned i = 0; i < m->nparts; i++) {
 		const struct part *p = &m->ps->part[i];
+		const char *key = p->port != NULL ? "port" : NULL, *val = p->port;
+		size_t vlen = p->port != NULL ? strlen(p->port) : 0;
 
 		if (!(r->kinds & K(p->kind)) || !m->part[i].taken)
 			continue;
+		if (label_of[p->kind] != NULL) {
+			key = label_of[p->kind];
+			val = field(&m->part[i], "", key, &vlen);
+			if (val == NULL)
+				continue;       /* a label without a value: no sample */
+		}
 		for (unsigned d = 0; d < 2; d++) {
 			size_t len;
 			const char *v = field(&m->part[i], prefix[d], r->key, &len);
@@ -328,10 +423,10 @@ static void put_row(struct out *o, const struct metrics *m, const struct row *r)
 			if (v == NULL)
 				continue;
 			if (!said)
-				head(o, r->name, "counter", r->help);
+				head(o, r->name, row_type(r), r->help);
 			said = true;
-			sample(o, r->name, p->port, d == 1 ? "tx" : NULL);
-			put(o, v, len);
+			sample(o, r->name, key, val, vlen, d == 1 ? "tx" : NULL);
+			put_value(o, v, len, ends_in(r->key, "_us") ? 6 : 0);
 			puts_(o, "\n");
 		}
 	}
@@ -353,38 +448,60 @@ static void put_port_up(struct out *o, const struct metrics *m, bool final)
 		if (!said)
 			family(o, F_PORT_UP);
 		said = true;
-		sample(o, "port_up", p->port, NULL);
+		sample(o, "port_up", "port", p->port, strlen(p->port), NULL);
 		puts_(o, !final && c.up ? "1\n" : "0\n");
 	}
 }
 
-static void put_latency(struct out *o, const struct metrics *m)
+/* a + b, or the largest when that does not fit (centuries of samples) */
+static uint64_t add_u64(uint64_t a, uint64_t b)
 {
+	uint64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* A histogram: its kind's hooks summed (one timer; a sensor per CPU), none
+ * when no part has one. */
+static void put_hist(struct out *o, const struct metrics *m, const struct hist *h)
+{
+	const char *name = families[h->family].name;
+	uint64_t below[NLE] = { 0 }, count = 0;
+	int64_t sum_ns = 0;
+	unsigned n = (unsigned)NLE - h->first;
+	bool seen = false;
+
 	for (unsigned i = 0; i < m->nparts; i++) {
 		const struct part *p = &m->ps->part[i];
-		uint64_t below[NLE], count;
-		int64_t sum_ns;
+		uint64_t b[NLE], c;
+		int64_t s;
 
-		if (p->latency == NULL)
+		if (p->kind != h->kind || p->latency == NULL)
 			continue;
-		p->latency(p->obj, le_us, (unsigned)NLE, below, &count, &sum_ns);
-		family(o, F_LATENCY);
-		for (size_t k = 0; k < NLE; k++) {
-			puts_(o, "portlogd_timer_latency_seconds_bucket{le=\"");
-			puts_(o, le_text[k]);
-			puts_(o, "\"} ");
-			put_u64(o, below[k]);
-			puts_(o, "\n");
-		}
-		puts_(o, "portlogd_timer_latency_seconds_bucket{le=\"+Inf\"} ");
-		put_u64(o, count);
-		puts_(o, "\nportlogd_timer_latency_seconds_sum ");
-		put_fixed(o, sum_ns, 9);
-		puts_(o, "\nportlogd_timer_latency_seconds_count ");
-		put_u64(o, count);
-		puts_(o, "\n");
-		return;         /* one timer */
+		p->latency(p->obj, le_us + h->first, n, b, &c, &s);
+		for (unsigned k = 0; k < n; k++)
+			below[k] = add_u64(below[k], b[k]);
+		count = add_u64(count, c);
+		if (__builtin_add_overflow(sum_ns, s, &sum_ns))
+			sum_ns = s > 0 ? INT64_MAX : INT64_MIN;
+		seen = true;
 	}
+	if (!seen)
+		return;
+	family(o, h->family);
+	for (unsigned k = 0; k <= n; k++) {
+		series(o, name, "_bucket{le=\"");
+		puts_(o, k < n ? le_text[h->first + k] : "+Inf");
+		puts_(o, "\"} ");
+		put_u64(o, k < n ? below[k] : count);
+		puts_(o, "\n");
+	}
+	series(o, name, "_sum ");
+	put_fixed(o, sum_ns, 9);
+	puts_(o, "\n");
+	series(o, name, "_count ");
+	put_u64(o, count);
+	puts_(o, "\n");
 }
 
 /* The clock (the flusher's figures: the reading of its last EV clock line) and
@@ -429,7 +546,8 @@ size_t metrics_format(struct metrics *m, bool final)
 	put_port_up(&o, m, final);
 	for (size_t r = 0; r < NROWS; r++)
 		put_row(&o, m, &rows[r]);
-	put_latency(&o, m);
+	for (size_t h = 0; h < NHISTS; h++)
+		put_hist(&o, m, &hists[h]);
 	put_state(&o, m, m->withheld);
 	for (unsigned i = 0; i < m->nparts; i++)
 		m->part[i].taken = false;
@@ -498,7 +616,7 @@ void metrics_print_names(FILE *out)
 	for (unsigned f = F_BUILD; f <= F_PORT_UP; f++)
 		fprintf(out, "portlogd_%s\t%s\n", families[f].name, families[f].type);
 	for (size_t r = 0; r < NROWS; r++)
-		fprintf(out, "portlogd_%s\tcounter\n", rows[r].name);
+		fprintf(out, "portlogd_%s\t%s\n", rows[r].name, row_type(&rows[r]));
 	for (unsigned f = F_LATENCY; f < NFAMILIES; f++)
 		fprintf(out, "portlogd_%s\t%s\n", families[f].name, families[f].type);
 }

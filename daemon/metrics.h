@@ -14,7 +14,7 @@
  * line written at the same moment and, like it, never goes backwards within a
  * process's life. A per-port counter is a field of the port's STAT line and
  * one row of the table in metrics.c; a TX reader's field of the same key
- * (tx_KEY) is the same metric with dir="tx".
+ * (tx_KEY) is the same metric with dir="tx", a stall sensor's with cpu="N".
  *
  * A write is a new file beside PATH (PATH.tmp, which node_exporter does not
  * read), renamed over PATH: a reader opens the old file or the new one, never

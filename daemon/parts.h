@@ -104,9 +104,10 @@ struct part {
 	void (*count)(const void *obj, struct part_counts *c);
 	/* the fields of its STAT line, after its name (NULL: no STAT line); in the flusher */
 	void (*stat)(const void *obj, struct fmt_kv *kv);
-	/* its wake-up latency histogram (NULL: none), for the metrics file: for each of
-	 * the n bounds le_us (ascending, at most its histogram's range) the wake-ups
-	 * below it, and all wake-ups and their sum; in the flusher */
+	/* its histogram (NULL: none), for the metrics file: the timer's wake-up latency,
+	 * a sensor's tty-path delivery. For each of the n bounds le_us (ascending, at
+	 * most its histogram's range) the samples below it, and all samples and their
+	 * sum; in the flusher */
 	void (*latency)(const void *obj, const uint32_t *le_us, unsigned n, uint64_t *below,
 			uint64_t *count, int64_t *sum_ns);
 

@@ -25,6 +25,8 @@
 #define CHECKSYS_NAME_MAX 64
 #define CHECKSYS_TEXT_MAX 1024
 #define CHECKSYS_DEEP_IDLE_US 10    /* an idle state with a longer exit latency costs */
+#define CHECKSYS_BUSY_PERMILLE 10   /* a real-time task that used this much of a CPU since it
+				     * started is busy: it can starve the tty worker */
 
 enum checksys_level { CHECKSYS_OK, CHECKSYS_WARN, CHECKSYS_FAIL };
 
@@ -51,6 +53,11 @@ void checksys_smt(const struct checksys *cs, struct checksys_result *r);
 void checksys_isolation(const struct checksys *cs, struct checksys_result *r);
 void checksys_irqbalance(const struct checksys *cs, struct checksys_result *r);
 void checksys_rt_tasks(const struct checksys *cs, struct checksys_result *r);
+/* tty-worker: the CPUs of the kernel's unbound workers (ROOT/sys/devices/virtual/
+ * workqueue/cpumask), and whether busy real-time tasks can hold all of them at once. */
+void checksys_tty_worker(const struct checksys *cs, struct checksys_result *r);
+/* stall-sensors: their period, CPUs, priority and what they cost (sensor.h). */
+void checksys_sensors(const struct checksys *cs, struct checksys_result *r);
 void checksys_rlimit_rtprio(const struct checksys *cs, struct checksys_result *r);
 void checksys_rlimit_memlock(const struct checksys *cs, struct checksys_result *r);
 void checksys_clocksource(const struct checksys *cs, struct checksys_result *r);

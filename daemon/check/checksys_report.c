@@ -24,7 +24,8 @@ int checksys_run(const struct checksys *cs, FILE *out)
 	static const check_fn system_checks[] = {
 		checksys_config, checksys_kernel_rt, checksys_rt_throttle, checksys_cpufreq,
 		checksys_cpuidle, checksys_cpu_dma_latency, checksys_smt, checksys_isolation,
-		checksys_irqbalance, checksys_rt_tasks, checksys_rlimit_rtprio,
+		checksys_irqbalance, checksys_rt_tasks, checksys_tty_worker, checksys_sensors,
+		checksys_rlimit_rtprio,
 		checksys_rlimit_memlock, checksys_clocksource, checksys_clock,
 	};
 	const size_t nsys = sizeof(system_checks) / sizeof(system_checks[0]);

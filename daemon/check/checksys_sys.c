@@ -11,10 +11,13 @@
 #include "checksys_internal.h"
 #include "clockq.h"
 #include "idle.h"
+#include "irq.h"
 #include "parts.h"
 #include "rec.h"
 
 #define PF_KTHREAD 0x00200000u          /* include/linux/sched.h */
+#define PF_NO_SETAFFINITY 0x04000000u   /* ... a per-CPU kernel thread (kthread_bind) */
+#define WQ_CPUMASK "/sys/devices/virtual/workqueue/cpumask"
 #define IDLE_STATE "/sys/devices/system/cpu/cpu%ld/cpuidle/state%d/%s"
 #define MAX_LISTED 6                    /* tasks named in one line; the rest are counted */
 
@@ -631,67 +634,89 @@ void checksys_irqbalance(const struct checksys *cs, struct checksys_result *r)
 	    "--now irqbalance", pid, list);
 }
 
-struct rt_scan {
-	int lo;                 /* report FIFO/RR tasks at or above this priority */
-	int err;                /* -errno of a /proc/PID/task that could not be listed, or 0 */
-	unsigned found;
-	size_t len;
-	char list[640];
+/* ---- the tasks of ROOT/proc ---- */
+
+/* One task's stat line, the fields the checks read. */
+struct task {
+	long pid;               /* its process */
+	long tid;               /* its directory in ROOT/proc/PID/task; 0: read from PID/stat */
+	long id;                /* the stat line's own (the thread's id) */
+	char comm[64];
+	unsigned long flags;
+	unsigned long long ticks;       /* utime + stime, in clock ticks */
+	unsigned long long start;       /* starttime: clock ticks after boot */
+	long prio, policy;              /* rt_priority, policy */
 };
 
-/* One /proc/PID/task/TID/stat: an RT task of user space at or above lo? */
-static void scan_stat(struct rt_scan *sc, const char *stat)
+/* false when the line is cut short */
+static bool parse_stat(const char *stat, struct task *t)
 {
-	static const char *const policy_name[] = { [1] = "SCHED_FIFO", [2] = "SCHED_RR",
-						   [6] = "SCHED_DEADLINE" };
 	const char *open = strchr(stat, '('), *close = strrchr(stat, ')'), *p;
-	unsigned long flags = 0;
-	long prio = 0, policy = 0;
 	int field = 3;
 
 	if (open == NULL || close == NULL)
-		return;
-	/* fields after "(comm)": 3 state ... 9 flags ... 40 rt_priority 41 policy */
+		return false;
+	t->id = strtol(stat, NULL, 10);
+	snprintf(t->comm, sizeof(t->comm), "%.*s", (int)(close - open - 1), open + 1);
+	t->ticks = 0;
+	/* fields after "(comm)": 3 state ... 9 flags ... 14 utime 15 stime ... 22 starttime
+	 * ... 40 rt_priority 41 policy */
 	for (p = close[1] != '\0' ? close + 2 : close + 1; *p != '\0' && field <= 41; field++) {
 		if (field == 9)
-			flags = strtoul(p, NULL, 10);
+			t->flags = strtoul(p, NULL, 10);
+		else if (field == 14 || field == 15)
+			t->ticks += strtoull(p, NULL, 10);
+		else if (field == 22)
+			t->start = strtoull(p, NULL, 10);
 		else if (field == 40)
-			prio = strtol(p, NULL, 10);
+			t->prio = strtol(p, NULL, 10);
 		else if (field == 41)
-			policy = strtol(p, NULL, 10);
+			t->policy = strtol(p, NULL, 10);
 		p += strcspn(p, " ");
 		p += *p == ' ';
 	}
-	if (field <= 41 || (flags & PF_KTHREAD) || policy < 1 || policy > 6
-	    || policy_name[policy] == NULL || (policy != 6 && prio < sc->lo))
-		return;
-	if (sc->found++ < MAX_LISTED && sc->len < sizeof(sc->list))
-		sc->len += (size_t)snprintf(sc->list + sc->len, sizeof(sc->list) - sc->len,
-					    "%s%ld %.*s %s %ld", sc->len ? ", " : "",
-					    strtol(stat, NULL, 10), (int)(close - open - 1), open + 1,
-					    policy_name[policy], prio);
+	return field > 41;
 }
 
-struct task_scan {
+/* The name of a real-time policy; NULL for the others. */
+static const char *rt_policy(long policy)
+{
+	static const char *const name[] = { [1] = "SCHED_FIFO", [2] = "SCHED_RR",
+					    [6] = "SCHED_DEADLINE" };
+
+	return policy >= 1 && policy <= 6 ? name[policy] : NULL;
+}
+
+struct task_walk {
 	const struct checksys *cs;
+	void (*fn)(const struct checksys *cs, const struct task *t, void *arg);
+	void *arg;
 	long pid;
-	struct rt_scan *sc;
+	int err;                /* -errno of a /proc/PID/task that could not be listed, or 0 */
 };
+
+static void walk_stat(struct task_walk *w, long tid, const char *stat)
+{
+	struct task t = { .pid = w->pid, .tid = tid };
+
+	if (parse_stat(stat, &t))
+		w->fn(w->cs, &t, w->arg);
+}
 
 static int task_entry(const char *name, void *arg)
 {
-	struct task_scan *t = arg;
+	struct task_walk *w = arg;
 	char stat[1024];
 
 	if (isdigit((unsigned char)name[0])
-	    && read_at(t->cs, stat, sizeof(stat), "/proc/%ld/task/%s/stat", t->pid, name) > 0)
-		scan_stat(t->sc, stat);
+	    && read_at(w->cs, stat, sizeof(stat), "/proc/%ld/task/%s/stat", w->pid, name) > 0)
+		walk_stat(w, strtol(name, NULL, 10), stat);
 	return 0;
 }
 
-static bool scan_process(const struct checksys *cs, long pid, void *arg)
+static bool walk_process(const struct checksys *cs, long pid, void *arg)
 {
-	struct task_scan t = { cs, pid, arg };
+	struct task_walk *w = arg;
 	char comm[64], stat[1024];
 	int rc;
 
@@ -699,15 +724,49 @@ static bool scan_process(const struct checksys *cs, long pid, void *arg)
 	if (read_at(cs, comm, sizeof(comm), "/proc/%ld/comm", pid) >= 0
 	    && strcmp(comm, "portlogd") == 0)
 		return false;
-	rc = rootfs_list(cs->root, task_entry, &t, "/proc/%ld/task", pid);
+	w->pid = pid;
+	rc = rootfs_list(cs->root, task_entry, w, "/proc/%ld/task", pid);
 	if (rc == -ENOENT || rc == -ENOTDIR || rc == -EACCES) {
 		/* a process that ended meanwhile, or a fixture without task/ */
 		if (read_at(cs, stat, sizeof(stat), "/proc/%ld/stat", pid) > 0)
-			scan_stat(arg, stat);
-	} else if (rc < 0 && t.sc->err == 0) {
-		t.sc->err = rc;
+			walk_stat(w, 0, stat);
+	} else if (rc < 0 && w->err == 0) {
+		w->err = rc;
 	}
 	return false;
+}
+
+/* Calls fn for every task of every process but portlogd's. Returns 0, or -errno when
+ * ROOT/proc or a ROOT/proc/PID/task could not be listed (to the end). */
+static int each_task(const struct checksys *cs,
+		     void (*fn)(const struct checksys *, const struct task *, void *), void *arg)
+{
+	struct task_walk w = { .cs = cs, .fn = fn, .arg = arg };
+	int rc = each_pid(cs, walk_process, &w);
+
+	return rc < 0 ? rc : w.err;
+}
+
+struct rt_scan {
+	int lo;                 /* report FIFO/RR tasks at or above this priority */
+	unsigned found;
+	size_t len;
+	char list[640];
+};
+
+/* A real-time task of user space at or above lo? */
+static void rt_task(const struct checksys *cs, const struct task *t, void *arg)
+{
+	struct rt_scan *sc = arg;
+	const char *policy = rt_policy(t->policy);
+
+	(void)cs;
+	if ((t->flags & PF_KTHREAD) || policy == NULL || (t->policy != 6 && t->prio < sc->lo))
+		return;
+	if (sc->found++ < MAX_LISTED && sc->len < sizeof(sc->list))
+		sc->len += (size_t)snprintf(sc->list + sc->len, sizeof(sc->list) - sc->len,
+					    "%s%ld %s %s %ld", sc->len ? ", " : "", t->id, t->comm,
+					    policy, t->prio);
 }
 
 void checksys_rt_tasks(const struct checksys *cs, struct checksys_result *r)
@@ -718,10 +777,10 @@ void checksys_rt_tasks(const struct checksys *cs, struct checksys_result *r)
 	prio_range(cs, &sc.lo, &hi);
 	if (sc.lo == 0)
 		sc.lo = 1;      /* every thread SCHED_OTHER: any real-time task comes first */
-	rc = each_pid(cs, scan_process, &sc);
-	if (rc < 0 || sc.err < 0) {
+	rc = each_task(cs, rt_task, &sc);
+	if (rc < 0) {
 		unlisted(cs, r, "rt-tasks", "which real-time tasks run before portlogd's threads "
-			 "is unknown", rc < 0 ? rc : sc.err);
+			 "is unknown", rc);
 		return;
 	}
 	if (sc.found == 0) {
@@ -735,6 +794,337 @@ void checksys_rt_tasks(const struct checksys *cs, struct checksys_result *r)
 	    "stop them, or lower them (chrt -o -p 0 PID; their unit's CPUSchedulingPolicy=), "
 	    "or raise portlogd's priorities above theirs", sc.found, sc.found == 1 ? "" : "s",
 	    sc.lo, sc.list, sc.found > MAX_LISTED ? ", ..." : "");
+}
+
+/* ---- the tty worker ---- */
+
+/* A hex CPU mask as sysfs writes it ("f", "00000000,0000000f"); false when it is none. */
+static bool cpus_parse_mask(struct cpus *s, const char *text)
+{
+	long bit = 0;
+	bool any = false;
+
+	memset(s, 0, sizeof(*s));
+	for (size_t i = strlen(text); i-- > 0; ) {
+		int c = (unsigned char)text[i], v;
+
+		if (c == ',')
+			continue;
+		if (!isxdigit(c))
+			return false;
+		v = isdigit(c) ? c - '0' : tolower(c) - 'a' + 10;
+		for (int b = 0; b < 4; b++, bit++)
+			if (v >> b & 1)
+				cpus_add(s, bit);
+		any = true;
+	}
+	return any;
+}
+
+/* The mask as sysfs takes it: hex, groups of 32 CPUs separated by commas ("1,00000000"). */
+static void cpus_hex(const struct cpus *s, char *out, size_t len)
+{
+	long top = 0;
+	size_t n = 0;
+
+	for (long c = 0; c < NCPUS; c++)
+		top = cpus_has(s, c) ? c : top;
+	out[0] = '\0';
+	for (long g = top / 32; g >= 0 && n < len; g--) {
+		unsigned v = 0;
+
+		for (int b = 0; b < 32; b++)
+			v |= (unsigned)cpus_has(s, g * 32 + b) << b;
+		n += (size_t)snprintf(out + n, len - n, g == top / 32 ? "%x" : ",%08x", v);
+	}
+}
+
+static unsigned cpus_count(const struct cpus *s)
+{
+	unsigned n = 0;
+
+	for (long c = 0; c < NCPUS; c++)
+		n += cpus_has(s, c);
+	return n;
+}
+
+/* A busy real-time task, and the online CPUs it may run on. */
+struct busy {
+	long id;
+	char comm[64];
+	long policy, prio;
+	int permille;           /* of a CPU since it started; -1: not known */
+	struct cpus cpus;
+};
+
+struct tty_scan {
+	struct cpus online;
+	int irq[3 * CONF_MAX_PORTS];    /* the ports' interrupt lines: their threads are ours */
+	unsigned nirq;
+	unsigned long long now;         /* clock ticks since boot; 0: not known */
+	struct busy *busy;
+	unsigned nbusy, cap;
+	unsigned idle;                  /* real-time tasks under CHECKSYS_BUSY_PERMILLE */
+	bool nomem;
+};
+
+/*
+ * What can starve the tty worker, a SCHED_OTHER kworker: a real-time task that is busy
+ * on its CPU. Not a per-CPU kernel thread (migration/N and the like: moments of
+ * housekeeping), not the interrupt threads of our ports (they hand it our bytes), not
+ * one that used less than CHECKSYS_BUSY_PERMILLE of a CPU since it started (an idle
+ * irq thread, multipathd: they run for moments).
+ */
+static void tty_task(const struct checksys *cs, const struct task *t, void *arg)
+{
+	struct tty_scan *sc = arg;
+	struct busy b = { .id = t->id, .policy = t->policy, .prio = t->prio, .permille = -1 };
+	char status[4096], pre[32];
+	const char *list;
+	int n;
+
+	if (rt_policy(t->policy) == NULL
+	    || (t->flags & (PF_KTHREAD | PF_NO_SETAFFINITY)) == (PF_KTHREAD | PF_NO_SETAFFINITY))
+		return;
+	for (unsigned i = 0; i < sc->nirq; i++) {
+		snprintf(pre, sizeof(pre), "irq/%d-", sc->irq[i]);
+		if (strncmp(t->comm, pre, strlen(pre)) == 0)
+			return;
+	}
+	if (sc->now > t->start) {
+		b.permille = (int)(t->ticks * 1000 / (sc->now - t->start));
+		if (b.permille < CHECKSYS_BUSY_PERMILLE) {
+			sc->idle++;
+			return;
+		}
+	}
+	snprintf(b.comm, sizeof(b.comm), "%s", t->comm);
+	if (t->tid != 0)
+		n = read_at(cs, status, sizeof(status), "/proc/%ld/task/%ld/status", t->pid, t->tid);
+	else
+		n = read_at(cs, status, sizeof(status), "/proc/%ld/status", t->pid);
+	list = n > 0 ? field_of(status, "Cpus_allowed_list") : NULL;
+	if (list != NULL)
+		cpus_parse(&b.cpus, list, strcspn(list, "\n"));
+	else
+		b.cpus = sc->online;    /* not known: anywhere */
+	for (size_t i = 0; i < NCPUS / 64; i++)
+		b.cpus.bit[i] &= sc->online.bit[i];
+	if (sc->nbusy == sc->cap) {
+		unsigned cap = sc->cap ? 2 * sc->cap : 16;
+		struct busy *more = realloc(sc->busy, cap * sizeof(*more));
+
+		if (more == NULL) {
+			sc->nomem = true;
+			return;
+		}
+		sc->busy = more;
+		sc->cap = cap;
+	}
+	sc->busy[sc->nbusy++] = b;
+}
+
+/* Can busy task k hold one of the CPUs of wq, moving the ones that hold them to another
+ * (Kuhn's augmenting paths)? holder[c]: the task that holds CPU c, or -1. */
+static bool hold_one(const struct tty_scan *sc, const struct cpus *wq, int *holder, unsigned k,
+		     struct cpus *tried)
+{
+	for (long c = 0; c < NCPUS; c++) {
+		if (!cpus_has(&sc->busy[k].cpus, c) || !cpus_has(wq, c) || cpus_has(tried, c))
+			continue;
+		cpus_add(tried, c);
+		if (holder[c] < 0 || hold_one(sc, wq, holder, (unsigned)holder[c], tried)) {
+			holder[c] = (int)k;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Can the busy tasks hold every CPU of wq at once (each one CPU at a time)? */
+static bool hold_all(const struct tty_scan *sc, const struct cpus *wq)
+{
+	int holder[NCPUS];
+	unsigned held = 0, want = cpus_count(wq);
+
+	if (sc->nbusy < want)
+		return false;
+	for (long c = 0; c < NCPUS; c++)
+		holder[c] = -1;
+	for (unsigned k = 0; k < sc->nbusy && held < want; k++) {
+		struct cpus tried = { 0 };
+
+		held += hold_one(sc, wq, holder, k, &tried);
+	}
+	return held == want;
+}
+
+/* The interrupt lines of the config's ports (their devices below the root). */
+static void ports_irqs(const struct checksys *cs, struct tty_scan *sc)
+{
+	const struct conf *c = cs->conf;
+	const char *why;
+	int irq;
+
+	for (unsigned i = 0; cs->have_conf && i < c->nserial; i++) {
+		if ((irq = irq_of_device(cs->root, c->serial[i].device, &why)) > 0)
+			sc->irq[sc->nirq++] = irq;
+		if (c->serial[i].tx_device[0] != '\0'
+		    && (irq = irq_of_device(cs->root, c->serial[i].tx_device, &why)) > 0)
+			sc->irq[sc->nirq++] = irq;
+	}
+	for (unsigned i = 0; cs->have_conf && i < c->nparallel; i++)
+		if ((irq = irq_of_parallel(cs->root, &c->parallel[i], &why)) > 0)
+			sc->irq[sc->nirq++] = irq;
+}
+
+/* "4242 spin SCHED_FIFO 50 on CPUs 1 (99% of a CPU)" for each busy task that may run on
+ * wq (MAX_LISTED of them); count: how many may. */
+static void busy_list(const struct tty_scan *sc, const struct cpus *wq, char *out, size_t len,
+		      unsigned *count)
+{
+	size_t n = 0;
+
+	*count = 0;
+	out[0] = '\0';
+	for (unsigned k = 0; k < sc->nbusy; k++) {
+		const struct busy *b = &sc->busy[k];
+		struct cpus there = b->cpus;
+		char cpus[256], share[32];
+
+		for (size_t i = 0; i < NCPUS / 64; i++)
+			there.bit[i] &= wq->bit[i];
+		if (cpus_empty(&there) || (*count)++ >= MAX_LISTED || n >= len)
+			continue;
+		cpus_format(&there, cpus, sizeof(cpus));
+		if (b->permille >= 0)
+			snprintf(share, sizeof(share), "%d%% of a CPU", b->permille / 10);
+		else
+			snprintf(share, sizeof(share), "share not known");
+		n += (size_t)snprintf(out + n, len - n, "%s%ld %s %s %ld on CPUs %s (%s)",
+				      n ? ", " : "", b->id, b->comm, rt_policy(b->policy), b->prio,
+				      cpus, share);
+	}
+	if (*count > MAX_LISTED && n < len)
+		snprintf(out + n, len - n, ", ...");
+}
+
+void checksys_tty_worker(const struct checksys *cs, struct checksys_result *r)
+{
+	struct tty_scan sc = { .nirq = 0 };
+	struct cpus wq, free_cpus;
+	char mask[256], up[32], cpus[256], list[768], idle[128] = "", fix[640], hex[160];
+	char free_list[256];
+	unsigned listed;
+	int n = read_at(cs, mask, sizeof(mask), WQ_CPUMASK), rc;
+
+	if (n < 0 || !cpus_parse_mask(&wq, mask)) {
+		set(r, CHECKSYS_WARN, "tty-worker", "cannot read %s (%s): on which CPUs the kernel's "
+		    "unbound workers (the tty worker) run is unknown; fix: check that no busy "
+		    "real-time task runs on every CPU (ps -eLo pid,cls,rtprio,pcpu,psr,comm)",
+		    WQ_CPUMASK, n < 0 ? strerrorname_np(-n) : "not a CPU mask");
+		return;
+	}
+	cpus_online(cs, &sc.online);
+	/* in clock ticks, as stat's times: USER_HZ, which sysconf says (no machine state) */
+	if (read_at(cs, up, sizeof(up), "/proc/uptime") > 0)
+		sc.now = (unsigned long long)(strtod(up, NULL) * (double)sysconf(_SC_CLK_TCK));
+	ports_irqs(cs, &sc);
+	rc = each_task(cs, tty_task, &sc);
+	if (rc < 0 || sc.nomem) {
+		free(sc.busy);
+		unlisted(cs, r, "tty-worker", "which real-time tasks can starve the tty worker is "
+			 "unknown", rc < 0 ? rc : -ENOMEM);
+		return;
+	}
+	for (size_t i = 0; i < NCPUS / 64; i++)
+		wq.bit[i] &= sc.online.bit[i];
+	if (cpus_empty(&wq))
+		wq = sc.online;         /* none of it online: the kernel runs them anywhere */
+	cpus_format(&wq, cpus, sizeof(cpus));
+	busy_list(&sc, &wq, list, sizeof(list), &listed);
+	if (sc.idle > 0)
+		snprintf(idle, sizeof(idle), " (%u idle real-time task%s, under %d.%d%% of a CPU "
+			 "since they started, not counted)", sc.idle, sc.idle == 1 ? "" : "s",
+			 CHECKSYS_BUSY_PERMILLE / 10, CHECKSYS_BUSY_PERMILLE % 10);
+	if (listed == 0) {
+		set(r, CHECKSYS_OK, "tty-worker", "cpumask %s: the kernel's unbound workers (the tty "
+		    "worker) may run on CPUs %s; no busy real-time task runs there but portlogd's%s",
+		    mask, cpus, idle);
+	} else if (!hold_all(&sc, &wq)) {
+		set(r, CHECKSYS_OK, "tty-worker", "cpumask %s: the kernel's unbound workers (the tty "
+		    "worker) may run on CPUs %s; the busy real-time tasks there cannot hold all of "
+		    "them at once: %s%s", mask, cpus, list, idle);
+	} else {
+		/* a mask to suggest: the online CPUs no busy task may run on */
+		free_cpus = sc.online;
+		for (unsigned k = 0; k < sc.nbusy; k++)
+			for (size_t i = 0; i < NCPUS / 64; i++)
+				free_cpus.bit[i] &= ~sc.busy[k].cpus.bit[i];
+		if (cpus_empty(&free_cpus)) {
+			snprintf(fix, sizeof(fix), "keep a CPU free of busy real-time tasks (taskset "
+				 "-a -p -c CPUS PID, or their unit's CPUAffinity=) and give the mask "
+				 "only such CPUs: echo MASK > %s", WQ_CPUMASK);
+		} else {
+			cpus_hex(&free_cpus, hex, sizeof(hex));
+			cpus_format(&free_cpus, free_list, sizeof(free_list));
+			snprintf(fix, sizeof(fix), "give the mask the CPUs no busy real-time task may "
+				 "use (%s): echo %s > %s, or move a task off one of CPUs %s "
+				 "(taskset -a -p -c CPUS PID, or its unit's CPUAffinity=)", free_list,
+				 hex, WQ_CPUMASK, cpus);
+		}
+		set(r, CHECKSYS_WARN, "tty-worker", "cpumask %s: the kernel's unbound workers (the "
+		    "tty worker) may run on CPUs %s, and busy real-time tasks can hold all of them "
+		    "at once: %s%s; the tty worker (SCHED_OTHER: no priority of portlogd's reaches "
+		    "it) then waits, and every port's bytes with it (EV late-delivery stage=tty); "
+		    "fix: %s (the mask moves all unbound kernel work; portlogd-rt(7), THE TTY "
+		    "WORKER)", mask, cpus, list, idle, fix);
+	}
+	free(sc.busy);
+}
+
+/* ---- the stall sensors ---- */
+
+void checksys_sensors(const struct checksys *cs, struct checksys_result *r)
+{
+	const struct conf *c = cs->conf;
+	struct part_plan t[PARTS_MAX_THREADS];
+	unsigned n = parts_plan(c, t), ncpu = 0;
+	struct cpus on = { 0 }, online;
+	long period = (long)c->logger.sensor_period_us;
+	long per_s = 1000000 / period;
+	int prio = parts_sensor_priority(c);
+	char list[256], how[64], where[320];
+	bool any = false;
+
+	if (!cs->have_conf || c->nserial == 0) {
+		set(r, CHECKSYS_OK, "stall-sensors", "no stall sensors (no [serial] port)");
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (t[i].kind == PART_SENSOR) {
+			any |= t[i].cpu == CONF_CPU_ANY;
+			cpus_add(&on, t[i].cpu);
+		}
+	if (any) {
+		cpus_online(cs, &online);
+		on = online;
+	}
+	ncpu = cpus_count(&on);
+	ncpu = ncpu < PARTS_SENSORS ? ncpu : PARTS_SENSORS;
+	cpus_format(&on, list, sizeof(list));
+	snprintf(where, sizeof(where), "%s%s%s", any ? "each CPU it may use (online: " : "CPUs ",
+		 list, any ? "; a reader is not pinned)" : " (the readers')");
+	if (prio == CONF_PRIO_OTHER)
+		snprintf(how, sizeof(how), "SCHED_OTHER, as a reader");
+	else
+		snprintf(how, sizeof(how), "SCHED_FIFO %d, the readers' lowest", prio);
+	set(r, CHECKSYS_OK, "stall-sensors", "sensor_period_us = %ld: a thread on %s, %s: %ld "
+	    "wake-ups a second (each sensor's, and the probe's return, a period) and %ld runs "
+	    "of the tty worker for the probes; a stall under %ld us of a CPU or of the tty path "
+	    "can pass between two looks, and the boundary rule allows for it (portlogd-log(5), "
+	    "PACKET BOUNDARIES)", period, where, how, (long)(ncpu + 1) * per_s, per_s,
+	    period + period / 4);
 }
 
 /* The soft limit of a "Max ..." line of ROOT/proc/self/limits: a number, -1 for

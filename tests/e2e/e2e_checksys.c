@@ -2,7 +2,9 @@
 /* e2e_checksys.c - portlogd --check-system, the real binary on this machine. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -10,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -22,8 +27,8 @@
 /* The system checks every report has, in order. */
 static const char *const system_checks[] = {
 	"config", "kernel-rt", "rt-throttle", "cpufreq", "cpuidle", "cpu-dma-latency", "smt",
-	"isolation", "irqbalance", "rt-tasks", "rlimit-rtprio", "rlimit-memlock", "clocksource",
-	"clock",
+	"isolation", "irqbalance", "rt-tasks", "tty-worker", "stall-sensors", "rlimit-rtprio",
+	"rlimit-memlock", "clocksource", "clock",
 };
 #define NSYSTEM (sizeof(system_checks) / sizeof(system_checks[0]))
 
@@ -195,6 +200,19 @@ static void test_present_devices(void **state)
 	assert_int_equal(rc, r.count[2] == 0 ? 0 : 1);
 }
 
+/* The first line of a small file (its newline cut) in buf; false when it cannot be read. */
+static bool read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	bool ok = f != NULL && fgets(buf, (int)len, f) != NULL;
+
+	if (f != NULL)
+		fclose(f);
+	if (ok)
+		buf[strcspn(buf, "\n")] = '\0';
+	return ok;
+}
+
 /* This machine's UART (the VM's 16550A at ttyS0, if there is one): its interrupt
  * line is named, and on a kernel that does not thread interrupts (this VM's
  * PREEMPT_DYNAMIC without threadirqs) the row says there is nothing to set. */
@@ -204,34 +222,18 @@ static void test_uart_irq(void **state)
 					     "port:u:irq" };
 	char text[256], irq[32], want[64], rt[8] = "", cmdline[4096] = "", type[8] = "";
 	struct report r;
-	FILE *f = fopen("/sys/class/tty/ttyS0/irq", "r");
 	bool threaded;
 
 	(void)state;
-	if (f == NULL || fgets(irq, sizeof(irq), f) == NULL || atoi(irq) <= 0
+	if (!read_line("/sys/class/tty/ttyS0/irq", irq, sizeof(irq)) || atoi(irq) <= 0
 	    || access("/dev/ttyS0", F_OK) < 0) {
-		if (f != NULL)
-			fclose(f);
 		printf("# no UART at /dev/ttyS0 with an interrupt: skipped\n");
 		skip();
 	}
-	fclose(f);
-	f = fopen("/sys/kernel/realtime", "r");
-	if (f != NULL) {
-		(void)!fgets(rt, sizeof(rt), f);
-		fclose(f);
-	}
-	f = fopen("/proc/cmdline", "r");
-	if (f != NULL) {
-		(void)!fgets(cmdline, sizeof(cmdline), f);
-		fclose(f);
-	}
+	(void)read_line("/sys/kernel/realtime", rt, sizeof(rt));
+	(void)read_line("/proc/cmdline", cmdline, sizeof(cmdline));
 	threaded = rt[0] == '1' || strstr(cmdline, "threadirqs") != NULL;
-	f = fopen("/sys/class/tty/ttyS0/type", "r");
-	if (f != NULL) {
-		(void)!fgets(type, sizeof(type), f);
-		fclose(f);
-	}
+	(void)read_line("/sys/class/tty/ttyS0/type", type, sizeof(type));
 	snprintf(text, sizeof(text), "[serial u]\ndevice = /dev/ttyS0\n");
 	(void)run_checked(&r, ports, 4, text);
 	/* the kernel's own 16550A: its type and level read from sysfs, and root may set it */
@@ -268,8 +270,118 @@ static void test_root(void **state)
 	expect_names(&r, ports, 1);
 	assert_true(has_line("OK", "kernel-rt", "PREEMPT_RT kernel (/proc/version)"));
 	assert_true(has_line("WARN", "rt-throttle", "cannot read"));
+	assert_true(has_line("WARN", "tty-worker", "cannot read /sys/devices/virtual/workqueue/"
+			     "cpumask (ENOENT)"));
 	assert_true(has_line("FAIL", "port:pty", ": no such device"));
 	assert_int_equal(rc, 1);
+}
+
+/* A task that has been busy, pinned to cpu, then SCHED_FIFO 1 (sleeping: it takes no
+ * CPU from anyone, but it has used most of one since it started). */
+static pid_t busy_rt_child(int cpu)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct sched_param sp = { .sched_priority = 1 };
+		struct timespec t;
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET((size_t)cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) < 0)
+			_exit(1);
+		(void)prctl(PR_SET_NAME, "tty-starver");
+		do
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+		while (t.tv_sec == 0 && t.tv_nsec < 50000000);
+		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
+			_exit(2);
+		for (;;)
+			pause();
+	}
+	for (int i = 0; i < 1000 && sched_getscheduler(pid) != SCHED_FIFO; i++) {
+		assert_int_equal(waitpid(pid, NULL, WNOHANG), 0);
+		usleep(1000);
+	}
+	assert_int_equal(sched_getscheduler(pid), SCHED_FIFO);
+	return pid;
+}
+
+static bool cpu_online(int c)
+{
+	char path[64], v[8] = "1";
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d", c);
+	if (access(path, F_OK) < 0)
+		return false;
+	/* CPU 0 may have no online file: it cannot go offline */
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", c);
+	(void)read_line(path, v, sizeof(v));
+	return v[0] == '1';
+}
+
+/* This machine's tty worker: with a busy SCHED_FIFO task pinned to every CPU of the
+ * unbound workqueue's cpumask (as root), the row WARNs, and names them when nothing
+ * else made it warn. */
+static void test_tty_worker(void **state)
+{
+	static const char *const ports[] = { "port:pty", "port:pty:low-latency",
+					     "port:pty:delivery", "port:pty:irq" };
+	char text[1024], mask[64] = "", online[64] = "", want[64];
+	pid_t child[32];
+	unsigned n = 0;
+	cpu_set_t mine;
+	struct report r;
+	bool clear;
+
+	(void)state;
+	if (!read_line("/sys/devices/virtual/workqueue/cpumask", mask, sizeof(mask))
+	    || geteuid() != 0 || sched_getaffinity(0, sizeof(mine), &mine) < 0) {
+		printf("# not root, or no workqueue cpumask: skipped\n");
+		skip();
+	}
+	assert_true(read_line("/sys/devices/system/cpu/online", online, sizeof(online)));
+	snprintf(text, sizeof(text), "[serial pty]\ndevice = %s\n", pty);
+	(void)run_checked(&r, ports, 4, text);
+	assert_true(has_line("OK", "tty-worker", "the kernel's unbound workers (the tty worker) "
+			     "may run on CPUs") || has_line("WARN", "tty-worker", "; fix: "));
+	/* busy real-time tasks of others (another test's stalls) would be listed with ours */
+	clear = has_line("OK", "tty-worker", "no busy real-time task runs there");
+	assert_true(has_line("OK", "stall-sensors", "sensor_period_us = 1000: a thread on each "
+			     "CPU it may use"));
+	/* a busy task on each online CPU of the mask (one this process may not use: skip) */
+	if (strchr(mask, ',') != NULL) {
+		printf("# more than 32 CPUs: skipped\n");
+		skip();
+	}
+	for (int c = 0; c < 32; c++) {
+		if (!(strtoul(mask, NULL, 16) >> c & 1) || !cpu_online(c))
+			continue;
+		if (!CPU_ISSET((size_t)c, &mine)) {
+			for (unsigned i = 0; i < n; i++)
+				kill(child[i], SIGKILL);
+			printf("# CPU %d of the mask is not this process's: skipped\n", c);
+			skip();
+		}
+		child[n++] = busy_rt_child(c);
+	}
+	assert_true(n > 0);
+	(void)run_checked(&r, ports, 4, text);
+	for (unsigned i = 0; i < n; i++) {
+		kill(child[i], SIGKILL);
+		waitpid(child[i], NULL, 0);
+	}
+	printf("# online %s, cpumask %s: %u busy SCHED_FIFO tasks, one a CPU%s\n", online, mask, n,
+	       clear ? "" : " (the row warned before them: their names not asserted)");
+	if (!has_line("WARN", "tty-worker", "can hold all of them at once"))
+		fail_msg("%u busy SCHED_FIFO tasks on the mask's CPUs, but:\n%s", n, out);
+	for (unsigned i = 0; i < n && n <= 6 && clear; i++) {
+		snprintf(want, sizeof(want), "%d tty-starver SCHED_FIFO 1 on CPUs ", (int)child[i]);
+		if (!has_line("WARN", "tty-worker", want))
+			fail_msg("no '%s' in:\n%s", want, out);
+	}
 }
 
 /* What is not a report: config errors stay 78, bad options 1. */
@@ -313,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_missing_device),
 		cmocka_unit_test(test_present_devices),
 		cmocka_unit_test(test_uart_irq),
+		cmocka_unit_test(test_tty_worker),
 		cmocka_unit_test(test_root),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_no_config),

@@ -29,9 +29,11 @@
  * nothing but the textfile collector. The test scrapes /metrics over and over
  * while the file is replaced, and afterwards compares every scrape with the
  * log: each counter equals its field in the STAT line of the round it was
- * written with, the clock its EV clock line; no scrape lacks a series or has a
- * parse error; no counter goes backwards; promtool check metrics is silent; and
- * the families served are exactly portlogd --list-metrics.
+ * written with (a stall sensor's by its cpu label, microseconds as seconds),
+ * the clock its EV clock line, each histogram's count the round's samples; no
+ * scrape lacks a series or has a parse error; no counter goes backwards;
+ * promtool check metrics is silent; and the families served are exactly
+ * portlogd --list-metrics.
  */
 
 #define NEXPORTER "prometheus-node-exporter"
@@ -39,8 +41,9 @@
 #define NTRAFFIC 4              /* all but the pass port's device */
 #define MAX_SCRAPES 20000
 
-/* The STAT field of each counter: p a port's line (and tx_KEY for dir="tx"),
- * t the timer's, f the flusher's. The test's own copy of the contract. */
+/* The STAT field of each counter and gauge: p a port's line (and tx_KEY for
+ * dir="tx"), t the timer's, f the flusher's, s a stall sensor's (cpu="N" its
+ * cpu=); a KEY_us field is served in seconds. The test's own copy of the contract. */
 static const struct { const char *metric; char line; const char *key; } fields[] = {
 	{ "portlogd_records_total", 'p', "records" },
 	{ "portlogd_bytes_total", 'p', "bytes" },
@@ -60,11 +63,25 @@ static const struct { const char *metric; char line; const char *key; } fields[]
 	{ "portlogd_sampler_overruns_total", 'p', "overruns" },
 	{ "portlogd_timer_wakeups_total", 't', "triggers" },
 	{ "portlogd_timer_missed_periods_total", 't', "missed" },
+	{ "portlogd_sensor_wakeups_total", 's', "ticks" },
+	{ "portlogd_cpu_stalls_total", 's', "stalls" },
+	{ "portlogd_cpu_stall_lateness_seconds_total", 's', "stall_late_us" },
+	{ "portlogd_cpu_stall_max_seconds", 's', "stall_max_us" },
+	{ "portlogd_tty_probes_total", 's', "tty_probes" },
+	{ "portlogd_tty_stalls_total", 's', "tty_stalls" },
+	{ "portlogd_tty_delivery_max_seconds", 's', "tty_max_us" },
 	{ "portlogd_log_lines_total", 'f', "lines" },
 	{ "portlogd_log_bytes_total", 'f', "bytes" },
 	{ "portlogd_log_write_errors_total", 'f', "write_errors" },
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
+
+/* The histograms, whose series are NAME_bucket, NAME_sum and NAME_count. */
+static const char *const histograms[] = {
+	"portlogd_timer_latency_seconds", "portlogd_tty_delivery_seconds",
+};
+#define NHISTOGRAMS (sizeof(histograms) / sizeof(histograms[0]))
+#define NSTAT 64                /* STAT lines of a round: 7 here, and a sensor per CPU */
 
 /* ------------------------------------------------------------- a scrape */
 
@@ -286,7 +303,7 @@ static void daemon_start(void)
 
 struct round {
 	long long lines;            /* the flusher's lines= */
-	const char *stat[16];       /* "NAME k=v ..." of each STAT line */
+	const char *stat[NSTAT];    /* "NAME k=v ..." of each STAT line */
 	unsigned nstat;
 	const char *clock;          /* the EV clock line's fields after it */
 };
@@ -327,7 +344,7 @@ static struct round *read_rounds(const struct e2e_log *log, size_t *n)
 		if (strcmp(log->line[i].src, "portlogd") != 0)
 			continue;
 		if ((f = after(text, " portlogd STAT ")) != NULL) {
-			assert_true(cur.nstat < 16);
+			assert_true(cur.nstat < NSTAT);
 			cur.stat[cur.nstat++] = f;
 			if (strncmp(f, "flusher ", 8) == 0) {
 				assert_true(field(f, "lines", v, sizeof(v)));
@@ -343,15 +360,23 @@ static struct round *read_rounds(const struct e2e_log *log, size_t *n)
 	return r;
 }
 
-/* The STAT line of NAME ("timer", "flusher", a port) in a round. */
+/* The STAT line of NAME ("timer", "flusher", a port; "sensor cpu=N") in a round, after
+ * its name. */
 static const char *stat_of(const struct round *r, const char *name)
 {
 	size_t n = strlen(name);
 
 	for (unsigned i = 0; i < r->nstat; i++)
 		if (strncmp(r->stat[i], name, n) == 0 && r->stat[i][n] == ' ')
-			return r->stat[i] + n + 1;
+			return r->stat[i] + strcspn(r->stat[i], " ") + 1;
 	return NULL;
+}
+
+/* The kind of a STAT line, as fields[] has it: t, f, s or p. */
+static char kind_of(const char *line)
+{
+	return strncmp(line, "timer ", 6) == 0 ? 't' : strncmp(line, "flusher ", 8) == 0 ? 'f'
+	       : strncmp(line, "sensor ", 7) == 0 ? 's' : 'p';
 }
 
 /* port="NAME" of a series, or "" */
@@ -370,6 +395,21 @@ static void label(const char *series, const char *key, char *out, size_t len)
 	snprintf(out, len, "%.*s", (int)strcspn(p, "\""), p);
 }
 
+/* Is served the value of STAT key=want? A KEY_us field in seconds, compared as
+ * numbers (node_exporter writes floats its own way). */
+static bool served_as(const char *key, const char *want, const char *served)
+{
+	size_t n = strlen(key);
+	long long v;
+	char sec[40];
+
+	if (n < 3 || strcmp(key + n - 3, "_us") != 0)
+		return strcmp(served, want) == 0;
+	v = atoll(want);
+	snprintf(sec, sizeof(sec), "%lld.%06lld", v / 1000000, v % 1000000);
+	return strtod(served, NULL) == strtod(sec, NULL);
+}
+
 /*
  * Every sample of a scrape that stands for a STAT field has the field's value
  * in the round's line; every such field of the round is served; the clock is
@@ -378,7 +418,7 @@ static void label(const char *series, const char *key, char *out, size_t len)
 static unsigned check_against(const struct scrape *sc, const struct round *r, bool final)
 {
 	unsigned checked = 0;
-	char port[64], dir[16], key[64], want[32];
+	char port[64], dir[16], cpu[16], key[64], want[32], who[80];
 
 	for (size_t i = 0; i < sc->n; i++) {
 		const char *series = sc->s[i].series, *line;
@@ -393,15 +433,19 @@ static unsigned check_against(const struct scrape *sc, const struct round *r, bo
 				continue;
 			label(series, "port", port, sizeof(port));
 			label(series, "dir", dir, sizeof(dir));
-			line = stat_of(r, fields[f].line == 't' ? "timer"
-				       : fields[f].line == 'f' ? "flusher" : port);
+			label(series, "cpu", cpu, sizeof(cpu));
+			snprintf(who, sizeof(who), "%s", fields[f].line == 't' ? "timer"
+				 : fields[f].line == 'f' ? "flusher" : port);
+			if (fields[f].line == 's')
+				snprintf(who, sizeof(who), "sensor cpu=%s", cpu);
+			line = stat_of(r, who);
 			if (line == NULL)
 				fail_msg("%s: no STAT line for it in the round of lines=%lld", series,
 					 r->lines);
 			snprintf(key, sizeof(key), "%s%s", dir[0] != '\0' ? "tx_" : "", fields[f].key);
 			if (!field(line, key, want, sizeof(want)))
 				fail_msg("%s: the STAT line has no %s=: %s", series, key, line);
-			if (strcmp(sc->s[i].value, want) != 0)
+			if (!served_as(key, want, sc->s[i].value))
 				fail_msg("%s is %s, its STAT line says %s=%s (round of lines=%lld)",
 					 series, sc->s[i].value, key, want, r->lines);
 			checked++;
@@ -411,13 +455,13 @@ static unsigned check_against(const struct scrape *sc, const struct round *r, bo
 	for (unsigned k = 0; k < r->nstat; k++) {
 		const char *line = r->stat[k];
 		size_t nn = strcspn(line, " ");
-		char name[64], series[160];
-		bool of_port = strncmp(line, "timer ", 6) != 0 && strncmp(line, "flusher ", 8) != 0;
+		char name[64], series[160], kind = kind_of(line);
 
 		snprintf(name, sizeof(name), "%.*s", (int)nn, line);
+		if (kind == 's')
+			assert_true(field(line, "cpu", cpu, sizeof(cpu)));
 		for (size_t f = 0; f < NFIELDS; f++) {
-			if ((fields[f].line == 'p') != of_port
-			    || (!of_port && (fields[f].line == 't') != (strcmp(name, "timer") == 0)))
+			if (fields[f].line != kind)
 				continue;
 			for (int tx = 0; tx < 2; tx++) {
 				snprintf(key, sizeof(key), "%s%s", tx ? "tx_" : "", fields[f].key);
@@ -425,7 +469,10 @@ static unsigned check_against(const struct scrape *sc, const struct round *r, bo
 					continue;
 				/* node_exporter gives dir="" to a family's series without
 				 * dir when another of them has one */
-				if (!of_port)
+				if (kind == 's')
+					snprintf(series, sizeof(series), "%s{cpu=\"%s\"}",
+						 fields[f].metric, cpu);
+				else if (kind != 'p')
 					snprintf(series, sizeof(series), "%s", fields[f].metric);
 				else
 					snprintf(series, sizeof(series), "%s{dir=\"%s\",port=\"%s\"}",
@@ -434,7 +481,7 @@ static unsigned check_against(const struct scrape *sc, const struct round *r, bo
 					continue;
 				snprintf(series, sizeof(series), "%s{port=\"%s\"}", fields[f].metric,
 					 name);
-				if (tx || !of_port || value_of(sc, series) == NULL)
+				if (tx || kind != 'p' || value_of(sc, series) == NULL)
 					fail_msg("STAT %s %s=%s is not served", name, key, want);
 			}
 		}
@@ -443,18 +490,14 @@ static unsigned check_against(const struct scrape *sc, const struct round *r, bo
 	if (r->clock != NULL) {
 		const char *synced = value_of(sc, "portlogd_clock_synced");
 		const char *maxerr = value_of(sc, "portlogd_clock_max_error_seconds");
-		char yes[16], us[32], sec[40];
+		char yes[16], us[32];
 
 		assert_true(field(r->clock, "synced", yes, sizeof(yes)));
 		assert_non_null(synced);
 		assert_string_equal(synced, strcmp(yes, "yes") == 0 ? "1" : "0");
 		if (field(r->clock, "maxerror_us", us, sizeof(us))) {
-			long long v = atoll(us);
-
-			snprintf(sec, sizeof(sec), "%lld.%06lld", v / 1000000, v % 1000000);
 			assert_non_null(maxerr);
-			/* node_exporter writes floats its own way: compare as numbers */
-			if (strtod(maxerr, NULL) != strtod(sec, NULL))
+			if (!served_as("maxerror_us", us, maxerr))
 				fail_msg("clock max error %s s, its EV clock line says %s us", maxerr,
 					 us);
 		}
@@ -463,52 +506,66 @@ static unsigned check_against(const struct scrape *sc, const struct round *r, bo
 	return checked;
 }
 
-/* ticks= of the timer's STAT line in a round */
-static long long ticks_of(const struct round *r)
+/* KEY= of a round's STAT lines of a kind, summed: the timer's ticks=, the sensors'
+ * tty_probes=. */
+static long long sum_of(const struct round *r, char kind, const char *key)
 {
+	long long sum = 0;
 	char v[32];
-	const char *t = stat_of(r, "timer");
 
-	assert_non_null(t);
-	assert_true(field(t, "ticks", v, sizeof(v)));
-	return atoll(v);
+	for (unsigned i = 0; i < r->nstat; i++)
+		if (kind_of(r->stat[i]) == kind) {
+			assert_true(field(r->stat[i], key, v, sizeof(v)));
+			sum += atoll(v);
+		}
+	return sum;
 }
 
-/* The histogram: cumulative buckets, +Inf = count, and a count from the round's
- * ticks= (read before the bins, which are counted first) to the last round's
- * (at stop, after the timer ended: then all of them, exactly). */
-static void check_histogram(const struct scrape *sc, const struct round *r,
-			    const struct round *last)
+/* A histogram: cumulative buckets, +Inf = count, and a count from the round's
+ * samples (the timer's ticks=, the sensors' tty_probes=: read before the bins,
+ * which are counted first) to the last round's (at stop, after the threads
+ * ended: then all of them, exactly). */
+static void check_histogram(const struct scrape *sc, const char *name, const struct round *r,
+			    const struct round *last, char kind, const char *key)
 {
+	char series[96];
 	double prev = 0;
-	const char *cnt = value_of(sc, "portlogd_timer_latency_seconds_count");
-	const char *inf = value_of(sc, "portlogd_timer_latency_seconds_bucket{le=\"+Inf\"}");
-	long long count;
+	const char *cnt, *inf;
+	long long count, lo = sum_of(r, kind, key), hi = sum_of(last, kind, key);
 
+	snprintf(series, sizeof(series), "%s_count", name);
+	cnt = value_of(sc, series);
+	snprintf(series, sizeof(series), "%s_bucket{le=\"+Inf\"}", name);
+	inf = value_of(sc, series);
 	assert_non_null(cnt);
 	assert_non_null(inf);
 	assert_string_equal(cnt, inf);
+	snprintf(series, sizeof(series), "%s_bucket{", name);
 	for (size_t i = 0; i < sc->n; i++)
-		if (strncmp(sc->s[i].series, "portlogd_timer_latency_seconds_bucket{", 38) == 0) {
+		if (strncmp(sc->s[i].series, series, strlen(series)) == 0) {
 			double v = strtod(sc->s[i].value, NULL);
 
 			assert_true(v >= prev);
 			prev = v;
 		}
 	count = atoll(cnt);
-	if (count < ticks_of(r) || count > ticks_of(last) || (r == last && count != ticks_of(r)))
-		fail_msg("latency count %lld outside ticks %lld..%lld of its round and the last",
-			 count, ticks_of(r), ticks_of(last));
+	if (count < lo || count > hi || (r == last && count != lo))
+		fail_msg("%s count %lld outside %s %lld..%lld of its round and the last", name,
+			 count, key, lo, hi);
 }
 
-/* Counters and histogram series never go backwards from one scrape to the next. */
+/* Counters, histogram series and the longest-so-far gauges never go backwards from
+ * one scrape to the next. */
 static void check_monotonic(const struct scrape *a, const struct scrape *b)
 {
 	for (size_t i = 0; i < b->n; i++) {
 		const char *s = b->s[i].series, *old;
+		bool hist = false;
 
-		if (strncmp(s, "portlogd_", 9) != 0 || (strstr(s, "_total") == NULL
-		    && strncmp(s, "portlogd_timer_latency_seconds_", 31) != 0))
+		for (size_t h = 0; h < NHISTOGRAMS; h++)
+			hist |= strncmp(s, histograms[h], strlen(histograms[h])) == 0;
+		if (strncmp(s, "portlogd_", 9) != 0 || (strstr(s, "_total") == NULL && !hist
+		    && strstr(s, "_max_seconds{") == NULL))
 			continue;
 		old = value_of(a, s);
 		if (old != NULL && strtod(b->s[i].value, NULL) < strtod(old, NULL))
@@ -548,8 +605,10 @@ static void check_names(const struct scrape *sc)
 		if (strncmp(s, "portlogd_", 9) != 0)
 			continue;
 		/* a histogram's series are its family's */
-		if (strncmp(s, "portlogd_timer_latency_seconds_", 31) == 0)
-			n = strlen("portlogd_timer_latency_seconds");
+		for (size_t h = 0; h < NHISTOGRAMS; h++)
+			if (strncmp(s, histograms[h], strlen(histograms[h])) == 0
+			    && s[strlen(histograms[h])] == '_')
+				n = strlen(histograms[h]);
 		fprintf(f, "%.*s\n", (int)n, s);
 	}
 	fclose(f);
@@ -642,10 +701,17 @@ static void test_scrape_matches_stat(void **state)
 			first = k;
 		matched++;
 		checked += check_against(sc, &rounds[k], i == nscrapes - 1);
-		check_histogram(sc, &rounds[k], &rounds[nrounds - 1]);
+		check_histogram(sc, "portlogd_timer_latency_seconds", &rounds[k],
+				&rounds[nrounds - 1], 't', "ticks");
+		check_histogram(sc, "portlogd_tty_delivery_seconds", &rounds[k],
+				&rounds[nrounds - 1], 's', "tty_probes");
 	}
 	/* the last scrape is the file written at stop, with the last round */
 	assert_int_equal(scrapes[nscrapes - 1].lines, rounds[nrounds - 1].lines);
+	/* the sensors ran: a line per CPU of theirs, probes that came back */
+	if (sum_of(&rounds[nrounds - 1], 's', "ticks") == 0
+	    || sum_of(&rounds[nrounds - 1], 's', "tty_probes") == 0)
+		fail_msg("no stall sensor's STAT line with ticks and probes in the last round");
 	print_message("%zu scrapes of %zu files (%zu scrapes before the first STAT round), "
 		      "matched with rounds %zu to %zu of %zu; %u values compared with their STAT "
 		      "and EV clock lines\n", nscrapes, versions, complete_before_first, first + 1,

@@ -57,15 +57,16 @@ void fx_put(const char *root, const char *rel, const char *text)
 		fail_msg("write %s: %s", path, strerror(errno));
 }
 
-void fx_task(const char *root, long pid, long tid, const char *comm, unsigned long flags,
-	     int prio, int policy)
+void fx_task_run(const char *root, long pid, long tid, const char *comm, unsigned long flags,
+		 int prio, int policy, unsigned long ticks, unsigned long start, const char *cpus)
 {
-	char line[1024], rel[64];
+	char line[1024], rel[64], status[256];
 	size_t n = (size_t)snprintf(line, sizeof(line), "%ld (%s) S", tid ? tid : pid, comm);
 
 	for (int f = 4; f <= 52; f++)
 		n += (size_t)snprintf(line + n, sizeof(line) - n, " %lu",
-				      f == 9 ? flags : f == 40 ? (unsigned long)prio
+				      f == 9 ? flags : f == 14 ? ticks : f == 22 ? start
+				      : f == 40 ? (unsigned long)prio
 				      : f == 41 ? (unsigned long)policy : 0ul);
 	snprintf(line + n, sizeof(line) - n, "\n");
 	snprintf(rel, sizeof(rel), "/proc/%ld/comm", pid);
@@ -75,6 +76,18 @@ void fx_task(const char *root, long pid, long tid, const char *comm, unsigned lo
 	else
 		snprintf(rel, sizeof(rel), "/proc/%ld/stat", pid);
 	fx_put(root, rel, line);
+	if (cpus == NULL)
+		return;
+	snprintf(status, sizeof(status), "Name:\t%s\nState:\tS (sleeping)\n"
+		 "Cpus_allowed_list:\t%s\nMems_allowed_list:\t0\n", comm, cpus);
+	strcpy(strrchr(rel, '/') + 1, "status");
+	fx_put(root, rel, status);
+}
+
+void fx_task(const char *root, long pid, long tid, const char *comm, unsigned long flags,
+	     int prio, int policy)
+{
+	fx_task_run(root, pid, tid, comm, flags, prio, policy, 0, 0, NULL);
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)

@@ -13,6 +13,11 @@ void fx_put(const char *root, const char *rel, const char *text);
  * not 0, else PID/stat): field 9 flags, 40 rt_priority, 41 policy, the rest 0. */
 void fx_task(const char *root, long pid, long tid, const char *comm, unsigned long flags,
 	     int prio, int policy);
+/* fx_task, with its CPU time: field 14 (utime) ticks and 22 (starttime) start, in clock
+ * ticks; and its status (PID/task/TID/status, or PID/status) with Cpus_allowed_list:
+ * cpus (NULL: no status written). */
+void fx_task_run(const char *root, long pid, long tid, const char *comm, unsigned long flags,
+		 int prio, int policy, unsigned long ticks, unsigned long start, const char *cpus);
 /* The whole tree, best effort. */
 void fx_rmroot(const char *root);
 /* From now on readdir hands out `after` more entries, then returns NULL with errno err

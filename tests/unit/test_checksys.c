@@ -287,6 +287,110 @@ static void tasks_then_eoverflow(void)
 	fx_fail_readdir(EOVERFLOW, 3);
 }
 
+/* The tty worker's rows: /proc/uptime says 1000 s; a busy task has used 99% of a CPU
+ * since it started at boot, an idle one 0.01%. */
+static unsigned long busy_ticks(void)
+{
+	return 990ul * (unsigned long)sysconf(_SC_CLK_TCK);
+}
+
+static void fx_rt(long pid, const char *comm, unsigned long flags, int prio, int policy,
+		  bool busy, const char *cpus)
+{
+	fx_task_run(root, pid, 0, comm, flags, prio, policy, busy ? busy_ticks() : 1, 0, cpus);
+}
+
+/* what runs on every machine: per-CPU kernel threads, idle irq threads (this VM's ACPI:Ged,
+ * one on each CPU), an idle multipathd, a busy SCHED_OTHER task */
+static void tty_harmless(void)
+{
+	fx_write("/proc/uptime", "1000.00 1900.00\n");
+	fx_rt(18, "migration/0", 0x04208040, 99, 1, true, "0");
+	fx_rt(21, "migration/1", 0x04208040, 99, 1, true, "1");
+	fx_rt(50, "irq/24-ACPI:Ged", 0x208040, 50, 1, false, "0");
+	fx_rt(51, "irq/25-ACPI:Ged", 0x208040, 50, 1, false, "1");
+	fx_rt(1456, "multipathd", 0x400140, 99, 2, false, "0-1");
+	fx_rt(2000, "make", 0x400000, 0, 0, true, "0-1");
+}
+
+/* and busy ones that are ours: portlogd's threads, the port's interrupt thread (irq 4) */
+static void tty_ours(void)
+{
+	tty_harmless();
+	fx_task_run(root, 77, 78, "plog-gps", 0x400040, 97, 1, busy_ticks(), 0, "0");
+	fx_write("/proc/77/comm", "portlogd");
+	fx_rt(57, "irq/4-ttyS0", 0x208040, 98, 1, true, "1");
+}
+
+static void tty_one_busy(void)
+{
+	tty_harmless();
+	fx_rt(4242, "spin", 0x400000, 50, 1, true, "1");
+}
+
+/* a busy task on each CPU: one pinned, one SCHED_RR anywhere, a SCHED_DEADLINE thread */
+static void tty_all_busy(void)
+{
+	tty_one_busy();
+	fx_rt(4243, "spin", 0x400000, 10, 2, true, "0-1");
+}
+
+static void tty_deadline(void)
+{
+	tty_harmless();
+	fx_task_run(root, 600, 601, "dl", 0x400040, 0, 6, busy_ticks(), 0, "0");
+	fx_rt(602, "spin", 0x400000, 1, 1, true, "1");
+}
+
+/* only an augmenting path shows it: a task that may use both CPUs, one only CPU 0 */
+static void tty_crossed(void)
+{
+	tty_harmless();
+	fx_rt(700, "wide", 0x400000, 50, 1, true, "0-1");
+	fx_rt(701, "narrow", 0x400000, 50, 1, true, "0");
+}
+
+/* three busy tasks, all on CPU 0: CPU 1 stays the tty worker's */
+static void tty_piled(void)
+{
+	tty_harmless();
+	fx_rt(800, "a", 0x400000, 50, 1, true, "0");
+	fx_rt(801, "b", 0x400000, 50, 1, true, "0");
+	fx_rt(802, "c", 0x400000, 50, 1, true, "0");
+}
+
+/* no /proc/uptime, no status: a task's share and CPUs are not known, so it may be busy
+ * anywhere */
+static void tty_unknown(void)
+{
+	fx_task(root, 900, 0, "rt", 0x400000, 50, 1);
+	fx_task(root, 901, 0, "rt2", 0x400000, 50, 1);
+}
+
+/* a busy task on each of CPUs 1-3, the mask 1-3: CPU 0 is free */
+static void tty_free_cpu0(void)
+{
+	fx_write("/proc/uptime", "1000.00 1900.00\n");
+	for (long c = 1; c <= 3; c++) {
+		char cpu[8];
+
+		snprintf(cpu, sizeof(cpu), "%ld", c);
+		fx_rt(1000 + c, "load", 0x400000, 50, 1, true, cpu);
+	}
+}
+
+/* more than six to list, on the 40 CPUs of the mask (two groups of 32), the 41st free */
+static void tty_many(void)
+{
+	fx_write("/proc/uptime", "1000.00 1900.00\n");
+	for (long c = 0; c < 40; c++) {
+		char cpu[8];
+
+		snprintf(cpu, sizeof(cpu), "%ld", c);
+		fx_rt(1100 + c, "load", 0x400000, 50, 1, true, cpu);
+	}
+}
+
 struct fx_file {
 	const char *path, *text;
 };
@@ -316,6 +420,8 @@ struct row {
 #define PROC1 { "/proc/1/comm", "systemd\n" }      /* a live system's /proc is never empty */
 #define RT_ON { "/sys/kernel/realtime", "1\n" }
 #define CAPS_NICE { "/proc/self/status", STATUS(CAP_SYS_NICE) }
+#define WQ(mask) { "/sys/devices/virtual/workqueue/cpumask", mask }
+#define CPUS01 { CPU "/online", "0-1\n" }
 #define PARPORT7 { "/proc/sys/dev/parport/parport0/irq", "7\n" }
 #define IDLE1 CPU "/cpu1/cpuidle/state"
 #define C6_ON1 { CPU "/online", "0-1\n" }, { IDLE1 "0/latency", "0\n" }, { IDLE1 "0/name", "POLL\n" }, \
@@ -531,6 +637,91 @@ static const struct row rows[] = {
 	{ "/proc listed only in part", checksys_rt_tasks, NULL, {{0}}, tasks_then_eoverflow,
 	  CHECKSYS_WARN, "rt-tasks", "/proc (EOVERFLOW): which real-time tasks run before "
 	  "portlogd's threads is unknown", "; fix: this is a 32-bit portlogd built", NULL },
+	/* tty-worker */
+	{ "no cpumask", checksys_tty_worker, NULL, { PROC1 }, NULL, CHECKSYS_WARN, "tty-worker",
+	  "cannot read /sys/devices/virtual/workqueue/cpumask (ENOENT)", "; fix: check that no "
+	  "busy real-time task runs on every CPU", NULL },
+	{ "cpumask unreadable text", checksys_tty_worker, NULL, { WQ("zz\n"), PROC1 }, NULL,
+	  CHECKSYS_WARN, "tty-worker", "(not a CPU mask)", "; fix: ", NULL },
+	{ "nothing real-time", checksys_tty_worker, NULL, { WQ("3\n"), CPUS01, PROC1 }, NULL,
+	  CHECKSYS_OK, "tty-worker", "cpumask 3: the kernel's unbound workers (the tty worker) "
+	  "may run on CPUs 0-1; no busy real-time task runs there but portlogd's", NULL,
+	  "not counted" },
+	{ "per-CPU threads, idle ones, SCHED_OTHER", checksys_tty_worker, NULL,
+	  { WQ("3\n"), CPUS01 }, tty_harmless, CHECKSYS_OK, "tty-worker", "no busy real-time "
+	  "task runs there but portlogd's", "(3 idle real-time tasks, under 1.0% of a CPU since "
+	  "they started, not counted)", "migration" },
+	{ "ours: portlogd's threads, the port's irq thread", checksys_tty_worker, NULL,
+	  { WQ("3\n"), CPUS01, UART4 }, tty_ours, CHECKSYS_OK, "tty-worker", "no busy real-time "
+	  "task runs there but portlogd's", NULL, "irq/4" },
+	{ "another irq thread, busy, is not ours", checksys_tty_worker,
+	  "[serial gps]\ndevice = /dev/pts/3\n", { WQ("3\n"), CPUS01, UART4 }, tty_ours,
+	  CHECKSYS_OK, "tty-worker", "cannot hold all of them at once: 57 irq/4-ttyS0 "
+	  "SCHED_FIFO 98 on CPUs 1 (99% of a CPU)", NULL, "plog" },
+	{ "one busy task, one CPU left", checksys_tty_worker, NULL, { WQ("3\n"), CPUS01 },
+	  tty_one_busy, CHECKSYS_OK, "tty-worker", "the busy real-time tasks there cannot hold "
+	  "all of them at once: 4242 spin SCHED_FIFO 50 on CPUs 1 (99% of a CPU)", NULL, NULL },
+	{ "one busy task, the mask its CPU only", checksys_tty_worker, NULL,
+	  { WQ("00000000,00000002\n"), CPUS01 }, tty_one_busy, CHECKSYS_WARN, "tty-worker",
+	  "cpumask 00000000,00000002: the kernel's unbound workers (the tty worker) may run on "
+	  "CPUs 1, and busy real-time tasks can hold all of them at once: 4242 spin SCHED_FIFO "
+	  "50 on CPUs 1 (99% of a CPU)", "; fix: give the mask the CPUs no busy real-time task "
+	  "may use (0): echo 1 > /sys/devices/virtual/workqueue/cpumask, or move a task off one "
+	  "of CPUs 1", NULL },
+	{ "a busy task on each CPU", checksys_tty_worker, NULL, { WQ("3\n"), CPUS01 },
+	  tty_all_busy, CHECKSYS_WARN, "tty-worker", "4243 spin SCHED_RR 10 on CPUs 0-1 (99% of "
+	  "a CPU)", "; fix: keep a CPU free of busy real-time tasks (taskset -a -p -c CPUS PID, "
+	  "or their unit's CPUAffinity=) and give the mask only such CPUs: echo MASK > "
+	  "/sys/devices/virtual/workqueue/cpumask (the mask moves all unbound kernel work; "
+	  "portlogd-rt(7), THE TTY WORKER)", NULL },
+	{ "SCHED_DEADLINE counts", checksys_tty_worker, NULL, { WQ("3\n"), CPUS01 },
+	  tty_deadline, CHECKSYS_WARN, "tty-worker", "601 dl SCHED_DEADLINE 0 on CPUs 0", NULL,
+	  NULL },
+	{ "held only by moving one", checksys_tty_worker, NULL, { WQ("3\n"), CPUS01 },
+	  tty_crossed, CHECKSYS_WARN, "tty-worker", "can hold all of them at once", NULL, NULL },
+	{ "three on one CPU", checksys_tty_worker, NULL, { WQ("3\n"), CPUS01 }, tty_piled,
+	  CHECKSYS_OK, "tty-worker", "cannot hold all of them at once: ", "800 a SCHED_FIFO 50 "
+	  "on CPUs 0 (99% of a CPU)", NULL },
+	{ "share and CPUs not known", checksys_tty_worker, NULL, { WQ("3\n"), CPUS01 },
+	  tty_unknown, CHECKSYS_WARN, "tty-worker", "on CPUs 0-1 (share not known)", NULL, NULL },
+	{ "a CPU outside the mask is free", checksys_tty_worker, NULL,
+	  { WQ("e\n"), { CPU "/online", "0-3\n" } }, tty_free_cpu0, CHECKSYS_WARN, "tty-worker",
+	  "may run on CPUs 1-3, and busy", "; fix: give the mask the CPUs no busy real-time "
+	  "task may use (0): echo 1 > ", NULL },
+	{ "none of the mask online", checksys_tty_worker, NULL, { WQ("c\n"), CPUS01, PROC1 },
+	  NULL, CHECKSYS_OK, "tty-worker", "cpumask c: the kernel's unbound workers (the tty "
+	  "worker) may run on CPUs 0-1", NULL, NULL },
+	{ "40 CPUs, a busy task on each", checksys_tty_worker, NULL,
+	  { WQ("ff,ffffffff\n"), { CPU "/online", "0-40\n" } }, tty_many, CHECKSYS_WARN,
+	  "tty-worker", "may run on CPUs 0-39, and busy real-time tasks can hold all of them at "
+	  "once: 11", "(99% of a CPU), ...; the tty worker", "echo MASK" },
+	{ "... and the 41st CPU's mask", checksys_tty_worker, NULL,
+	  { WQ("ff,ffffffff\n"), { CPU "/online", "0-40\n" } }, tty_many, CHECKSYS_WARN,
+	  "tty-worker", "; fix: give the mask the CPUs no busy real-time task may use (40): "
+	  "echo 100,00000000 > /sys/devices/virtual/workqueue/cpumask", NULL, NULL },
+	{ "tty-worker: /proc cannot be listed", checksys_tty_worker, NULL, { WQ("3\n"), PROC1 },
+	  proc_eoverflow, CHECKSYS_WARN, "tty-worker", "/proc (EOVERFLOW): which real-time tasks "
+	  "can starve the tty worker is unknown", "; fix: this is a 32-bit portlogd", NULL },
+	/* stall-sensors: what they cost; no WARN */
+	{ "no serial port", checksys_sensors, "[parallel lpt]\ndriver = sim\ndevice = /tmp/x\n",
+	  {{0}}, NULL, CHECKSYS_OK, "stall-sensors", "no stall sensors (no [serial] port)", NULL,
+	  NULL },
+	{ "sensors without a config", checksys_sensors, "", {{0}}, NULL, CHECKSYS_OK,
+	  "stall-sensors", "no stall sensors (no [serial] port)", NULL, NULL },
+	{ "a reader not pinned", checksys_sensors, NULL, { { CPU "/online", "0-3\n" } }, NULL,
+	  CHECKSYS_OK, "stall-sensors", "sensor_period_us = 1000: a thread on each CPU it may "
+	  "use (online: 0-3; a reader is not pinned), SCHED_FIFO 97, the readers' lowest: 5000 "
+	  "wake-ups a second", "and 1000 runs of the tty worker for the probes; a stall under "
+	  "1250 us", NULL },
+	{ "pinned readers, 500 us", checksys_sensors, "[logger]\nsensor_period_us = 500\n"
+	  PINNED2 "[serial b]\ndevice = /dev/ttyS1\ncpu = 3\npriority = 40\n"
+	  "[serial c]\ndevice = /dev/ttyS2\ncpu = 3\n", { { CPU "/online", "0-3\n" } }, NULL,
+	  CHECKSYS_OK, "stall-sensors", "a thread on CPUs 2-3 (the readers'), SCHED_FIFO 40, the "
+	  "readers' lowest: 6000 wake-ups a second", "2000 runs of the tty worker for the "
+	  "probes; a stall under 625 us", "online" },
+	{ "SCHED_OTHER readers", checksys_sensors, GPS "priority = other\n",
+	  { { CPU "/online", "0\n" } }, NULL, CHECKSYS_OK, "stall-sensors", "online: 0; a reader "
+	  "is not pinned), SCHED_OTHER, as a reader: 2000 wake-ups", NULL, NULL },
 	/* rlimit-rtprio */
 	{ "CAP_SYS_NICE", checksys_rlimit_rtprio, RT_REQ,
 	  { { "/proc/self/status", STATUS(CAP_SYS_NICE) }, { "/proc/self/limits", LIMITS("0", "65536") } },
@@ -930,12 +1121,14 @@ static void test_rows(void **state)
 
 /* Every check name has an OK row and a WARN or FAIL row (the FTDI WARN, which
  * needs another user, is in test_unprivileged). low-latency has no WARN: the
- * daemon sets the flag itself, as any user who may open the port may. */
+ * daemon sets the flag itself, as any user who may open the port may; nor
+ * stall-sensors: it says what they cost. */
 static void test_rows_cover_every_check(void **state)
 {
 	static const char *const names[] = {
 		"config", "kernel-rt", "rt-throttle", "cpufreq", "cpuidle", "cpu-dma-latency",
-		"smt", "isolation", "irqbalance", "rt-tasks", "rlimit-rtprio", "rlimit-memlock",
+		"smt", "isolation", "irqbalance", "rt-tasks", "tty-worker", "rlimit-rtprio",
+		"rlimit-memlock",
 		"clocksource", "clock", "port:gps", "port:gps:tx", "port:gps:tx:irq", "port:gps:pass",
 		"port:gps:delivery", "metrics-file",
 		"port:lpt", "port:gps:irq", "port:lpt:irq",
@@ -1090,6 +1283,7 @@ static void fx_all_ok(void)
 	fx_write("/proc/self/status", STATUS(CAP_SYS_NICE));
 	fx_write("/proc/self/limits", LIMITS("0", "unlimited"));
 	fx_write(CLK "/current_clocksource", "tsc\n");
+	fx_write("/sys/devices/virtual/workqueue/cpumask", "f\n");
 	fx_write("/proc/812/comm", "chronyd\n");
 	clock_synced();
 	fx_write("/dev/ttyS0", "");
@@ -1159,14 +1353,14 @@ static void test_report(void **state)
 	fx_begin(ALL_PORTS);
 	fx_all_ok();
 	rc = run_report(&text);
-	/* 14 system checks; gps: device, low-latency, delivery, irq (no FTDI); ttyUSB0: 5;
+	/* 16 system checks; gps: device, low-latency, delivery, irq (no FTDI); ttyUSB0: 5;
 	 * lpt: 2 */
-	if (rc != 0 || count_lines(text, "OK", &col) != 25 || strstr(text, "WARN ") != NULL)
-		fail_msg("expected 25 OK lines and exit status 0, got %d:\n%s", rc, text);
+	if (rc != 0 || count_lines(text, "OK", &col) != 27 || strstr(text, "WARN ") != NULL)
+		fail_msg("expected 27 OK lines and exit status 0, got %d:\n%s", rc, text);
 	last = strrchr(text, '\n');
 	while (last > text && last[-1] != '\n')
 		last--;
-	assert_string_equal(last, "25 OK, 0 WARN, 0 FAIL\n");
+	assert_string_equal(last, "27 OK, 0 WARN, 0 FAIL\n");
 	/* the name column fits the longest name, and the text starts after it */
 	assert_non_null(strstr(text, "\nOK   port:a-long-port-name:ftdi-latency ttyUSB0: "));
 	assert_int_equal(col, strlen("OK   port:a-long-port-name:ftdi-latency "));
@@ -1186,7 +1380,7 @@ static void test_report(void **state)
 	assert_non_null(strstr(text, "FAIL port:a-long-port-name "));
 	/* the missing device has no low-latency, FTDI, delivery or irq line */
 	assert_null(strstr(text, "port:a-long-port-name:"));
-	assert_non_null(strstr(text, "\n19 OK, 1 WARN, 1 FAIL\n"));
+	assert_non_null(strstr(text, "\n21 OK, 1 WARN, 1 FAIL\n"));
 	free(text);
 	fx_end();
 }
@@ -1206,7 +1400,7 @@ static void test_report_without_config(void **state)
 	assert_int_equal(count_lines(text, "WARN", &col), 2);  /* config, nothing pinned */
 	assert_non_null(strstr(text, "WARN config "));
 	assert_null(strstr(text, "port:"));
-	assert_non_null(strstr(text, "\n12 OK, 2 WARN, 0 FAIL\n"));
+	assert_non_null(strstr(text, "\n14 OK, 2 WARN, 0 FAIL\n"));
 	free(text);
 	fx_end();
 }

@@ -20,6 +20,7 @@
 #include "clockq.h"
 #include "metrics.h"
 #include "parts.h"
+#include "sensor.h"
 #include "timer.h"
 
 /* A part whose STAT fields and figures the test sets. */
@@ -56,6 +57,21 @@ static struct timer timer;
 static struct conf_timer timer_cfg = { .period_us = 1000 };
 static struct fake main_part, gps, lpt, flusher;
 static struct metrics m;
+/* two real stall sensors (their STAT lines, their histograms), on CPUs 0 and 3; no thread */
+static struct sensors sensors;
+static struct sensor_cpu sensor_cpu[2];
+
+static void sensors_fake(void)
+{
+	static const int cpu[2] = { 0, 3 };
+
+	memset(sensor_cpu, 0, sizeof(sensor_cpu));
+	sensors = (struct sensors){ .period_ns = 1000000, .unseen_ns = 1250000, .n = 2,
+				    .cpu = sensor_cpu };
+	for (unsigned i = 0; i < 2; i++)
+		sensor_cpu[i] = (struct sensor_cpu){ .set = &sensors, .cpu = cpu[i], .index = i,
+						     .pty_master = -1, .pty_slave = -1 };
+}
 
 /* The STAT lines' texts, as stat.c hands them over: "NAME fields". */
 static void take_all(void)
@@ -107,6 +123,8 @@ static int setup(void **state)
 						    .stat = fake_stat }, NULL));
 	assert_true(parts_add(&ps, &(struct part){ .kind = PART_FLUSHER, .obj = &flusher,
 						    .count = fake_count, .stat = fake_stat }, NULL));
+	sensors_fake();
+	assert_true(sensors_parts(&sensors, &ps));
 	assert_int_equal(metrics_init(&m, "/nonexistent/portlogd.prom", &ps), 0);
 	return 0;
 }
@@ -219,6 +237,130 @@ static void test_values_are_the_stat_fields(void **state)
 	expect_line(t, "portlogd_clock_synced 1");
 	expect_line(t, "portlogd_clock_max_error_seconds 0.001500");
 	expect_line(t, "portlogd_watchdog_withheld 0");
+}
+
+/* Each sensor's STAT fields with its CPU as the label: counters, the longest ones as
+ * gauges, microseconds in seconds (exactly); fields no row names (period_us, the
+ * percentiles) are left out. */
+static void test_sensor_fields(void **state)
+{
+	struct sensor_cpu *a = &sensor_cpu[0], *b = &sensor_cpu[1];
+	const char *t;
+
+	(void)state;
+	atomic_store(&a->ticks, 60000);
+	atomic_store(&a->stalls, 3);
+	atomic_store(&a->stall_max_ns, 101234567);
+	atomic_store(&a->stall_ns, 123456789012);
+	atomic_store(&a->probes, 30000);
+	atomic_store(&a->tty_stalls, 2);
+	atomic_store(&a->tty_max_ns, 35000999);
+	atomic_store(&b->ticks, 59999);
+	atomic_store(&b->probes, 29999);
+	t = format(false);
+	expect_grouped(t);
+	expect_line(t, "# TYPE portlogd_sensor_wakeups_total counter");
+	expect_line(t, "portlogd_sensor_wakeups_total{cpu=\"0\"} 60000");
+	expect_line(t, "portlogd_sensor_wakeups_total{cpu=\"3\"} 59999");
+	expect_line(t, "portlogd_cpu_stalls_total{cpu=\"0\"} 3");
+	expect_line(t, "portlogd_cpu_stalls_total{cpu=\"3\"} 0");
+	expect_line(t, "# TYPE portlogd_cpu_stall_lateness_seconds_total counter");
+	expect_line(t, "portlogd_cpu_stall_lateness_seconds_total{cpu=\"0\"} 123.456789");
+	expect_line(t, "# TYPE portlogd_cpu_stall_max_seconds gauge");
+	expect_line(t, "portlogd_cpu_stall_max_seconds{cpu=\"0\"} 0.101234");
+	expect_line(t, "portlogd_cpu_stall_max_seconds{cpu=\"3\"} 0.000000");
+	expect_line(t, "portlogd_tty_probes_total{cpu=\"0\"} 30000");
+	expect_line(t, "portlogd_tty_probes_total{cpu=\"3\"} 29999");
+	expect_line(t, "portlogd_tty_stalls_total{cpu=\"0\"} 2");
+	expect_line(t, "# TYPE portlogd_tty_delivery_max_seconds gauge");
+	expect_line(t, "portlogd_tty_delivery_max_seconds{cpu=\"0\"} 0.035000");
+	expect_no(t, "portlogd_period");
+	expect_no(t, "sensor_period");
+	expect_no(t, "unseen");
+	expect_no(t, "p50");
+	expect_no(t, "p99");
+	expect_no(t, "portlogd_sensor_wakeups_total 60000");    /* never without its label */
+	expect_no(t, "{port=\"sensor\"}");
+	/* the order of the file: after the timer's counters, before the log's */
+	assert_true(strstr(t, "portlogd_timer_missed_periods_total")
+		    < strstr(t, "portlogd_sensor_wakeups_total"));
+	assert_true(strstr(t, "portlogd_tty_delivery_max_seconds")
+		    < strstr(t, "portlogd_log_lines_total"));
+}
+
+/* The tty path's histogram: both sensors' 10 us bins summed into the buckets (from
+ * 10 us: a bin is not split), +Inf and _count the probes; the sum from the bins'
+ * middles, the last bin's probes midway between 10.24 ms and the slowest. */
+static void test_tty_histogram(void **state)
+{
+	static const struct { unsigned s; size_t bin; uint64_t n; } bins[] = {
+		{ 0, 0, 2 }, { 1, 0, 3 },       /* under 10 us */
+		{ 0, 1, 5 },                    /* 10-20 us */
+		{ 1, 9, 7 },                    /* 90-100 us */
+		{ 0, 10, 11 },                  /* 100-110 us */
+		{ 1, 999, 13 },                 /* 9.99-10 ms */
+		{ 0, 1000, 17 },                /* 10-10.01 ms: under no bucket but +Inf */
+		{ 1, SENSOR_HIST, 19 },         /* 10.24 ms or more */
+	};
+	int64_t sum = 0;
+	char line[96];
+	const char *t;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bins) / sizeof(bins[0]); i++) {
+		atomic_store(&sensor_cpu[bins[i].s].hist[bins[i].bin], bins[i].n);
+		sum += (int64_t)bins[i].n * (bins[i].bin < SENSOR_HIST
+					     ? (int64_t)bins[i].bin * 10000 + 5000 : 0);
+	}
+	atomic_store(&sensor_cpu[1].tty_max_ns, 30240000);      /* the slowest: 30.24 ms */
+	sum += 19 * (10240000 + 10000000);
+	t = format(false);
+	expect_grouped(t);
+	expect_line(t, "# TYPE portlogd_tty_delivery_seconds histogram");
+	expect_no(t, "portlogd_tty_delivery_seconds_bucket{le=\"5e-06\"}");
+	expect_line(t, "portlogd_tty_delivery_seconds_bucket{le=\"1e-05\"} 5");
+	expect_line(t, "portlogd_tty_delivery_seconds_bucket{le=\"2e-05\"} 10");
+	expect_line(t, "portlogd_tty_delivery_seconds_bucket{le=\"5e-05\"} 10");
+	expect_line(t, "portlogd_tty_delivery_seconds_bucket{le=\"0.0001\"} 17");
+	expect_line(t, "portlogd_tty_delivery_seconds_bucket{le=\"0.0002\"} 28");
+	expect_line(t, "portlogd_tty_delivery_seconds_bucket{le=\"0.005\"} 28");
+	expect_line(t, "portlogd_tty_delivery_seconds_bucket{le=\"0.01\"} 41");
+	expect_line(t, "portlogd_tty_delivery_seconds_bucket{le=\"+Inf\"} 77");
+	expect_line(t, "portlogd_tty_delivery_seconds_count 77");
+	snprintf(line, sizeof(line), "portlogd_tty_delivery_seconds_sum %lld.%09lld",
+		 (long long)(sum / 1000000000), (long long)(sum % 1000000000));
+	expect_line(t, line);
+	/* after the timer's histogram, which keeps its 5 us bucket */
+	expect_line(t, "portlogd_timer_latency_seconds_bucket{le=\"5e-06\"} 0");
+	assert_true(strstr(t, "portlogd_timer_latency_seconds_count")
+		    < strstr(t, "# HELP portlogd_tty_delivery_seconds "));
+}
+
+/* No serial port, no sensors: none of their families, HELP and all. */
+static void test_no_sensors(void **state)
+{
+	struct parts few;
+	struct metrics mm;
+	size_t n;
+
+	(void)state;
+	parts_init(&few);
+	assert_true(timer_parts(&timer, &few));
+	assert_int_equal(metrics_init(&mm, "/nonexistent/x.prom", &few), 0);
+	for (unsigned i = 0; i < few.n; i++) {
+		char text[FMT_FIELDS_MAX];
+
+		parts_stat_text(&few.part[i], text);
+		metrics_take(&mm, i, text);
+	}
+	n = metrics_format(&mm, false);
+	assert_true(n > 0 && n < mm.cap);
+	mm.out[n] = '\0';
+	expect_line(mm.out, "portlogd_timer_latency_seconds_count 0");
+	expect_no(mm.out, "tty_");
+	expect_no(mm.out, "cpu_stall");
+	expect_no(mm.out, "sensor");
+	metrics_fini(&mm);
 }
 
 /* At stop no port is logged: every port_up is 0, the counters are the last STAT's. */
@@ -433,12 +575,32 @@ static void test_readers_never_see_half_a_file(void **state)
 	rmdir(dir);
 }
 
+/* A histogram hook at its largest: every bucket and the count at 2^64 - 1. */
+static void full_hist(const void *obj, const uint32_t *le_us, unsigned n, uint64_t *below,
+		      uint64_t *count, int64_t *sum_ns)
+{
+	(void)obj;
+	(void)le_us;
+	for (unsigned k = 0; k < n; k++)
+		below[k] = UINT64_MAX;
+	*count = UINT64_MAX;
+	*sum_ns = INT64_MAX;
+}
+
 /* The text has room for the registry's largest: 32 serial ports with a TX reader
- * and lines = on, names of 31 characters, every counter at 2^64 - 1. */
+ * and lines = on, names of 31 characters, a stall sensor on each of PARTS_SENSORS
+ * CPUs, every counter at 2^64 - 1. */
 static void test_room_for_the_largest(void **state)
 {
 	static struct parts big;
-	static struct fake port[CONF_MAX_PORTS];
+	static struct fake port[CONF_MAX_PORTS], sensor = {
+		.fields = "cpu=1023 period_us=100000 unseen_us=125000 ticks=18446744073709551615 "
+			  "stalls=18446744073709551615 stall_max_us=18446744073709551615 "
+			  "stall_late_us=18446744073709551615 tty_probes=18446744073709551615 "
+			  "tty_stalls=18446744073709551615 tty_max_us=18446744073709551615 "
+			  "tty_p50_us=10240 tty_p99_us=10240 minflt=18446744073709551615 "
+			  "majflt=18446744073709551615",
+	};
 	static char names[CONF_MAX_PORTS][CONF_NAME_MAX];
 	static const char *const keys[] = {
 		"records", "bytes", "drops", "drop_bytes", "late", "reopens", "frame", "parity",
@@ -471,6 +633,10 @@ static void test_room_for_the_largest(void **state)
 	}
 	assert_true(parts_add(&big, &(struct part){ .kind = PART_FLUSHER, .obj = &flusher,
 						     .count = fake_count, .stat = fake_stat }, NULL));
+	for (unsigned i = 0; i < PARTS_SENSORS; i++)
+		assert_true(parts_add(&big, &(struct part){ .kind = PART_SENSOR, .obj = &sensor,
+							     .stat = fake_stat, .latency = full_hist },
+				      NULL));
 	assert_int_equal(metrics_init(&mm, "/nonexistent/x.prom", &big), 0);
 	for (unsigned i = 0; i < big.n; i++) {
 		char text[FMT_FIELDS_MAX];
@@ -482,10 +648,17 @@ static void test_room_for_the_largest(void **state)
 	}
 	n = metrics_format(&mm, false);
 	assert_true(n > 0);
-	print_message("32 ports, every counter at its largest: %zu bytes of %zu\n", n, mm.cap);
+	print_message("32 ports and %d sensors, every counter at its largest: %zu bytes of %zu\n",
+		      PARTS_SENSORS, n, mm.cap);
 	last = "portlogd_modem_line_dropped_records_total{port=\"port-00000000000000000000000031\","
 	       "dir=\"tx\"} 18446744073709551615\n";
 	assert_non_null(memmem(mm.out, n, last, strlen(last)));
+	last = "portlogd_cpu_stall_lateness_seconds_total{cpu=\"1023\"} 18446744073709.551615\n";
+	assert_non_null(memmem(mm.out, n, last, strlen(last)));
+	last = "portlogd_tty_delivery_seconds_bucket{le=\"+Inf\"} ";
+	assert_non_null(memmem(mm.out, n, last, strlen(last)));
+	last = "\nportlogd_watchdog_withheld 0\n";        /* the last line: all of it fits */
+	assert_int_equal(memcmp(mm.out + n - strlen(last), last, strlen(last)), 0);
 	metrics_fini(&mm);
 }
 
@@ -495,6 +668,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_values_are_the_stat_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_final_ports_down, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_latency_histogram, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sensor_fields, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tty_histogram, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_sensors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clock_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_due, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_replaces, setup, teardown),
