@@ -129,11 +129,12 @@ struct reasm {
 	int delim;               /* -1: none */
 	int64_t first_mono, first_real;
 	int64_t last_mono;       /* the latest byte's date (as estimated) */
-	/* the error model of the packet's last byte (reasm.c): the earliest it can have
-	 * ended on the wire, [with the sensors' bound][with the device's blur], and
-	 * the latest [with the device's blur]; its read's size */
-	int64_t last_lo[2][2], last_hi[2];
-	enum reasm_stage last_stage;    /* the stage that bounded its read */
+	/* the read that brought the packet's last byte, for the error model (reasm.c):
+	 * the earliest its first hand-over reached the kernel [by the sensors' bound,
+	 * by the reader's own evidence], its end, its size, the stage that bounded it */
+	int64_t last_from[2], last_end;
+	size_t last_n;
+	enum reasm_stage last_stage;
 	int64_t floor;           /* the start of the last read that found the kernel empty */
 	int64_t look;            /* the end of the reader's last look (a read, reasm_floor) */
 	bool have_last;          /* a byte has been seen since reasm_init */
@@ -172,10 +173,6 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
  */
 void reasm_held(struct reasm *r, const uint8_t *data, size_t n, const struct reasm_read *rd,
 		int64_t unread_ns);
-
-/* reasm_read of bytes that woke the reader at (now_mono, now_real) and were read at once. */
-void reasm_feed(struct reasm *r, const uint8_t *data, size_t n,
-		int64_t now_mono, int64_t now_real);
 
 /* No packet in progress: no byte fed from now on is dated before t_mono (a record
  * the caller has just pushed, such as EV open, stays before the bytes), and the

@@ -20,6 +20,16 @@
 #define REAL_OFFSET 1795300867000000000LL
 #define NONE (-1)
 
+/* reasm_read of bytes that woke the reader at (now_mono, now_real) and were read at once. */
+static void reasm_feed(struct reasm *r, const uint8_t *data, size_t n, int64_t now_mono,
+		       int64_t now_real)
+{
+	struct reasm_read rd = { .woken = true, .seen_mono = now_mono, .seen_real = now_real,
+				 .end_mono = now_mono };
+
+	reasm_read(r, data, n, &rd);
+}
+
 /* ---- a sink that keeps every emitted packet ---- */
 
 struct got {
