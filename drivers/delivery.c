@@ -235,8 +235,9 @@ int64_t delivery_gap(const struct delivery *d, int64_t gap_ns, bool gap_auto, in
 
 	if (m.trigger > 1) {
 		/* the RX timeout fires before the next byte exactly when the silence is
-		 * over 3 characters: the FIFO shows those, and no shorter one */
-		floor = m.timeout_ns - char_ns;
+		 * over 3 characters: the FIFO shows those, and no shorter one (a silence
+		 * of 3 characters to the nanosecond it hides: the gap is a nanosecond more) */
+		floor = m.timeout_ns - char_ns + 1;
 		if (gap_auto)
 			return floor;
 	} else {

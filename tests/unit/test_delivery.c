@@ -266,10 +266,11 @@ static void test_model_and_gap(void **state)
 	m = delivery_model(&direct, c);
 	assert_int_equal(m.hold_ns, 0);
 
-	/* a FIFO above trigger 1 shows silences of over 3 characters: auto is that */
-	assert_int_equal(delivery_gap(&fifo8, auto_gap, true, c), 3 * c);
+	/* a FIFO above trigger 1 shows silences of over 3 characters: auto is that (a
+	 * nanosecond over: one of exactly 3 characters it hides) */
+	assert_int_equal(delivery_gap(&fifo8, auto_gap, true, c), 3 * c + 1);
 	assert_int_equal(delivery_gap(&fifo8, 10000000, false, c), 10000000);
-	assert_int_equal(delivery_gap(&fifo8, 1000000, false, c), 3 * c);
+	assert_int_equal(delivery_gap(&fifo8, 1000000, false, c), 3 * c + 1);
 	assert_int_equal(delivery_gap(&fifo1, auto_gap, true, c), auto_gap);
 	assert_int_equal(delivery_gap(&direct, 1000, false, c), 1000);
 	assert_int_equal(delivery_gap(&fifo_unknown, auto_gap, true, c), 8 * c);
