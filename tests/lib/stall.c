@@ -234,8 +234,8 @@ static int worker_of_cpu(const struct ctl *c, int cpu)
 	return -1;
 }
 
-/* A random process of the tree below root (root included), not this one nor its workers;
- * 0 when there is none. */
+/* A random process of the tree below root (root included), not this one nor its workers,
+ * none stopped already; 0 when there is none. */
 static pid_t pick_in_tree(struct ctl *c, pid_t root)
 {
 	static pid_t pid[MAX_PROCS], ppid[MAX_PROCS];
@@ -260,7 +260,8 @@ static pid_t pick_in_tree(struct ctl *c, pid_t root)
 			continue;
 		rp = fgets(buf, sizeof(buf), f) != NULL ? strrchr(buf, ')') : NULL;
 		fclose(f);
-		if (rp == NULL || rp[1] == '\0' || rp[2] == 'Z')
+		/* a zombie cannot stall; one stopped already is someone else's to continue */
+		if (rp == NULL || rp[1] == '\0' || strchr("ZTt", rp[2]) != NULL)
 			continue;
 		pid[n] = (pid_t)atoi(e->d_name);
 		ppid[n] = (pid_t)atoi(rp + 4);	/* ") S PPID" */
