@@ -21,6 +21,13 @@
 #include "stall.h"
 #include "testutil.h"
 
+/* mlockall of a sanitizer's terabytes of shadow mappings would exhaust memory (daemon/rt.c) */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define LOCK_MEMORY() ((void)0)
+#else
+#define LOCK_MEMORY() ((void)mlockall(MCL_CURRENT | MCL_FUTURE))
+#endif
+
 #define STALL_MAX 8192		/* records kept; more stalls still run, uncounted by kind */
 #define MAX_CPUS 256
 #define MAX_PROCS 8192
@@ -35,7 +42,14 @@ struct stall_shm {
 /* What the controller tells a worker: spin at prio until until_ns (CLOCK_MONOTONIC). */
 struct stall_cmd {
 	int prio;
+	unsigned seq;
 	int64_t until_ns;
+};
+
+/* What a worker answers: when it held its CPU (0, 0: SCHED_FIFO refused). One pipe write. */
+struct stall_span {
+	unsigned seq;
+	int64_t start_ns, end_ns;
 };
 
 struct worker {
@@ -57,7 +71,8 @@ struct ctl {
 	uint64_t rng;
 	struct worker w[MAX_CPUS];
 	unsigned nw;
-	int done;		/* the workers' ends of a stall, as int64_t ns */
+	unsigned seq;		/* the stall's number: what its answers carry */
+	int done;		/* the workers' answers: struct stall_span */
 	struct stall_shm *shm;
 };
 
@@ -155,20 +170,20 @@ static void worker_main(int cpu, int cmd, int done)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	err = sched_setaffinity(0, sizeof(set), &set) == 0 ? 0 : -errno;
-	/* not fatal: a worker that faults mid-spin only stalls less */
-	(void)mlockall(MCL_CURRENT | MCL_FUTURE);
+	LOCK_MEMORY();	/* not fatal: a worker that faults mid-spin only stalls less */
 	if (err == 0)
 		err = set_fifo(99);
 	if (write_all(done, &err, sizeof(err)) < 0 || err != 0)
 		_exit(1);
 	while (read_all(cmd, &c, sizeof(c)) == 0) {
-		int64_t end;
+		struct stall_span sp = { .seq = c.seq };
 
-		if (set_fifo(c.prio) == 0)
-			while (tu_mono_ns() < c.until_ns)
+		if (set_fifo(c.prio) == 0) {
+			sp.start_ns = tu_mono_ns();
+			while ((sp.end_ns = tu_mono_ns()) < c.until_ns)
 				;
-		end = tu_mono_ns();
-		if (write_all(done, &end, sizeof(end)) < 0)
+		}
+		if (write_all(done, &sp, sizeof(sp)) < 0)
 			break;
 	}
 	_exit(0);
@@ -216,13 +231,15 @@ static int start_workers(struct ctl *c)
 	return err;
 }
 
+/* Killed, not waited for: one that a thread above it starves (tty's priority 50 is below the
+ * daemon's readers) dies when it next runs, reaped by whoever inherits it. */
 static void stop_workers(struct ctl *c)
 {
-	for (unsigned i = 0; i < c->nw; i++)
+	for (unsigned i = 0; i < c->nw; i++) {
 		close(c->w[i].cmd);
-	for (unsigned i = 0; i < c->nw; i++)
-		while (waitpid(c->w[i].pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		kill(c->w[i].pid, SIGKILL);
+		(void)waitpid(c->w[i].pid, NULL, WNOHANG);
+	}
 	c->nw = 0;
 }
 
@@ -294,25 +311,57 @@ static void sleep_until(int64_t t)
 		;
 }
 
-/* One stall of kind k, len_ns long; its record, or end_ns = 0 when it could not run. */
+/* Has process p stopped (state T)? Polled for at most 50 ms. */
+static bool seen_stopped(pid_t p)
+{
+	char path[64], buf[256], *rp;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)p);
+	for (int i = 0; i < 500; i++) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			return false;
+		buf[n] = '\0';
+		rp = strrchr(buf, ')');
+		if (rp != NULL && rp[1] == ' ' && rp[2] == 'T')
+			return true;
+		nanosleep(&(struct timespec){ 0, 100000 }, NULL);
+	}
+	return false;
+}
+
+/*
+ * One stall of kind k, len_ns long. Its record is an interval in which the stall held
+ * for sure: from the moment every worker told spins (or the process is seen stopped) to
+ * the first worker's end (or the SIGCONT); end_ns = 0 when it could not run.
+ */
 static struct stall_rec one_stall(struct ctl *c, int k, int64_t len_ns)
 {
 	struct stall_rec r = { .kind = k, .who = -1 };
 
 	if (k == STALL_STOP) {
 		pid_t p = c->cfg.tree ? pick_in_tree(c, c->cfg.pid) : c->cfg.pid;
+		int64_t t = tu_mono_ns();
 
 		r.who = (int)p;
-		r.start_ns = tu_mono_ns();
 		if (p <= 0 || kill(p, SIGSTOP) != 0)
 			return r;
-		sleep_until(r.start_ns + len_ns);
+		if (seen_stopped(p)) {
+			r.start_ns = tu_mono_ns();
+			sleep_until(t + len_ns);
+			r.end_ns = tu_mono_ns();
+		}
 		(void)kill(p, SIGCONT);	/* it may have died meanwhile */
-		r.end_ns = tu_mono_ns();
 		return r;
 	}
-	unsigned first = 0, last = c->nw;	/* the workers told */
-	struct stall_cmd cmd = { .prio = k == STALL_TTY ? 50 : 99 };
+	unsigned first = 0, last = c->nw, got = 0;	/* the workers told, and their answers */
+	struct stall_cmd cmd = { .prio = k == STALL_TTY ? 50 : 99, .seq = ++c->seq };
+	int64_t give_up;
+	bool held = true;
 
 	if (k == STALL_CPU) {
 		int i = c->cfg.cpu >= 0 ? worker_of_cpu(c, c->cfg.cpu) : (int)pick(c, 0, c->nw - 1);
@@ -321,19 +370,32 @@ static struct stall_rec one_stall(struct ctl *c, int k, int64_t len_ns)
 		last = first + 1;
 		r.who = c->w[i].cpu;
 	}
-	r.start_ns = tu_mono_ns();
-	cmd.until_ns = r.start_ns + len_ns;
+	cmd.until_ns = tu_mono_ns() + len_ns;
+	/* a worker starved by a thread above it (tty) answers late or never: not waited for */
+	give_up = cmd.until_ns + len_ns + 1000000000;
 	for (unsigned i = first; i < last; i++)
 		if (write_all(c->w[i].cmd, &cmd, sizeof(cmd)) < 0)
 			last = i;
-	for (unsigned i = first; i < last; i++) {
-		int64_t end;
+	r.end_ns = INT64_MAX;
+	while (got < last - first) {
+		struct pollfd pfd = { .fd = c->done, .events = POLLIN };
+		int64_t left = (give_up - tu_mono_ns()) / 1000000;
+		struct stall_span sp;
+		int pr = left > 0 ? poll(&pfd, 1, (int)left) : 0;
 
-		if (read_all(c->done, &end, sizeof(end)) < 0)
-			return r;
-		if (end > r.end_ns)
-			r.end_ns = end;
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0 || read_all(c->done, &sp, sizeof(sp)) < 0)
+			break;
+		if (sp.seq != cmd.seq)
+			continue;	/* a late answer to an earlier stall */
+		got++;
+		held &= sp.start_ns != 0;
+		r.start_ns = sp.start_ns > r.start_ns ? sp.start_ns : r.start_ns;
+		r.end_ns = sp.end_ns < r.end_ns ? sp.end_ns : r.end_ns;
 	}
+	if (!held || got == 0 || got < last - first || r.end_ns <= r.start_ns)
+		r.end_ns = 0;	/* not every CPU was taken at once: no stall */
 	return r;
 }
 
@@ -362,7 +424,7 @@ static void controller_main(struct ctl *c, pid_t parent, int ready)
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
 		_exit(1);
 
-	(void)mlockall(MCL_CURRENT | MCL_FUTURE);	/* as the workers */
+	LOCK_MEMORY();	/* as the workers */
 	if (cpus)
 		err = start_workers(c);
 	if (err == 0 && c->cfg.mode == STALL_CPU && c->cfg.cpu >= 0

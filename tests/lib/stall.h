@@ -27,7 +27,8 @@ struct stall_cfg {
 	uint64_t seed;		/* tu_seed()'s, printed by the caller */
 };
 
-/* One stall that ran: its kind, the CPU or process, and its CLOCK_MONOTONIC start and end. */
+/* One stall that ran: its kind, the CPU or process, and CLOCK_MONOTONIC times between which
+ * it held for sure (every CPU told was spinning; the process was seen stopped). */
 struct stall_rec {
 	int64_t start_ns, end_ns;
 	int kind;		/* enum stall_kind, never MIX */
