@@ -118,12 +118,13 @@ static unsigned pick(struct ctl *c, unsigned lo, unsigned hi)
 	return lo + (unsigned)(tu_rand(&c->rng) % ((uint64_t)hi - lo + 1));
 }
 
-static int write_all(int fd, const void *buf, size_t len)
+/* All of len bytes written (out) or read, through EINTR; 0, or -1 at EOF or an error. */
+static int xfer(int fd, void *buf, size_t len, bool out)
 {
-	const char *p = buf;
+	char *p = buf;
 
 	while (len > 0) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = out ? write(fd, p, len) : read(fd, p, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -135,21 +136,14 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+static int write_all(int fd, const void *buf, size_t len)
+{
+	return xfer(fd, (void *)buf, len, true);
+}
+
 static int read_all(int fd, void *buf, size_t len)
 {
-	char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return xfer(fd, buf, len, false);
 }
 
 static int set_fifo(int prio)
