@@ -28,7 +28,6 @@
 #include <cmocka.h>
 
 #include "e2e.h"
-#define SOURCE_EV_MAX 512      /* daemon/source.h: the longest event text */
 #include "sim/sim.h"
 #include "testutil.h"
 
@@ -341,47 +340,6 @@ static unsigned long long stat_value(const struct e2e_log *log, const char *name
  * in DROP lines, backs off (a few attempts a second, no spin), and once space
  * returns writes again within a second, saying so.
  */
-/*
- * A port's DROP lines count every record its ring could not take: the records of the
- * lost packets, and any event lost with them (an EV late-delivery when the ring was
- * full). What the log proves, with no assumption of one record per sent packet (a
- * stalling machine makes a packet two records, a split the daemon marks):
- * - the bytes: every sent byte is in an RX line or a DROP count (match_packets: the
- *   lines are the sent stream with whole packets missing), so the DROP bytes are the
- *   lost packets' bytes plus the lost events' texts, 1..SOURCE_EV_MAX bytes each;
- * - the events: STAT late= counts every EV late-delivery made, pushed or dropped, so
- *   late= less the EV late-delivery lines is how many were lost, exactly; no other
- *   event is made while the ring fills (then the bytes would not add up);
- * - the records: the DROP records less those events are the lost packets' records, at
- *   least one per lost packet, and more only where a packet was cut in two, which the
- *   daemon marks (late=): the lost packets' records lie in [lost, lost + late].
- * (e2e_expect_accounted proves the rest: every record made is a line or in a DROP count.)
- */
-static void expect_drops(const struct e2e_log *log, const char *port, const struct tally *t,
-			 size_t drec, size_t dbytes)
-{
-	unsigned long long late = stat_value(log, port, "late");
-	size_t late_lines = 0, lost_ev, ev_bytes, pkt_recs;
-
-	for (size_t i = 0; i < log->n; i++)
-		late_lines += strcmp(log->line[i].src, port) == 0
-			      && strstr(log->line[i].text, " EV late-delivery ") != NULL;
-	assert_true(late >= late_lines);
-	lost_ev = (size_t)late - late_lines;
-	assert_true(drec >= lost_ev && dbytes >= t->lost_bytes);
-	pkt_recs = drec - lost_ev;
-	ev_bytes = dbytes - t->lost_bytes;
-	printf("# %s: DROP %zu records = %zu of packets (%zu lost) + %zu events (EV late-delivery: "
-	       "%llu made, %zu logged); %zu bytes = %zu of packets + %zu of events\n", port, drec,
-	       pkt_recs, t->lost, lost_ev, late, late_lines, dbytes, t->lost_bytes, ev_bytes);
-	/* every lost packet counted, and nothing more than the packets and the events */
-	assert_true(pkt_recs >= t->lost && pkt_recs <= t->lost + late);
-	if (lost_ev == 0)
-		assert_int_equal(ev_bytes, 0);
-	else
-		assert_true(ev_bytes >= lost_ev && ev_bytes <= lost_ev * SOURCE_EV_MAX);
-}
-
 static void disk_full(void **state)
 {
 	const unsigned n1 = 6000, n2 = 200;
@@ -442,7 +400,7 @@ static void disk_full(void **state)
 	       "(%zu bytes); %llu failed writes\n", t.matched, p.npkt, t.lost, t.lost_bytes, drec,
 	       dbytes, stat_value(&log, "flusher", "write_errors"));
 	assert_true(t.lost > 0);                /* the disk really was full */
-	expect_drops(&log, "a", &t, drec, dbytes);
+	e2e_expect_drops(&log, "a", 0, t.lost_bytes, t.lost, 0, 0);
 	assert_true(t.last_lost < n1);          /* after recovery nothing is lost */
 	/* backing off: a few attempts a second while the disk was full, not a spin */
 	assert_true(stat_value(&log, "flusher", "write_errors") < 100);
@@ -546,7 +504,7 @@ static void overload(void **state)
 		printf("# overload %s: %zu of %zu packets written, %zu dropped = DROP lines %zu, "
 		       "%zu bytes = %zu\n", p[i].name, t.matched, p[i].npkt, t.lost, drec,
 		       t.lost_bytes, dbytes);
-		expect_drops(&log, p[i].name, &t, drec, dbytes);
+		e2e_expect_drops(&log, p[i].name, 0, t.lost_bytes, t.lost, 0, 0);
 		if (t.lost > 0)
 			assert_true(t.last_lost < n1);  /* caught up: nothing lost afterwards */
 		lost += t.lost;
