@@ -1243,10 +1243,12 @@ void e2e_expect_drops(const struct e2e_log *log, const char *src, size_t from, s
 
 void e2e_filter_from_env(void)
 {
-	const char *only = getenv("PORTLOGD_E2E_ONLY");
+	const char *only = getenv("PORTLOGD_E2E_ONLY"), *skip = getenv("PORTLOGD_E2E_SKIP");
 
 	if (only != NULL && *only != '\0')
 		cmocka_set_test_filter(only);
+	if (skip != NULL && *skip != '\0')
+		cmocka_set_skip_filter(skip);
 }
 
 /* ---- helper processes: socat, a Modbus slave, gpsd, a replay ---- */

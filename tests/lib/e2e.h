@@ -277,7 +277,8 @@ void e2e_wait_path(const char *path, int timeout_ms);
 /* Does process pid hold a descriptor of path (its real path)? */
 bool e2e_holds(pid_t pid, const char *path);
 
-/* PORTLOGD_E2E_ONLY=NAME runs one test of the group (cmocka_set_test_filter). */
+/* PORTLOGD_E2E_ONLY=NAME runs one test of the group (cmocka_set_test_filter);
+ * PORTLOGD_E2E_SKIP=NAME leaves those it matches out (cmocka_set_skip_filter; * and ?). */
 void e2e_filter_from_env(void);
 
 /* Percentile (0..100) of n int64 values (sorts them). */
