@@ -39,10 +39,12 @@ struct writer {
 	pthread_t thread;
 	atomic_bool stop;
 	atomic_int err;             /* errno of a failed write (cmocka asserts only in main) */
-	pthread_mutex_t lock;       /* sent, n, t */
+	pthread_mutex_t lock;       /* sent, n, t0, t1 */
 	uint8_t *sent;
 	size_t n, cap;
-	int64_t *t;                 /* CLOCK_MONOTONIC after each line's write, one per byte */
+	/* CLOCK_MONOTONIC before and after each line's write, one per byte: a byte went into
+	 * the pty between the two, whenever this thread stalls */
+	int64_t *t0, *t1;
 	unsigned seq;
 };
 
@@ -53,6 +55,7 @@ static void *write_lines(void *arg)
 	while (!atomic_load(&w->stop)) {
 		char line[16];
 		int len = snprintf(line, sizeof(line), "%08x\n", w->seq++);
+		int64_t t0 = tu_mono_ns();
 
 		/* blocking: a full tty buffer holds the writer back, it loses nothing */
 		if (write(w->fd, line, (size_t)len) != len) {
@@ -63,13 +66,16 @@ static void *write_lines(void *arg)
 		if (w->n + (size_t)len > w->cap) {
 			w->cap = w->cap ? 2 * w->cap : 65536;
 			w->sent = realloc(w->sent, w->cap);
-			w->t = realloc(w->t, w->cap * sizeof(*w->t));
-			if (w->sent == NULL || w->t == NULL)
+			w->t0 = realloc(w->t0, w->cap * sizeof(*w->t0));
+			w->t1 = realloc(w->t1, w->cap * sizeof(*w->t1));
+			if (w->sent == NULL || w->t0 == NULL || w->t1 == NULL)
 				abort();
 		}
 		memcpy(w->sent + w->n, line, (size_t)len);
-		for (int i = 0; i < len; i++)
-			w->t[w->n + (size_t)i] = tu_mono_ns();
+		for (int i = 0; i < len; i++) {
+			w->t0[w->n + (size_t)i] = t0;
+			w->t1[w->n + (size_t)i] = tu_mono_ns();
+		}
 		w->n += (size_t)len;
 		pthread_mutex_unlock(&w->lock);
 		tu_sleep_ms(1);
@@ -92,13 +98,26 @@ static void writer_stop(struct writer *w)
 	assert_int_equal(atomic_load(&w->err), 0);
 }
 
-/* Bytes the writer had written by t (CLOCK_MONOTONIC). */
+/* The bytes whose write had returned by t (CLOCK_MONOTONIC): the least the writer had
+ * written then. */
 static size_t written_by(struct writer *w, int64_t t)
 {
 	size_t n = 0;
 
 	pthread_mutex_lock(&w->lock);
-	while (n < w->n && w->t[n] <= t)
+	while (n < w->n && w->t1[n] <= t)
+		n++;
+	pthread_mutex_unlock(&w->lock);
+	return n;
+}
+
+/* The bytes whose write had begun by t: the most the writer can have written then. */
+static size_t begun_by(struct writer *w, int64_t t)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&w->lock);
+	while (n < w->n && w->t0[n] <= t)
 		n++;
 	pthread_mutex_unlock(&w->lock);
 	return n;
@@ -107,7 +126,8 @@ static size_t written_by(struct writer *w, int64_t t)
 static void writer_free(struct writer *w)
 {
 	free(w->sent);
-	free(w->t);
+	free(w->t0);
+	free(w->t1);
 	pthread_mutex_destroy(&w->lock);
 }
 
@@ -317,7 +337,8 @@ static void restart_keeps_every_byte(void **state)
 	assert_true(e2e_store_find(&store, "a/rx") >= 0);
 	tu_sleep_ms(DOWN_MS);
 	t_start = tu_mono_ns();
-	down_bytes = written_by(&w, t_start) - written_by(&w, t_exit);
+	/* written while no daemon ran, for sure: begun after the exit, done before the start */
+	down_bytes = written_by(&w, t_start) - begun_by(&w, t_exit);
 	run_again(dir, conf, &w);
 
 	read_log(dir, &log);
@@ -355,6 +376,29 @@ static void restart_keeps_every_byte(void **state)
 }
 
 /*
+ * SIGSTOP pid (a child of this process), hold it stopped for ms, and say when it was
+ * last seen stopped for sure: CLOCK_MONOTONIC once waitpid reported the stop, so that
+ * it read nothing after it. Someone else's SIGCONT meanwhile (a stall injector's: it
+ * stops processes too, and continues what it stopped) is seen and the stop made again.
+ */
+static int64_t stop_for(pid_t pid, int ms)
+{
+	int64_t t;
+	int st;
+
+	for (;;) {
+		assert_int_equal(kill(pid, SIGSTOP), 0);
+		assert_int_equal(waitpid(pid, &st, WUNTRACED), pid);
+		assert_true(WIFSTOPPED(st));
+		t = tu_mono_ns();
+		tu_sleep_ms(ms);
+		if (waitpid(pid, &st, WCONTINUED | WNOHANG) == 0)
+			return t;
+		printf("# the daemon was continued by someone else: stopped again\n");
+	}
+}
+
+/*
  * kill -9 while the device writes: the killed daemon loses what it had read but
  * not written (at most what its rings and its log buffer held), nothing else.
  * The log is what was sent with one hole, of bytes all sent before the kill, and
@@ -368,21 +412,22 @@ static void crash(bool stopped_first)
 	struct writer w;
 	struct pty a;
 	size_t len1 = 0, len2 = 0, off;
-	int64_t t_kill, min_wait;
+	int64_t t_gone, min_wait;
 	long run2;
 
 	one_port_writing(dir, sizeof(dir), conf, sizeof(conf), &a, &w);
 	start_stored(dir, conf, NULL);
 	listen_ms(500);
-	t_kill = tu_mono_ns();
 	if (stopped_first) {
 		/* as the watchdog finds a daemon that stopped making progress: it reads
 		 * nothing from here on, while the kernel holds more than a line
 		 * discipline's 4 KiB, then it is killed */
-		assert_int_equal(kill(live.pid, SIGSTOP), 0);
-		tu_sleep_ms(1500);
+		t_gone = stop_for(live.pid, 1500);
+		assert_true(WIFSIGNALED(stop_daemon(SIGKILL)));
+	} else {
+		assert_true(WIFSIGNALED(stop_daemon(SIGKILL)));
+		t_gone = tu_mono_ns();		/* reaped: it reads nothing more */
 	}
-	assert_true(WIFSIGNALED(stop_daemon(SIGKILL)));
 	tu_sleep_ms(DOWN_MS);
 	run_again(dir, conf, &w);
 
@@ -414,9 +459,9 @@ static void crash(bool stopped_first)
 			}
 	}
 	printf("# sent %zu bytes; the killed daemon logged %zu, the next %zu; lost %zu bytes, "
-	       "all sent before the kill (%zu were)\n", w.n, len1, len2, off - len1,
-	       written_by(&w, t_kill));
-	assert_true(off <= written_by(&w, t_kill));
+	       "all sent before it read its last (at most %zu were)\n", w.n, len1, len2,
+	       off - len1, begun_by(&w, t_gone));
+	assert_true(off <= begun_by(&w, t_gone));
 	assert_true(held_said(&log, "a", false, &min_wait) > 0);
 	assert_true(min_wait >= DOWN_MS * 1000);
 	e2e_free_log(&log);

@@ -270,17 +270,23 @@ static void tap_exchange(void **state)
 }
 
 /* The log, read again until `src` has a line holding needle (the flusher writes every 20 ms). */
-static void wait_line(struct e2e_log *log, const char *path, const char *src, const char *needle)
+static void wait_lines(struct e2e_log *log, const char *path, const char *src, const char *needle,
+		       size_t n)
 {
 	for (int i = 0; i < WAIT_MS / 20; i++) {
 		e2e_free_log(log);
 		memset(log, 0, sizeof(*log));
 		assert_int_equal(e2e_read_log(log, path), 0);
-		if (count(log, src, needle) > 0)
+		if (count(log, src, needle) >= n)
 			return;
 		tu_sleep_ms(20);
 	}
-	fail_msg("no line of %s with '%s' within %d ms", src, needle, WAIT_MS);
+	fail_msg("not %zu lines of %s with '%s' within %d ms", n, src, needle, WAIT_MS);
+}
+
+static void wait_line(struct e2e_log *log, const char *path, const char *src, const char *needle)
+{
+	wait_lines(log, path, src, needle, 1);
 }
 
 /* The tap's second port hangs up and comes back: its reader says so (dir=tx),
@@ -636,7 +642,10 @@ static void pass_app_not_reading(void **state)
 	pass_close_run(&r);
 }
 
-static void app_baud(int fd, speed_t speed, bool two_stop)
+/* The k-th setting of the application's pty: then a TX packet "x", after which its reader
+ * looks at the settings; the next setting waits until the log has that packet (the reader
+ * pushed it, and looked, however late it ran), not for a time. */
+static void app_baud(struct pass_run *r, int fd, speed_t speed, bool two_stop, size_t k)
 {
 	struct termios tio;
 
@@ -645,8 +654,8 @@ static void app_baud(int fd, speed_t speed, bool two_stop)
 	cfsetospeed(&tio, speed);
 	tio.c_cflag = two_stop ? tio.c_cflag | CSTOPB : tio.c_cflag & ~(tcflag_t)CSTOPB;
 	assert_int_equal(tcsetattr(fd, TCSANOW, &tio), 0);
-	write_all(fd, "x", 1);      /* a TX packet: its reader looks at the settings after it */
-	tu_sleep_ms(3 * GAP_US / 1000 + 30);
+	write_all(fd, "x", 1);
+	wait_lines(&r->log, r->logp, "plc", " TX 1 78 ", k);
 }
 
 /* The application sets its pty's baud and stop bits: the device keeps the
@@ -661,10 +670,10 @@ static void pass_app_settings(void **state)
 	(void)state;
 	pass_begin(&r, "");
 	fd = app_open(r.app);
-	app_baud(fd, B9600, false);
-	app_baud(fd, B9600, false);             /* the same: nothing new to say */
-	app_baud(fd, B19200, false);            /* the device's own: nothing to say */
-	app_baud(fd, B4800, true);
+	app_baud(&r, fd, B9600, false, 1);
+	app_baud(&r, fd, B9600, false, 2);      /* the same: nothing new to say */
+	app_baud(&r, fd, B19200, false, 3);     /* the device's own: nothing to say */
+	app_baud(&r, fd, B4800, true, 4);
 	close(fd);
 	stop();
 	pass_end(&r);

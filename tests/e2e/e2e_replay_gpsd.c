@@ -66,6 +66,19 @@ static bool listening(int port)
 }
 
 /* A value of "key":V in a JSON line of gpsd's, or NAN. */
+/* Has gpspipe's output a TPV report holding want? */
+static bool file_has(const char *path, const char *want)
+{
+	char *text = e2e_read_file(path, NULL), *save = NULL;
+	bool has = false;
+
+	for (char *l = text != NULL ? strtok_r(text, "\n", &save) : NULL; l != NULL && !has;
+	     l = strtok_r(NULL, "\n", &save))
+		has = strstr(l, "\"class\":\"TPV\"") != NULL && strstr(l, want) != NULL;
+	free(text);
+	return has;
+}
+
 static double json_num(const char *line, const char *key)
 {
 	char k[32];
@@ -79,7 +92,7 @@ static double json_num(const char *line, const char *key)
 static void gpsd_reads_replay(void **state)
 {
 	char dir[256], link[300], conf[300], log[300], pty[300], text[1024], port[16];
-	char rerr[300], gerr[300], pipe_out[300], sock[300], pidf[300];
+	char rerr[300], gerr[300], pipe_out[300], sock[300], pidf[300], want[16];
 	const char *rargv[] = { "portlogd", "--replay", "--priority", "80", "--pty", pty, log, NULL };
 	const char *gargv[] = { "gpsd", "-N", "-S", port, "-F", sock, "-P", pidf, pty, NULL };
 	const char *pargv[] = { "gpspipe", "-w", NULL, NULL };
@@ -155,7 +168,11 @@ static void gpsd_reads_replay(void **state)
 	err = e2e_sh(&(int){ 0 }, "cat %s; echo; cat %s", rerr, gerr);
 	if (rc != 0)
 		fail_msg("the replay exited %d:\n%s", rc, err);
-	tu_sleep_ms(300);
+	/* gpspipe is stopped once it shows the last fix (or WAIT_MS on: then the check below
+	 * fails), not after a time that a stalled gpsd or gpspipe overruns */
+	snprintf(want, sizeof(want), "T12:00:%02d", FIXES - 1);
+	for (int i = 0; i < WAIT_MS / 20 && !file_has(pipe_out, want); i++)
+		tu_sleep_ms(20);
 	e2e_reap(pp);
 	e2e_reap(gp);
 

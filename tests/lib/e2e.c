@@ -26,6 +26,7 @@
 
 #include "e2e.h"
 #include "logline.h"
+#include "source.h"
 #include "testutil.h"
 
 /* The daemon under test: $PORTLOGD_BIN (an installed binary), or this build's. */
@@ -1165,12 +1166,61 @@ void e2e_expect_accounted(const struct e2e_log *log)
 	printf("# EV clock: at every start, and after %d STAT rounds\n", n);
 }
 
+void e2e_expect_drops(const struct e2e_log *log, const char *src, size_t from, size_t lost_bytes,
+		      size_t min_recs, size_t known_recs, size_t known_bytes)
+{
+	unsigned long long drec = 0, dbytes = 0, late = 0, late_lines = 0, lost_late, pkt_recs, ev_bytes;
+	char stat[64];
+	bool have_stat = false;
+
+	snprintf(stat, sizeof(stat), " portlogd STAT %s ", src);
+	for (size_t i = from; i < log->n; i++) {
+		const struct e2e_line *l = &log->line[i];
+
+		if (strcmp(l->src, src) == 0 && strcmp(l->kind, "DROP") == 0) {
+			unsigned long long r = 0, b = 0;
+
+			assert_int_equal(sscanf(strstr(l->text, " DROP ") + 6, "%llu %llu", &r, &b), 2);
+			drec += r;
+			dbytes += b;
+		}
+		late_lines += strcmp(l->src, src) == 0 && strstr(l->text, " EV late-delivery ") != NULL;
+		if (strstr(l->text, stat) != NULL && strstr(l->text, " late=") != NULL) {
+			late = kv(l->text, "late");
+			have_stat = true;
+		}
+	}
+	if (!have_stat)
+		fail_msg("%s: no STAT line with late= to count the lost marks by", src);
+	if (late < late_lines || drec < known_recs + (late - late_lines)
+	    || dbytes < lost_bytes + known_bytes)
+		fail_msg("%s: DROP %llu records, %llu bytes, STAT late=%llu and %llu EV late-delivery "
+			 "lines cannot hold %zu lost bytes in %zu records and %zu events (%zu bytes)",
+			 src, drec, dbytes, late, late_lines, lost_bytes, min_recs, known_recs,
+			 known_bytes);
+	lost_late = late - late_lines;
+	pkt_recs = drec - known_recs - lost_late;
+	ev_bytes = dbytes - lost_bytes - known_bytes;
+	printf("# %s: DROP %llu records = %llu of packets (at least %zu) + %zu events + %llu EV "
+	       "late-delivery (%llu made, %llu logged); %llu bytes = %zu of packets + %zu + %llu\n",
+	       src, drec, pkt_recs, min_recs, known_recs, lost_late, late, late_lines, dbytes,
+	       lost_bytes, known_bytes, ev_bytes);
+	/* every lost packet counted, and nothing more than the packets and the events */
+	assert_true(pkt_recs >= min_recs && pkt_recs <= min_recs + late);
+	if (lost_late == 0)
+		assert_int_equal(ev_bytes, 0);
+	else
+		assert_true(ev_bytes >= lost_late && ev_bytes <= lost_late * SOURCE_EV_MAX);
+}
+
 void e2e_filter_from_env(void)
 {
-	const char *only = getenv("PORTLOGD_E2E_ONLY");
+	const char *only = getenv("PORTLOGD_E2E_ONLY"), *skip = getenv("PORTLOGD_E2E_SKIP");
 
 	if (only != NULL && *only != '\0')
 		cmocka_set_test_filter(only);
+	if (skip != NULL && *skip != '\0')
+		cmocka_set_skip_filter(skip);
 }
 
 /* ---- helper processes: socat, a Modbus slave, gpsd, a replay ---- */

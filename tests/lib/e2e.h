@@ -206,6 +206,22 @@ int e2e_check_clock(const struct e2e_log *log, char *why, size_t whylen);
 /* Both as a cmocka assertion: fails the test on a mismatch or when no STAT
  * line could be checked; prints how many were. */
 void e2e_expect_accounted(const struct e2e_log *log);
+/*
+ * A source's DROP lines from line `from` on (one run of the daemon: its STAT late= counts
+ * from its start) against what the log proves, with no assumption of one record per sent
+ * packet. The test knows lost_bytes of packets are in no RX line, in at least min_recs
+ * records (one per packet lost whole), and known_recs events of known_bytes text it
+ * knows are missing (an EV close, say). Then, asserted:
+ * - the lost EV late-delivery marks are STAT late= (every mark made, pushed or dropped)
+ *   less their lines;
+ * - the DROP bytes are lost_bytes + known_bytes + those marks' texts (1..SOURCE_EV_MAX
+ *   bytes each; none when no mark was lost);
+ * - the DROP records are the packets' records + known_recs + those marks, the packets'
+ *   records from min_recs to min_recs + late= (more only where a packet was cut in two,
+ *   which the daemon marks).
+ */
+void e2e_expect_drops(const struct e2e_log *log, const char *src, size_t from, size_t lost_bytes,
+		      size_t min_recs, size_t known_recs, size_t known_bytes);
 
 /*
  * The same traffic in two logs: a log, and a replay of it logged by a second
@@ -261,7 +277,8 @@ void e2e_wait_path(const char *path, int timeout_ms);
 /* Does process pid hold a descriptor of path (its real path)? */
 bool e2e_holds(pid_t pid, const char *path);
 
-/* PORTLOGD_E2E_ONLY=NAME runs one test of the group (cmocka_set_test_filter). */
+/* PORTLOGD_E2E_ONLY=NAME runs one test of the group (cmocka_set_test_filter);
+ * PORTLOGD_E2E_SKIP=NAME leaves those it matches out (cmocka_set_skip_filter; * and ?). */
 void e2e_filter_from_env(void);
 
 /* Percentile (0..100) of n int64 values (sorts them). */

@@ -26,8 +26,9 @@ unsigned tu_env_uint(const char *name, unsigned def);
  * refuses such a config: "'ieee1284' is not compiled in". */
 bool tu_needs_ieee1284(const char *conf_text);
 
-/* CLOCK_MONOTONIC in ns; a sleep of ms milliseconds. */
+/* CLOCK_MONOTONIC and CLOCK_REALTIME (the log's TIME) in ns; a sleep of ms milliseconds. */
 int64_t tu_mono_ns(void);
+int64_t tu_real_ns(void);
 void tu_sleep_ms(int ms);
 
 #endif
