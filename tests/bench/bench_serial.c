@@ -125,7 +125,7 @@ static int stop(struct e2e_daemon *d)
 
 struct tally {
 	size_t sent, clean, once, wrong_marked, wrong_unmarked, wrong_unseen, lost_bytes;
-	size_t marks, by_case[4];
+	size_t marks, by_case[7], by_stage[5];
 	int64_t *err;
 	size_t nerr;
 };
@@ -149,7 +149,10 @@ static void port_marks(const struct e2e_log *log, const char *name, struct marks
 		       struct tally *ty)
 {
 	static const char *const cases[] = { "", "case=late-wake", "case=deadline-read",
-					     "case=slow-read" };
+					     "case=slow-read", "case=held", "case=restart",
+					     "case=stall" };
+	static const char *const stages[] = { "stage=reader", "stage=device", "stage=cpu",
+					      "stage=tty", "stage=wire" };
 
 	m->t = calloc(log->n + 1, sizeof(*m->t));
 	m->n = 0;
@@ -160,8 +163,10 @@ static void port_marks(const struct e2e_log *log, const char *name, struct marks
 			continue;
 		m->t[m->n++] = l->t;
 		ty->marks++;
-		for (int c = 1; c < 4; c++)
+		for (int c = 1; c < 7; c++)
 			ty->by_case[c] += strstr(l->text, cases[c]) != NULL;
+		for (int s = 0; s < 5; s++)
+			ty->by_stage[s] += strstr(l->text, stages[s]) != NULL;
 	}
 }
 
@@ -342,9 +347,11 @@ static int run_traffic(const struct opts *o)
 	       "%zu where the reader took a line more than half a gap after its write (a late "
 	       "wake-up it cannot see)\n", ty.wrong_marked, ty.wrong_unmarked, ty.wrong_unseen);
 	printf("EV late-delivery        %zu = %.2f per 10,000 packets (late-wake %zu, "
-	       "deadline-read %zu, slow-read %zu)\n", ty.marks,
+	       "deadline-read %zu, slow-read %zu, held %zu, stall %zu; stage cpu %zu, tty %zu, "
+	       "wire %zu)\n", ty.marks,
 	       ty.sent ? 10000.0 * (double)ty.marks / (double)ty.sent : 0.0, ty.by_case[1],
-	       ty.by_case[2], ty.by_case[3]);
+	       ty.by_case[2], ty.by_case[3], ty.by_case[4], ty.by_case[6], ty.by_stage[2],
+	       ty.by_stage[3], ty.by_stage[4]);
 	printf("first-byte error us     p50 %.1f  p99 %.1f  max %.1f  (min %.1f; %zu packets)\n",
 	       (double)e2e_pct(ty.err, ty.nerr, 50) / 1e3, (double)e2e_pct(ty.err, ty.nerr, 99) / 1e3,
 	       (double)e2e_pct(ty.err, ty.nerr, 100) / 1e3, (double)e2e_pct(ty.err, ty.nerr, 0) / 1e3,

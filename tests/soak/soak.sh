@@ -191,6 +191,6 @@ for f in $(ls "$logdir" | sed -n 's/^portlogd\.log\.\([0-9]*\).*/\1/p' | sort -r
 done
 cp "$log" "$work/files/current"
 # shellcheck disable=SC2086
-"$build/tests/soak_check" check 4000 512 $files "$work/files/current" -- "$sent"/* || fail=1
+"$build/tests/soak_check" check 512 $files "$work/files/current" -- "$sent"/* || fail=1
 [ $fail -eq 0 ] && echo "soak: PASSED ($minutes minutes)" || echo "soak: FAILED"
 exit $fail
