@@ -157,23 +157,29 @@ static int64_t est_silence(const struct reasm *r, size_t n, int64_t seen)
 }
 
 /*
- * The doubt of a read the full view cannot judge: the reader's, when its own view
- * (the device nominal) cannot either (its case by when it woke and read); the
- * device's, when its blur hides the silence or the read contradicts a FIFO timeout's
- * proof; else the sensors' (the wider of this read's bound and the last one's).
+ * The doubt of a read the full view cannot judge: the wire's, when more bytes came
+ * since an empty read than the baud brings (unpaced: by how much); the reader's,
+ * when its own view (the device nominal) cannot judge either (its case by when it
+ * woke and read); the device's, when its blur hides the silence or the read
+ * contradicts a FIFO timeout's proof; else the sensors' (the wider of this read's
+ * bound and the last one's).
  * Placed by the middle of what the silence can have been in the reader's own view:
  * a sensor's bound is what it cannot rule out, not what it saw.
  */
 static void doubt_of(const struct reasm *r, size_t n, const struct reasm_read *rd, int64_t end,
 		     const struct view *full, const struct view *own, bool contradicted,
-		     enum reasm_stage stage, int64_t wire, struct reasm_doubt *d)
+		     int64_t unpaced, enum reasm_stage stage, int64_t wire, struct reasm_doubt *d)
 {
 	int64_t c = r->char_ns, seen = rd->seen_mono, judged = last_lo(r, true, false) + r->gap_ns;
 	int64_t lo = own->from - own->hold, hi = rd->woken ? seen : end;
 	struct view own_blur = view(r, n, own->from, true);
 
 	*d = (struct reasm_doubt){ .bytes = n, .stage = REASM_STAGE_READER };
-	if (!contradicted && doubtful(r, n, end, own, true)) {
+	if (unpaced > 0) {
+		d->why = REASM_STALL;
+		d->stage = REASM_STAGE_WIRE;
+		d->wait_ns = unpaced;
+	} else if (!contradicted && doubtful(r, n, end, own, true)) {
 		d->why = r->len == 0 ? REASM_SLOW_READ : !rd->woken ? REASM_DEADLINE_READ
 			 : seen >= judged ? REASM_LATE_WAKE : REASM_SLOW_READ;
 		d->wait_ns = end - (r->len > 0 && judged < seen ? judged : seen);
@@ -276,7 +282,7 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	enum reasm_stage stage = rd->from_stage;
 	struct view full, mine;
 	struct reasm_doubt d = { 0 };
-	bool began, contradicted, doubt;
+	bool began, contradicted, unpaced, doubt;
 
 	if (n == 0)
 		return;
@@ -294,11 +300,15 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	 * model: that boundary was not proven after all, nor will these prove one */
 	contradicted = r->len == 0 && r->timeout_end
 		       && est_silence(r, n, rd->seen_mono) + 2 * r->dev.blur_ns < r->gap_ns;
-	doubt = contradicted || doubtful(r, n, end, &full, false);
+	/* more bytes since the last empty read than the baud brings: they did not come
+	 * at the baud (a pty fed faster), and the model's pacing judges nothing */
+	unpaced = wire < r->floor;
+	doubt = contradicted || unpaced || doubtful(r, n, end, &full, false);
 	if (doubt) {
 		int64_t first = byte_mono(r, n, 0, seen);
 
-		doubt_of(r, n, rd, end, &full, &mine, contradicted, stage, wire, &d);
+		doubt_of(r, n, rd, end, &full, &mine, contradicted, unpaced ? r->floor - wire : 0,
+			 stage, wire, &d);
 		r->first_read_n = 0;    /* a packet with a doubt keeps the date it has */
 		if (!d.joined && r->len > 0)
 			emit(r, REASM_GAP);
@@ -363,6 +373,10 @@ void reasm_expire(struct reasm *r, int64_t now_mono)
 		r->look = now_mono;
 	if (r->len > 0 && now_mono >= reasm_deadline(r))
 		emit(r, REASM_GAP);
+	/* no byte reached the kernel before it: none began on the wire before it less the
+	 * device's hold and a character */
+	if (r->len == 0)
+		reasm_floor(r, MAX(r->last_mono, now_mono - r->dev.hold_ns - r->char_ns));
 }
 
 void reasm_flush(struct reasm *r)

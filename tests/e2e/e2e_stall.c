@@ -141,6 +141,13 @@ static void check_port(const struct e2e_log *log, const struct sim_port *p, stru
 				printf("#   line %zu at %.6f: %zu bytes from %zu\n", l,
 				       (double)log->line[idx[l]].t / 1e9, starts[l + 1] - starts[l],
 				       starts[l]);
+			/* the hand-overs of the lines' bytes, and how late each was written */
+			for (size_t d = 0, shown = 0; p->cfg.dev.kind != SIM_DEV_NONE && d < p->ndlv
+			     && shown < 40 && t->unmarked == 1; d++)
+				if (p->dlv[d].off >= starts[c] && p->dlv[d].off < starts[e + 1] && ++shown)
+					printf("#     byte %u due %.6f, written %.0f us late\n", p->dlv[d].off,
+					       (double)p->dlv[d].due / 1e9,
+					       (double)(p->dlv[d].t_write - p->dlv[d].due) / 1e3);
 		}
 	}
 	printf("# %s (gap_us %lld): %zu packets, %zu of certain timing: %zu one RX line, %zu cut "

@@ -554,6 +554,12 @@ static const struct rule_case rule_cases[] = {
 	{ "char_ns: bytes within the bound's wire time, no doubt", 1000, 100,
 	  { SENSED("abcdefghij", 5000, 5000, 4000, REASM_STAGE_CPU), FL },
 	  "[abcdefghij FLUSH 4000]" },
+	/* 10 characters take 900 us from the first's end to the last's: 200 us after an
+	 * empty read they did not come at the baud (a pty fed faster): no pacing judges;
+	 * dated no earlier than a character before that read */
+	{ "char_ns: more bytes since an empty read than the baud brings, said", 1000, 100,
+	  { EXP(1000), WOKEN("abcdefghij", 1200, 1200), FL },
+	  "<stall:wire new 900 wait=700 n=10>[abcdefghij FLUSH 900]" },
 };
 
 /* The cases, each with the device of devs[i] (its times in us), or none (devs NULL). */
