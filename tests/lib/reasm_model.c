@@ -190,17 +190,24 @@ static void read_all(struct bench *b, struct reasm *r, const int64_t *t, const s
 {
 	struct rm_run *m = b->m;
 	const struct rm_reader *rdr = b->rdr;
+	int64_t busy = INT64_MIN;   /* the reader is free from then on: one thing at a time */
+	bool drained = false;       /* the read after the last one found bytes */
 
 	for (size_t k = 0; k < nd;) {
-		int64_t seen = rdr->wake(b->ctx, t[k]), end, dl, lat;
+		int64_t seen = busy, end, dl, lat;
 		size_t k2 = k + 1, n;
-		struct reasm_read rd = { .woken = true };
+		struct reasm_read rd = { .woken = !drained };
 		struct rm_plan p = { .stage = REASM_STAGE_CPU };
 
+		if (!drained) {
+			seen = rdr->wake(b->ctx, t[k]);
+			seen = seen > busy ? seen : busy;
+		}
 		/* the read at each deadline, when the reader runs: empty before the
 		 * delivery; after it, it finds the bytes (no wake-up said so) */
-		while ((dl = reasm_deadline(r)) != INT64_MAX) {
+		while (!drained && (dl = reasm_deadline(r)) != INT64_MAX) {
 			dl = rdr->look(b->ctx, dl);
+			dl = dl > busy ? dl : busy;
 			if (dl >= t[k]) {
 				if (dl < seen) {
 					rd.woken = false;
@@ -209,6 +216,7 @@ static void read_all(struct bench *b, struct reasm *r, const int64_t *t, const s
 				break;
 			}
 			bench_expire(b, r, dl);
+			busy = dl;
 		}
 		rdr->plan(b->ctx, &p);
 		end = seen + p.dur;
@@ -234,9 +242,12 @@ static void read_all(struct bench *b, struct reasm *r, const int64_t *t, const s
 			rdr->read(b->ctx, r, m->data + at[k], n, &rd);
 		else
 			reasm_read(r, m->data + at[k], n, &rd);
-		/* the reader reads until the kernel is empty */
-		if (k2 == nd || t[k2] > end + p.drain)
-			bench_expire(b, r, end + p.drain);
+		/* the reader reads until the kernel is empty: the next read finds it so,
+		 * or finds what was handed over meanwhile */
+		busy = end + p.drain;
+		drained = k2 < nd && t[k2] <= busy;
+		if (!drained)
+			bench_expire(b, r, busy);
 		k = k2;
 	}
 }

@@ -10,10 +10,11 @@
  * (delivery_model). The reader's choices come from the caller's hooks: when it
  * wakes for a hand-over (its latency, a stall in which it runs not at all), when
  * its looks at the packet's deadline run, how long a read takes, how loose the
- * sensors' bound is. It looks at each deadline (an empty read before the next
- * hand-over, else a read no wake-up announced) and reads until the kernel is
- * empty. The sensors' bound it passes (reasm_read.from_mono) is sound: never after
- * the read's first hand-over.
+ * sensors' bound is. It does one thing at a time: it looks at each deadline (an
+ * empty read before the next hand-over, else a read no wake-up announced), and
+ * after each read reads again until the kernel is empty (a read that finds what
+ * was handed over meanwhile is one no wake-up announced). The sensors' bound it
+ * passes (reasm_read.from_mono) is sound: never after the read's first hand-over.
  *
  * Then it checks the rule's guarantee: a wrong boundary (a line starting where
  * the wire had less than a gap of silence, or none where it had a gap; a line cut
