@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* reasm_model.c - a wire, a device and a reader around the reassembler: the boundary rule's bench. */
+/* reasm_model.c - a wire, a device and a reader around the reassembler: the rule's bench. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,7 +186,8 @@ static size_t beyond(const struct rm_run *m, size_t n)
 	return n > cap ? n - cap : 0;
 }
 
-static void read_all(struct bench *b, struct reasm *r, const int64_t *t, const size_t *at, size_t nd)
+static void read_all(struct bench *b, struct reasm *r, const int64_t *t, const size_t *at,
+		     size_t nd)
 {
 	struct rm_run *m = b->m;
 	const struct rm_reader *rdr = b->rdr;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* reasm_model.h - a wire, a device and a reader around the reassembler: the boundary rule's bench.
+/* reasm_model.h - a wire, a device and a reader around the reassembler: the rule's bench.
  *
  * The caller puts bytes on a wire (each with the time its last bit ended); the
  * device of the machine hands them to the kernel (none: each at its end; a 16550A
@@ -50,7 +50,7 @@ struct rm_machine {
 	size_t max_len;
 	int delim;               /* -1: none */
 	bool sensors;            /* the reads carry the sensors' bound, else none (on time) */
-	int64_t on_time_ns;      /* a read woken this late at most is on time: its line's date is held */
+	int64_t on_time_ns;      /* a read woken this late at most is on time: its date is held */
 	bool report;             /* print the first 5 wrong boundaries and dates off */
 };
 

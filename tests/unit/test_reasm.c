@@ -714,23 +714,23 @@ static uint64_t rng(void)
 }
 
 /*
- * The rule against a model of the wire, the device and the machine
- * (tests/lib/reasm_model.c), on random traffic: bytes on a wire at a character time of 100 us, packets of 1-40 bytes
- * with pauses inside them below the gap, silences between them of 0.5 to 30 gaps
- * (a quarter of them under 2.5, many a fraction of a character past the gap); no
- * device (each byte reaches the kernel at its end), a 16550A at trigger 4, 8 or
- * 14, or an FTDI adapter (1 ms latency timer, 1 ms USB frames) hands them over; a
- * reader that wakes up to 20 us late, and now and then not at all for a stall of
- * 0.2 to 40 ms (a stopped CPU, a late tty worker), in which it misses its
- * deadlines and finds what came meanwhile at once. It reads until the kernel is
- * empty at every wake-up, as the daemon does. Its sensors bound how long the
- * first byte of each read waited, soundly but not tightly (up to 300 us more).
- * The rule owes: a wrong boundary (a line starting where the wire had less than
- * a gap of silence, or none where it had a gap) only at a read that raised a
- * doubt; and the first-byte date of a line the reader found on time within the
- * device's stamp error. Without the sensors' bound (the reader taken to be on
- * time) the same traffic must give wrong boundaries without a doubt: the test
- * sees what the sensors see.
+ * The rule against a model of the wire, the device and the machine, on random
+ * traffic (the bench: tests/lib/reasm_model.c): bytes on a wire at a character
+ * time of 100 us, packets of 1-40 bytes with pauses inside them below the gap,
+ * silences between them of 0.5 to 30 gaps (a quarter of them under 2.5, many a
+ * fraction of a character past the gap); no device (each byte reaches the kernel
+ * at its end), a 16550A at trigger 4, 8 or 14, or an FTDI adapter (1 ms latency
+ * timer, 1 ms USB frames) hands them over; a reader that wakes up to 20 us late,
+ * and now and then not at all for a stall of 0.2 to 40 ms (a stopped CPU, a late
+ * tty worker), in which it misses its deadlines and finds what came meanwhile at
+ * once. It reads until the kernel is empty at every wake-up, as the daemon does.
+ * Its sensors bound how long the first byte of each read waited, soundly but not
+ * tightly (up to 300 us more). The rule owes: a wrong boundary (a line starting
+ * where the wire had less than a gap of silence, or none where it had a gap) only
+ * at a read that raised a doubt; and the first-byte date of a line the reader
+ * found on time within the device's stamp error. Without the sensors' bound (the
+ * reader taken to be on time) the same traffic must give wrong boundaries without
+ * a doubt: the test sees what the sensors see.
  */
 #define M_CHAR ((int64_t)100000) /* ns */
 #define M_LAT ((int64_t)20000)   /* the reader's wake-up latency outside stalls, at most */
@@ -790,20 +790,21 @@ static void model_run(const struct rm_machine *dev, uint64_t seed, bool sensors,
 		.look = model_look,        /* the same */
 		.plan = model_plan,        /* 5 us a read, the empty one 1 us after it */
 	};
+	/* the gap each resolves: 3.5 characters; the timeout's; 4 blurs */
+	const int64_t gap = mc.dev == RM_USB ? 4000000 : mc.dev == RM_DIRECT ? 35 * M_CHAR / 10
+			    : 3 * M_CHAR;
 	struct rm_run *m;
 	struct rm_result res;
 	int64_t now = 1000000000;
 
-	/* the gap each resolves: 3.5 characters; the timeout's; 4 blurs */
-	mc.gap_ns = mc.dev == RM_USB ? 4000000 : mc.dev == RM_DIRECT ? 35 * M_CHAR / 10
-		    : 3 * M_CHAR;
+	mc.gap_ns = gap;
 	mc.char_ns = M_CHAR;
 	mc.max_len = cap;
 	mc.delim = NONE;
 	mc.sensors = sensors;
 	mc.on_time_ns = M_LAT;
 	mc.report = sensors;
-	mr.gap = mc.gap_ns;
+	mr.gap = gap;
 	rng_state = seed;
 	m = rm_new(&mc, cap);
 	assert_non_null(m);
@@ -813,15 +814,15 @@ static void model_run(const struct rm_machine *dev, uint64_t seed, bool sensors,
 		uint64_t kind = rng() % 8;
 		/* mostly well apart; some near the gap, where the device may hide it;
 		 * some a fraction of a character past it, where only a stall merges them */
-		int64_t silence = kind < 2 ? mc.gap_ns / 2 + (int64_t)(rng() % (uint64_t)(2 * mc.gap_ns))
-				  : kind < 4 ? mc.gap_ns + (int64_t)(rng() % (uint64_t)M_CHAR)
-				  : mc.gap_ns + (int64_t)(rng() % (uint64_t)(30 * mc.gap_ns));
+		int64_t silence = kind < 2 ? gap / 2 + (int64_t)(rng() % (uint64_t)(2 * gap))
+				  : kind < 4 ? gap + (int64_t)(rng() % (uint64_t)M_CHAR)
+				  : gap + (int64_t)(rng() % (uint64_t)(30 * gap));
 
 		now += silence;
 		for (size_t i = 0; i < len; i++) {
 			/* a pause inside now and then, shorter than the gap */
 			if (i > 0 && rng() % 8 == 0)
-				now += (int64_t)(rng() % (uint64_t)mc.gap_ns);
+				now += (int64_t)(rng() % (uint64_t)gap);
 			now += M_CHAR;
 			assert_true(rm_byte(m, now, 0));
 		}
