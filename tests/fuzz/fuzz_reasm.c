@@ -359,7 +359,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.packet = fz_packet,
 		.doubt = fz_doubt,
 	};
-	struct rm_machine mc = { .name = "fuzz_reasm", .sensors = true, .report = true };
+	/* dates are test_reasm's to hold: a read that returns what came while it ran
+	 * dates its first byte early by those bytes, as reasm.h says: no read is on time */
+	struct rm_machine mc = { .name = "fuzz_reasm", .sensors = true, .on_time_ns = -1,
+				 .report = true };
 	struct fz f = { .last_t = INT64_MIN, .latest = INT64_MIN, .last_end = INT64_MIN,
 			.doubt_off = SIZE_MAX };
 	struct rm_result res;
