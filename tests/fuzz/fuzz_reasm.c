@@ -9,8 +9,9 @@
  *     max_packet - 1 (2); the gap in us (2; 0: automatic, 3.5 characters); the
  *     character time in 100 ns (2; 0: none, a pty's); the device (1, modulo 32: 0-1
  *     none, 2-14 a FIFO at that trigger (not without a character time), 15-31 an
- *     adapter whose latency timer is N - 14 ms); flags (1; bit 0: a delimiter) and
- *     the delimiter (1); the number of packets - 1 (1). The gap is then raised as
+ *     adapter whose latency timer is N - 14 ms); flags (1; bit 0: a delimiter; bits
+ *     1-7, f: a FIFO's interrupt latency, f / 127 of its blur) and the delimiter (1);
+ *     the number of packets - 1 (1). The gap is then raised as
  *     delivery_gap raises it for the device (a FIFO: 3 characters, automatic or not;
  *     an adapter: 4 blurs), and is 1 us at least.
  *   a packet, 5 bytes each: its length - 1; the silence before it, s: < 64: the gap
@@ -18,8 +19,6 @@
  *     (s - 128) / 64 of the gap, else (s - 190) / 2 gaps; a pause before every byte
  *     whose index is a multiple of p (1; 0: none) of q (1): < 128: q / 128 of the gap,
  *     else the gap less (q - 127) / 16 characters; its first byte (1; then + 1 each).
- *     (A silence of exactly the gap where the gap is a FIFO's floor is 1 ns longer:
- *     KNOWN, in wire().)
  *   then a read, 9 bytes each, until the wire is read: the wake-up's latency (span
  *     16); a stall (span 16): the reader runs no earlier than that after the hand-over;
  *     its looks' latency (span 8); the sensors' slack (span 8: their bound that long
@@ -43,6 +42,11 @@
  * wrong boundary (reasm_model.h; delimiter and max_packet cuts are not wrong) is at a
  * read that raised a doubt, the unsound bounds of bit 1 included (the wire check).
  * FUZZ_REASM_TRACE=1 prints the wire, the reads and what the rule made of them (us).
+ * Two misses of the rule are KNOWN (reported; fuzzed only with FUZZ_REASM_KNOWN=1,
+ * the default once the rule says them): (1) a silence of exactly the gap where the
+ * gap is a FIFO's floor, otherwise made 1 ns longer; (2) a FIFO's interrupt latency
+ * (flags bits 1-7), otherwise 0. The seeds known1-fifo-floor and known2-fifo-irq
+ * show each.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -301,7 +305,8 @@ static int64_t under_gap(int64_t gap, int64_t c, unsigned k)
 	return t > 0 ? t : 0;
 }
 
-static void wire(struct rm_run *m, const uint8_t **p, const uint8_t *end, unsigned packets)
+static void wire(struct rm_run *m, const uint8_t **p, const uint8_t *end, unsigned packets,
+		 bool known)
 {
 	int64_t gap = m->mc.gap_ns, c = m->mc.char_ns, now = T0;
 
@@ -310,18 +315,15 @@ static void wire(struct rm_run *m, const uint8_t **p, const uint8_t *end, unsign
 		unsigned s = next(p, end), every = next(p, end), q = next(p, end);
 		uint8_t byte = (uint8_t)next(p, end);
 		int64_t pause = q < 128 ? (int64_t)q * gap / 128 : under_gap(gap, c, q - 127);
-
 		int64_t silence = s < 64 ? gap + (int64_t)s * c / 16
 				  : s < 128 ? under_gap(gap, c, s - 63)
 				  : s < 192 ? (int64_t)(s - 128) * gap / 64
 				  : (int64_t)(s - 190) * gap / 2;
 
-		/* KNOWN: a silence of exactly the gap where the gap is a FIFO's floor (its
-		 * RX timeout less a character) does not fire the timeout, so a trigger's
-		 * worth may hide it, and inside_gap() takes it not to (reported with the
-		 * rule case "fifo: a silence of exactly the gap inside a trigger's worth"):
-		 * not made until the rule says it */
-		if (m->dev.trigger > 1 && gap == m->dev.timeout_ns - c && silence == gap)
+		/* KNOWN (1): a silence of exactly the gap where the gap is a FIFO's floor
+		 * (its RX timeout less a character) does not fire the timeout, so a
+		 * trigger's worth may hide it, and inside_gap() takes it not to */
+		if (!known && m->dev.trigger > 1 && gap == m->dev.timeout_ns - c && silence == gap)
 			silence++;
 		now += silence;
 		for (size_t i = 0; i < len; i++) {
@@ -338,9 +340,9 @@ static void trace_wire(const struct rm_run *m)
 	const struct rm_machine *mc = &m->mc;
 
 	fprintf(stderr, "machine: char %" PRId64 " ns, gap %" PRId64 " ns, max %zu, delim %d, "
-		"device %d trigger %u hold %" PRId64 " blur %" PRId64 "\n", mc->char_ns,
-		mc->gap_ns, mc->max_len, mc->delim, (int)mc->dev, m->dev.trigger, m->dev.hold_ns,
-		m->dev.blur_ns);
+		"device %d trigger %u irq %" PRId64 " hold %" PRId64 " blur %" PRId64 "\n",
+		mc->char_ns, mc->gap_ns, mc->max_len, mc->delim, (int)mc->dev, m->dev.trigger,
+		mc->irq_ns, m->dev.hold_ns, m->dev.blur_ns);
 	for (size_t i = 0; i < m->n; i++)
 		fprintf(stderr, "  byte %zu ends %.3f%s\n", i, us(m->wire[i]),
 			i > 0 && m->wire[i] - mc->char_ns - m->wire[i - 1] >= mc->gap_ns
@@ -367,6 +369,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			.doubt_off = SIZE_MAX };
 	struct rm_result res;
 	unsigned gap_us, dev, flags, delim, packets;
+	bool known = getenv("FUZZ_REASM_KNOWN") != NULL;
 	const uint8_t *q;
 	size_t cap = 0;
 
@@ -383,6 +386,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (dev >= 2 && dev <= 14 && mc.char_ns > 0) {
 		mc.dev = RM_FIFO;
 		mc.trigger = dev;
+		/* KNOWN (2): a byte that comes in the interrupt's latency joins the
+		 * timeout's hand-over, and the rule takes it to have ended a timeout
+		 * before it, the timeout's proof a silence after it */
+		if (known)
+			mc.irq_ns = (int64_t)(flags >> 1) * (mc.char_ns / 2) / 127;
 	} else if (dev >= 15) {
 		mc.dev = RM_USB;
 		mc.latency_ns = (int64_t)(dev - 14) * 1000000;
@@ -395,7 +403,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(f.m != NULL);
 	f.m->mc.gap_ns = machine_gap(f.m, gap_us);
 	f.trace = getenv("FUZZ_REASM_TRACE") != NULL;
-	wire(f.m, &p, end, packets);
+	wire(f.m, &p, end, packets, known);
 	f.p = p;
 	f.end = end;
 	if (f.trace)

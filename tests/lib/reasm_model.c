@@ -89,18 +89,27 @@ static size_t deliver_direct(const int64_t *wire, size_t n, int64_t *t, size_t *
 	return n;
 }
 
-static size_t deliver_fifo(const int64_t *wire, size_t n, unsigned trig, int64_t c, int64_t *t,
-			   size_t *at)
+/* A 16550A: its interrupt at the trigger's byte, or 4 characters after the last byte
+ * when no other came; its handler irq later takes what the FIFO (16) holds then. */
+static size_t deliver_fifo(const int64_t *wire, size_t n, const struct rm_machine *mc,
+			   int64_t *t, size_t *at)
 {
-	size_t k = 0, count = 0;
+	const size_t trig = mc->trigger;
+	const int64_t c = mc->char_ns;
+	size_t k = 0, i = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		count++;
-		if (count == trig || i + 1 == n || wire[i + 1] > wire[i] + 4 * c) {
-			t[k] = count == trig ? wire[i] : wire[i] + 4 * c;
-			at[k++] = i + 1 - count;
-			count = 0;
-		}
+	while (i < n) {
+		size_t j = i;
+		int64_t ho;
+
+		while (j + 1 - i < trig && j + 1 < n && wire[j + 1] <= wire[j] + 4 * c)
+			j++;
+		ho = (j + 1 - i == trig ? wire[j] : wire[j] + 4 * c) + mc->irq_ns;
+		for (j++; j < n && wire[j] <= ho && j - i < 16; j++)
+			;
+		t[k] = ho;
+		at[k++] = i;
+		i = j;
 	}
 	at[k] = n;
 	return k;
@@ -329,7 +338,7 @@ bool rm_play(struct rm_run *m, const struct rm_reader *rdr, void *ctx, struct rm
 	for (size_t i = 0; i < m->n; i++)
 		m->starts[i] = i == 0 || m->wire[i] - mc->char_ns - m->wire[i - 1] >= mc->gap_ns;
 	nd = mc->dev == RM_USB ? deliver_usb(m->wire, m->n, mc->latency_ns, t, at)
-	     : mc->dev == RM_FIFO ? deliver_fifo(m->wire, m->n, mc->trigger, mc->char_ns, t, at)
+	     : mc->dev == RM_FIFO ? deliver_fifo(m->wire, m->n, mc, t, at)
 	     : deliver_direct(m->wire, m->n, t, at);
 	reasm_init(&r, buf, mc->max_len, mc->gap_ns, mc->char_ns, mc->delim, bench_emit, &b);
 	reasm_set_dev(&r, &m->dev);

@@ -4,7 +4,8 @@
  * The caller puts bytes on a wire (each with the time its last bit ended); the
  * device of the machine hands them to the kernel (none: each at its end; a 16550A
  * FIFO: a trigger's worth with its last byte, fewer 4 characters after the last
- * byte when no other came; an FTDI-like adapter: on its latency timer, at USB
+ * byte when no other came, its interrupt handler's latency later with what came
+ * meanwhile; an FTDI-like adapter: on its latency timer, at USB
  * frames of 1 ms, or at once when 62 bytes wait), and a reader reads them into a
  * reassembler (daemon/reasm.c) given the device's model as the daemon gives it
  * (delivery_model). The reader's choices come from the caller's hooks: when it
@@ -46,6 +47,7 @@ struct rm_machine {
 	int64_t char_ns, gap_ns;
 	enum rm_dev dev;
 	unsigned trigger;        /* RM_FIFO: 2..14 */
+	int64_t irq_ns;          /* RM_FIFO: its interrupt's latency (within its blur, half a character) */
 	int64_t latency_ns;      /* RM_USB: its latency timer */
 	size_t max_len;
 	int delim;               /* -1: none */
