@@ -58,7 +58,6 @@
 #include "reasm_model.h"
 #include "fuzz.h"
 
-#define READ_REC 9                 /* bytes of a read's record */
 #define T0 ((int64_t)1000000000)   /* the wire's first silence starts here */
 
 struct fz {
@@ -72,7 +71,7 @@ struct fz {
 	int64_t stall_end;
 	/* the checks' state */
 	size_t emitted;
-	int64_t last_t, latest;    /* the last packet's date; the latest wake-up read */
+	int64_t last_t, latest;    /* the last packet's date; the latest read's seen_mono */
 	int64_t last_end;          /* the end of the last read */
 	bool in_read;
 	size_t read_off, read_n;
