@@ -24,7 +24,14 @@
  * there was none; everything else is a doubt: placed where the intervals make it
  * likelier (joined or not), and reported with the case and the stage whose bound
  * made it. Reads of a FIFO shorter than its trigger came by its RX timeout, which
- * proves a silence after them, unless the next read's dates contradict it.
+ * proves a silence after them, unless the next read's dates contradict it. That
+ * proof assumes the interrupt handler empties the FIFO before another character
+ * ends after the timeout fired: a byte that ends within the handler's latency joins
+ * the timeout's hand-over (serial8250_rx_chars reads until the FIFO is empty) and
+ * is taken to have ended a timeout earlier. Only a sender that resumes within that
+ * latency after a silence of just over three characters is met; saying it would
+ * mark every timeout's read of two bytes or more (portlogd-log(5), "What is still
+ * unseen"; tests/fuzz/fuzz_reasm.c, FUZZ_REASM_KNOWN).
  */
 #ifndef PORTLOGD_REASM_H
 #define PORTLOGD_REASM_H

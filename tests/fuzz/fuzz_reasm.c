@@ -1,107 +1,87 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* fuzz_reasm.c - libFuzzer target: the reassembler driven by a script of operations.
+/* fuzz_reasm.c - libFuzzer target: the boundary rule on traffic and a machine the input chooses.
  *
- * Input: max_packet (2 bytes), gap in us (2), character time in 100 ns (1),
- * delimiter (2: a flag and the byte; flag bit 1: a device that holds bytes follows,
- * one byte: 2..15 a FIFO of that trigger, else an adapter holding up to N * 100 us;
- * the gap is then raised as delivery_gap raises it), then operations of one byte each:
- *   0: wait N us (1 byte), feed a chunk of M bytes (1 byte, then M bytes): woken, read at once
- *   1: wait N * 16 us (2 bytes), expire (an empty read)
- *   2: wait until the deadline (if it is ahead), expire: the packet in progress must end
- *   3: flush
- *   4: wait N * 16 us (2 bytes), a read woken then that ends K * 16 us later (1 byte),
- *      a chunk of M bytes (1 byte, then M bytes)
- *   5: the same, but not woken: a read at the deadline (or at stop) found the chunk
- * Invariants (abort() on violation): every packet has 1..max_packet bytes, the
- * packets concatenated are the fed bytes in order, packet times never go back
- * nor past the read, a delimiter is only ever the last byte of a packet, a packet
- * that ends by delimiter ends with it and one that ends by length has max_packet
- * bytes. The boundary rule: a read raises a doubt exactly when it cannot be
- * judged (with a packet in progress: it ended gap or more after the wake-up
- * that found the packet's last byte; without: it ended gap or more after its
- * own wake-up), a read ends the packet in progress only with a doubt that says
- * so (joined = no), and the doubt is dated at the packet its first byte is in.
- * With a device that holds bytes (reasm.h, wire time) the rule is the estimate's:
- * a read ends the packet before it only with a doubt that says so, a FIFO's
- * timeout read may end its own packet, and the deadline stays a gap and the hold
- * ahead of the read's wake-up.
+ * The input drives the bench of tests/lib/reasm_model.h (a wire, a device, a reader
+ * with sound sensor bounds). Numbers are little-endian; past the input's end every
+ * byte is 0. A span is a duration on a log scale: 8 bits v: (8 + v % 8) << (v / 8) ns
+ * (v = 0: none; up to 32 s); 16 bits v: ((2048 + v % 2048) << (v / 2048)) / 256 ns.
+ *   header, 10 bytes:
+ *     max_packet - 1 (2); the gap in us (2; 0: automatic, 3.5 characters); the
+ *     character time in 100 ns (2; 0: none, a pty's); the device (1, modulo 32: 0-1
+ *     none, 2-14 a FIFO at that trigger (not without a character time), 15-31 an
+ *     adapter whose latency timer is N - 14 ms); flags (1; bit 0: a delimiter; bits
+ *     1-7, f: a FIFO's interrupt latency, f / 127 of its blur) and the delimiter (1);
+ *     the number of packets - 1 (1). The gap is then raised as
+ *     delivery_gap raises it for the device (a FIFO: 3 characters, automatic or not;
+ *     an adapter: 4 blurs), and is 1 us at least.
+ *   a packet, 5 bytes each: its length - 1; the silence before it, s: < 64: the gap
+ *     and s / 16 characters, < 128: the gap less (s - 63) / 16 characters, < 192:
+ *     (s - 128) / 64 of the gap, else (s - 190) / 2 gaps; a pause before every byte
+ *     whose index is a multiple of p (1; 0: none) of q (1): < 128: q / 128 of the gap,
+ *     else the gap less (q - 127) / 16 characters; its first byte (1; then + 1 each).
+ *   then a read, 9 bytes each, until the wire is read: the wake-up's latency (span
+ *     16); a stall (span 16): the reader runs no earlier than that after the hand-over;
+ *     its looks' latency (span 8); the sensors' slack (span 8: their bound that long
+ *     before the read's first hand-over); the read's length (span 8); the delay of the
+ *     empty read after it (span 8); flags: bit 0: it also returns what came while it
+ *     ran, bit 1: the bound given is unsound, after what the baud allows (more bytes
+ *     than one hand-over holds), bit 2: the tty stage set it, else the CPU's.
+ * Invariants (abort() on violation), on each packet: 1..max_packet bytes; the packets
+ * concatenated are the wire's bytes; a delimiter only ends a packet and a packet ends
+ * with it exactly when the delimiter ended it; REASM_MAX packets have max_packet bytes;
+ * t_real - t_mono is the offset fed; dates never go back nor past the latest read's
+ * seen_mono. On each doubt: one at most a read, of a read; its case and stage agree;
+ * wait_ns >= 0; t_real - t_mono the offset; it is dated at the packet the read's first
+ * byte is in. On each read: it ends the packet before it (a GAP) only with a doubt
+ * that says joined=no, or with none when it ended at least a gap and a character
+ * after the read before it (a proven boundary: reasm.c judge()); a doubt that says
+ * joined=no ends it, one that says joined=yes does not; it ends its own packet after
+ * its bytes only as a FIFO's RX timeout (fewer than the trigger, the gap within the
+ * timeout less a character); never between its bytes but by delimiter or max_packet.
+ * An empty read at or after the deadline ends the packet. And the guarantee: every
+ * wrong boundary (reasm_model.h; delimiter and max_packet cuts are not wrong) is at a
+ * read that raised a doubt, the unsound bounds of bit 1 included (the wire check).
+ * FUZZ_REASM_TRACE=1 prints the wire, the reads and what the rule made of them (us).
+ * A FIFO's interrupt latency (flags bits 1-7) is fuzzed only with FUZZ_REASM_KNOWN=1:
+ * a byte that ends in it after an RX timeout joins the timeout's hand-over, against
+ * the FIFO model's stated assumption (reasm.h; portlogd-log(5), "What is still
+ * unseen"); the seed known2-fifo-irq shows it. known1-fifo-floor, a silence of exactly
+ * a FIFO's timeout less a character, was a miss until the FIFO's gap became a
+ * nanosecond more (drivers/delivery.c); it stays as a seed.
  */
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "reasm.h"
+#include "reasm_model.h"
 #include "fuzz.h"
 
-#define REAL_OFFSET 1000000000000000000LL   /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+#define T0 ((int64_t)1000000000)   /* the wire's first silence starts here */
 
-struct run {
-	const uint8_t *fed;         /* every byte fed so far, in order */
-	size_t nfed, nemitted;
-	size_t max_len;
-	int delim;
-	int64_t last_t;
-	int64_t now;                /* the latest seen time: no packet is dated after it */
-	unsigned gaps;              /* packets ended by REASM_GAP */
-	unsigned doubts;
-	struct reasm_doubt last;    /* the last doubt */
-	struct reasm_doubt doubt;   /* the one whose packet is not out yet */
-	size_t read_off;            /* offset of the current read's first byte */
-	size_t before;              /* bytes fed before the current read */
-	bool ended_before;          /* the current read ended the packet fed before it */
-	size_t doubt_off;           /* the doubt's read_off, until its packet is out */
+struct fz {
+	struct rm_run *m;
+	const uint8_t *p, *end;    /* the reads' records */
+	bool trace;
+	/* the current record */
+	int64_t look, slack, dur, drain;
+	unsigned flags;
+	bool fresh;                /* read by wake, for plan */
+	int64_t stall_end;
+	/* the checks' state */
+	size_t emitted;
+	int64_t last_t, latest;    /* the last packet's date; the latest read's seen_mono */
+	int64_t last_end;          /* the end of the last read */
+	bool in_read;
+	size_t read_off, read_n;
+	unsigned read_doubts, gap_start, gap_after;
+	struct reasm_doubt d;
+	size_t doubt_off;          /* a doubted read's first byte whose packet is not out */
+	int64_t doubt_mono, doubt_real;
 };
 
-static void on_packet(void *ctx, const struct reasm_packet *pkt)
-{
-	struct run *r = ctx;
-
-	CHECK(pkt->len >= 1 && pkt->len <= r->max_len);
-	CHECK(r->nemitted + pkt->len <= r->nfed);
-	CHECK(memcmp(pkt->data, r->fed + r->nemitted, pkt->len) == 0);
-	if (r->doubt_off != SIZE_MAX && r->doubt_off >= r->nemitted
-	    && r->doubt_off < r->nemitted + pkt->len) {
-		CHECK(pkt->t_mono == r->doubt.t_mono);
-		CHECK(pkt->t_real == r->doubt.t_real);
-		r->doubt_off = SIZE_MAX;
-	}
-	r->nemitted += pkt->len;
-	if (pkt->end == REASM_GAP && r->nemitted == r->before)
-		r->ended_before = true;
-	CHECK(pkt->t_mono >= r->last_t);
-	CHECK(pkt->t_mono <= r->now);
-	CHECK(pkt->t_real - pkt->t_mono == REAL_OFFSET);
-	r->last_t = pkt->t_mono;
-	if (r->delim >= 0)
-		CHECK(memchr(pkt->data, r->delim, pkt->len - 1) == NULL);
-	if (pkt->end == REASM_DELIM)
-		CHECK(r->delim >= 0 && pkt->data[pkt->len - 1] == (uint8_t)r->delim);
-	if (pkt->end == REASM_MAX)
-		CHECK(pkt->len == r->max_len);
-	CHECK(pkt->end >= REASM_GAP && pkt->end <= REASM_FLUSH);
-	r->gaps += pkt->end == REASM_GAP;
-}
-
-static void on_doubt(void *ctx, const struct reasm_doubt *d)
-{
-	struct run *r = ctx;
-
-	CHECK(d->why >= REASM_LATE_WAKE && d->why <= REASM_HELD);
-	CHECK(d->wait_ns >= 0);
-	CHECK(d->t_real - d->t_mono == REAL_OFFSET);
-	r->doubts++;
-	r->last = *d;
-	/* a doubt still waiting for its packet: this one joins that packet */
-	if (r->doubt_off != SIZE_MAX) {
-		CHECK(d->joined && d->t_mono == r->doubt.t_mono);
-		return;
-	}
-	r->doubt = *d;
-	r->doubt_off = r->read_off;
-}
-
-/* The next input byte, or 0 past the end. */
 static unsigned next(const uint8_t **p, const uint8_t *end)
 {
 	return *p < end ? *(*p)++ : 0;
@@ -114,146 +94,324 @@ static unsigned next16(const uint8_t **p, const uint8_t *end)
 	return lo | next(p, end) << 8;
 }
 
-/* One read of n bytes at p, woken or not, seen at run->now and ended at end; checks
- * the boundary rule against the reassembler's state before it. */
-static void one_read(struct run *run, struct reasm *r, const uint8_t *p, size_t n, bool woken,
-		     int64_t end)
+static int64_t span8(unsigned v)
 {
-	struct reasm_read rd = { .woken = woken, .seen_mono = woken ? run->now : end,
-				 .seen_real = (woken ? run->now : end) + REAL_OFFSET,
-				 .end_mono = end };
-	bool in_progress = r->len > 0, held = r->dev.hold_ns > 0;
-	int64_t ref = in_progress ? r->last_mono : rd.seen_mono;
-	unsigned gaps = run->gaps, doubts = run->doubts;
-	size_t before = run->nemitted + r->len;     /* bytes fed before this read */
-	bool doubt;
+	return v == 0 ? 0 : (int64_t)(8 + (v & 7)) << (v >> 3);
+}
 
-	memcpy((uint8_t *)run->fed + run->nfed, p, n);
-	run->read_off = run->nfed;
-	run->nfed += n;
-	if (end > run->now)
-		run->now = end;
-	run->ended_before = false;
-	run->before = before;
-	reasm_read(r, p, n, &rd);
-	doubt = run->doubts != doubts;
-	CHECK(run->doubts - doubts <= 1);
-	if (!held) {
-		CHECK(doubt == (n > 0 && end - ref >= r->gap_ns));
-		/* a read ends the packet in progress only with a doubt that says so */
-		CHECK(run->gaps - gaps <= 1);
-		if (run->gaps != gaps)
-			CHECK(doubt && !run->last.joined && in_progress);
-		if (doubt && in_progress && !run->last.joined)
-			CHECK(run->gaps == gaps + 1);
-		/* bytes move the deadline on, past the end of the read */
-		CHECK(n == 0 || r->len == 0 || reasm_deadline(r) >= end + r->gap_ns);
+static int64_t span16(unsigned v)
+{
+	return v == 0 ? 0 : ((int64_t)(0x800 | (v & 0x7ff)) << (v >> 11)) >> 8;
+}
+
+static double us(int64_t t)
+{
+	return (double)(t - T0) / 1000.0;
+}
+
+/* ---- the reader, from the records ---- */
+
+static void record(struct fz *f, int64_t *lat, int64_t *stall)
+{
+	*lat = span16(next16(&f->p, f->end));
+	*stall = span16(next16(&f->p, f->end));
+	f->look = span8(next(&f->p, f->end));
+	f->slack = span8(next(&f->p, f->end));
+	f->dur = span8(next(&f->p, f->end));
+	f->drain = span8(next(&f->p, f->end));
+	f->flags = next(&f->p, f->end);
+}
+
+static int64_t fz_wake(void *ctx, int64_t t)
+{
+	struct fz *f = ctx;
+	int64_t lat, stall;
+
+	record(f, &lat, &stall);
+	f->fresh = true;
+	if (stall > 0 && t + stall > f->stall_end)
+		f->stall_end = t + stall;
+	return (t > f->stall_end ? t : f->stall_end) + lat;
+}
+
+static int64_t fz_look(void *ctx, int64_t at)
+{
+	struct fz *f = ctx;
+
+	return (at > f->stall_end ? at : f->stall_end) + f->look;
+}
+
+static void fz_plan(void *ctx, struct rm_plan *p)
+{
+	struct fz *f = ctx;
+	int64_t lat, stall;
+
+	/* a read that follows a read was not woken: it takes a record of its own */
+	if (!f->fresh)
+		record(f, &lat, &stall);
+	f->fresh = false;
+	p->dur = f->dur;
+	p->drain = f->drain;
+	p->slack = f->slack;
+	p->stage = f->flags & 4 ? REASM_STAGE_TTY : REASM_STAGE_CPU;
+	p->to_end = f->flags & 1;
+	p->disproven = f->flags & 2;
+}
+
+/* ---- the checks around each read ---- */
+
+static void fz_read(void *ctx, struct reasm *r, const uint8_t *data, size_t n,
+		    const struct reasm_read *rd)
+{
+	struct fz *f = ctx;
+	const struct reasm_dev *dev = &f->m->dev;
+	int64_t end = rd->end_mono > rd->seen_mono ? rd->end_mono : rd->seen_mono;
+	int64_t c = r->char_ns;
+	bool in_progress = r->len > 0, doubt;
+
+	CHECK(f->emitted + r->len == (size_t)(data - f->m->data));
+	if (f->trace)
+		fprintf(stderr, "read %s %zu @%zu seen %.3f end %.3f from %.3f%s (deadline %.3f)\n",
+			rd->woken ? "woken" : "unannounced", n, (size_t)(data - f->m->data),
+			us(rd->seen_mono), us(rd->end_mono), us(rd->from_mono),
+			rd->from_stage == REASM_STAGE_TTY ? " tty" : "",
+			r->len > 0 ? us(reasm_deadline(r)) : -1.0);
+	f->in_read = true;
+	f->read_off = (size_t)(data - f->m->data);
+	f->read_n = n;
+	f->read_doubts = f->gap_start = f->gap_after = 0;
+	if (rd->seen_mono > f->latest)
+		f->latest = rd->seen_mono;
+	reasm_read(r, data, n, rd);
+	f->in_read = false;
+	doubt = f->read_doubts > 0;
+	CHECK(f->read_doubts <= 1);
+	CHECK(f->emitted + r->len == f->read_off + n);
+	CHECK(f->gap_start <= 1 && f->gap_after <= 1);
+	/* the packet before: ended only with a doubt that says so, or a proven boundary */
+	if (f->gap_start)
+		CHECK(in_progress && (doubt ? !f->d.joined : end - f->last_end >= r->gap_ns + c));
+	if (doubt && in_progress && !f->d.joined)
+		CHECK(f->gap_start);
+	if (doubt && f->d.joined)
+		CHECK(in_progress && !f->gap_start);
+	/* its own packet: only the FIFO's timeout proof ends it after its bytes */
+	if (f->gap_after)
+		CHECK(dev->trigger > 1 && n < dev->trigger && r->gap_ns <= dev->timeout_ns - c + 1
+		      && r->len == 0);
+	f->last_end = end;
+}
+
+static void fz_expire(void *ctx, struct reasm *r, int64_t now)
+{
+	struct fz *f = ctx;
+
+	if (f->trace)
+		fprintf(stderr, "expire %.3f (deadline %.3f)\n", us(now),
+			r->len > 0 ? us(reasm_deadline(r)) : -1.0);
+	reasm_expire(r, now);
+	CHECK(r->len == 0 || reasm_deadline(r) > now);
+}
+
+static void fz_packet(void *ctx, const struct reasm_packet *pkt)
+{
+	struct fz *f = ctx;
+	const struct rm_machine *mc = &f->m->mc;
+	size_t after = f->emitted + pkt->len;
+
+	if (f->trace)
+		fprintf(stderr, "  packet %zu+%zu %s %.3f\n", f->emitted, pkt->len,
+			pkt->end == REASM_GAP ? "GAP" : pkt->end == REASM_DELIM ? "DELIM"
+			: pkt->end == REASM_MAX ? "MAX" : "FLUSH", us(pkt->t_mono));
+	CHECK(pkt->len >= 1 && pkt->len <= mc->max_len);
+	CHECK(after <= f->m->n);
+	CHECK(memcmp(pkt->data, f->m->data + f->emitted, pkt->len) == 0);
+	CHECK(pkt->end >= REASM_GAP && pkt->end <= REASM_FLUSH);
+	CHECK(pkt->t_real - pkt->t_mono == RM_REAL_OFFSET);
+	if (mc->delim >= 0) {
+		CHECK(memchr(pkt->data, mc->delim, pkt->len - 1) == NULL);
+		CHECK((pkt->end == REASM_DELIM) == (pkt->data[pkt->len - 1] == (uint8_t)mc->delim));
+	} else {
+		CHECK(pkt->end != REASM_DELIM);
+	}
+	if (pkt->end == REASM_MAX)
+		CHECK(pkt->len == mc->max_len);
+	CHECK(pkt->t_mono >= f->last_t && pkt->t_mono <= f->latest);
+	f->last_t = pkt->t_mono;
+	if (f->doubt_off != SIZE_MAX && f->doubt_off < after) {
+		CHECK(pkt->t_mono == f->doubt_mono && pkt->t_real == f->doubt_real);
+		f->doubt_off = SIZE_MAX;
+	}
+	if (pkt->end == REASM_GAP && f->in_read) {
+		/* before the read's bytes, or after all of them */
+		CHECK(after == f->read_off || after == f->read_off + f->read_n);
+		if (after == f->read_off)
+			f->gap_start++;
+		else
+			f->gap_after++;
+	}
+	CHECK(pkt->end != REASM_FLUSH || !f->in_read);
+	f->emitted = after;
+}
+
+static void fz_doubt(void *ctx, const struct reasm_doubt *d)
+{
+	struct fz *f = ctx;
+
+	if (f->trace)
+		fprintf(stderr, "  doubt case %d stage %d %s wait %.3f n %zu date %.3f\n", d->why,
+			d->stage, d->joined ? "joined" : "new", (double)d->wait_ns / 1000.0,
+			d->bytes, us(d->t_mono));
+	CHECK(f->in_read);
+	CHECK(d->why >= REASM_LATE_WAKE && d->why <= REASM_STALL && d->why != REASM_RESTART);
+	CHECK(d->why == REASM_STALL ? d->stage >= REASM_STAGE_CPU
+	      : d->stage == (d->why == REASM_HELD ? REASM_STAGE_DEVICE : REASM_STAGE_READER));
+	CHECK(d->wait_ns >= 0);
+	CHECK(d->t_real - d->t_mono == RM_REAL_OFFSET);
+	CHECK(d->bytes == f->read_n);
+	f->read_doubts++;
+	f->d = *d;
+	/* a doubt whose packet is not out yet: this read joined that packet */
+	if (f->doubt_off != SIZE_MAX) {
+		CHECK(d->joined && d->t_mono == f->doubt_mono);
 		return;
 	}
-	/* the packet before the read ends by it only with a doubt that says so; a
-	 * FIFO's timeout may end the read's own packet too */
-	CHECK(run->gaps - gaps <= 2);
-	if (run->ended_before)
-		CHECK(doubt && !run->last.joined && in_progress);
-	if (doubt && in_progress && !run->last.joined)
-		CHECK(run->ended_before);
-	/* the deadline: at least a gap and the hold past the wake-up's estimate */
-	CHECK(n == 0 || r->len == 0 || reasm_deadline(r) >= rd.seen_mono + r->gap_ns);
+	f->doubt_off = f->read_off;
+	f->doubt_mono = d->t_mono;
+	f->doubt_real = d->t_real;
+}
+
+/* ---- the input ---- */
+
+/* The gap as delivery_gap gives it for the device. */
+static int64_t machine_gap(const struct rm_run *m, unsigned gap_us)
+{
+	int64_t c = m->mc.char_ns;
+	int64_t gap = gap_us > 0 ? (int64_t)gap_us * 1000 : (35 * c / 10 + 999) / 1000 * 1000;
+	/* a FIFO's floor is a nanosecond past its RX timeout less a character: the timeout
+	 * fires only after more than that, so a silence of exactly timeout - c may hide */
+	int64_t floor = m->dev.trigger > 1 ? m->dev.timeout_ns - c + 1 : 4 * m->dev.blur_ns;
+
+	if (gap == 0)
+		gap = 1000;
+	if (m->dev.trigger > 1 && gap_us == 0)
+		return floor;
+	return gap > floor ? gap : floor;
+}
+
+/* A span of the gap less k sixteenths of a character, never below 0. */
+static int64_t under_gap(int64_t gap, int64_t c, unsigned k)
+{
+	int64_t t = gap - (int64_t)k * c / 16;
+
+	return t > 0 ? t : 0;
+}
+
+static void wire(struct rm_run *m, const uint8_t **p, const uint8_t *end, unsigned packets)
+{
+	int64_t gap = m->mc.gap_ns, c = m->mc.char_ns, now = T0;
+
+	for (unsigned k = 0; k < packets && *p < end; k++) {
+		size_t len = 1 + next(p, end);
+		unsigned s = next(p, end), every = next(p, end), q = next(p, end);
+		uint8_t byte = (uint8_t)next(p, end);
+		int64_t pause = q < 128 ? (int64_t)q * gap / 128 : under_gap(gap, c, q - 127);
+		int64_t silence = s < 64 ? gap + (int64_t)s * c / 16
+				  : s < 128 ? under_gap(gap, c, s - 63)
+				  : s < 192 ? (int64_t)(s - 128) * gap / 64
+				  : (int64_t)(s - 190) * gap / 2;
+
+		now += silence;
+		for (size_t i = 0; i < len; i++) {
+			if (i > 0 && every > 0 && i % every == 0)
+				now += pause;
+			now += c;
+			CHECK(rm_byte(m, now, byte++));
+		}
+	}
+}
+
+static void trace_wire(const struct rm_run *m)
+{
+	const struct rm_machine *mc = &m->mc;
+
+	fprintf(stderr, "machine: char %" PRId64 " ns, gap %" PRId64 " ns, max %zu, delim %d, "
+		"device %d trigger %u irq %" PRId64 " hold %" PRId64 " blur %" PRId64 "\n",
+		mc->char_ns, mc->gap_ns, mc->max_len, mc->delim, (int)mc->dev, m->dev.trigger,
+		mc->irq_ns, m->dev.hold_ns, m->dev.blur_ns);
+	for (size_t i = 0; i < m->n; i++)
+		fprintf(stderr, "  byte %zu ends %.3f%s\n", i, us(m->wire[i]),
+			i > 0 && m->wire[i] - mc->char_ns - m->wire[i - 1] >= mc->gap_ns
+			? " (after a gap)" : "");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *p = data, *end = data + size;
-	struct run run = { .now = 1000000000, .last_t = INT64_MIN, .doubt_off = SIZE_MAX };
-	struct reasm r;
-	uint8_t *buf, *fed;
-	int64_t gap_ns, char_ns;
-	unsigned flag;
+	static const struct rm_reader reader = {
+		.wake = fz_wake,           /* the record's latency and stall */
+		.look = fz_look,           /* its looks' latency, after the stall */
+		.plan = fz_plan,           /* its length, drain, slack and flags */
+		.read = fz_read,           /* reasm_read, checked */
+		.expire = fz_expire,       /* reasm_expire, checked */
+		.packet = fz_packet,
+		.doubt = fz_doubt,
+	};
+	/* dates are test_reasm's to hold: a read that returns what came while it ran
+	 * dates its first byte early by those bytes, as reasm.h says: no read is on time */
+	struct rm_machine mc = { .name = "fuzz_reasm", .sensors = true, .on_time_ns = -1,
+				 .report = true };
+	struct fz f = { .last_t = INT64_MIN, .latest = INT64_MIN, .last_end = INT64_MIN,
+			.doubt_off = SIZE_MAX };
+	struct rm_result res;
+	unsigned gap_us, dev, flags, delim, packets;
+	bool known = getenv("FUZZ_REASM_KNOWN") != NULL;
+	const uint8_t *q;
+	size_t cap = 0;
 
-	if (size < 7)
+	if (size < 10)
 		return 0;
-	run.max_len = 1 + next16(&p, end) % 65535;
-	gap_ns = (int64_t)(1 + next16(&p, end)) * 1000;
-	char_ns = (int64_t)next(&p, end) * 100;
-	flag = next(&p, end);
-	run.delim = (int)next(&p, end);
-	if ((flag & 1) == 0)
-		run.delim = -1;
-	buf = malloc(run.max_len);
-	fed = malloc(size);
-	if (buf == NULL || fed == NULL)
-		abort();
-	run.fed = fed;
-	reasm_init(&r, buf, run.max_len, gap_ns, char_ns, run.delim, on_packet, &run);
-	if (flag & 2) {
-		/* a device, and the gap raised as delivery_gap raises it */
-		unsigned dv = next(&p, end);
-		struct reasm_dev dev = { 0 };
-
-		if (dv % 16 >= 2 && char_ns > 0) {
-			dev.trigger = dv % 16;
-			dev.timeout_ns = 4 * char_ns;
-			dev.hold_ns = dev.trigger * dev.timeout_ns;
-			dev.blur_ns = char_ns / 2;
-			if (r.gap_ns < dev.timeout_ns - char_ns)
-				r.gap_ns = dev.timeout_ns - char_ns;
-		} else {
-			dev.hold_ns = (int64_t)(1 + dv) * 100000;
-			dev.blur_ns = dev.hold_ns / 2;
-			if (r.gap_ns < 4 * dev.blur_ns)
-				r.gap_ns = 4 * dev.blur_ns;
-		}
-		reasm_set_dev(&r, &dev);
+	mc.max_len = 1 + (size_t)next16(&p, end);
+	gap_us = next16(&p, end);
+	mc.char_ns = (int64_t)next16(&p, end) * 100;
+	dev = next(&p, end) % 32;
+	flags = next(&p, end);
+	delim = next(&p, end);
+	packets = 1 + next(&p, end);
+	mc.delim = flags & 1 ? (int)delim : -1;
+	if (dev >= 2 && dev <= 14 && mc.char_ns > 0) {
+		mc.dev = RM_FIFO;
+		mc.trigger = dev;
+		/* KNOWN: a byte that comes in the interrupt's latency joins the
+		 * timeout's hand-over, and the rule takes it to have ended a timeout
+		 * before it, the timeout's proof a silence after it */
+		if (known)
+			mc.irq_ns = (int64_t)(flags >> 1) * (mc.char_ns / 2) / 127;
+	} else if (dev >= 15) {
+		mc.dev = RM_USB;
+		mc.latency_ns = (int64_t)(dev - 14) * 1000000;
 	}
-	reasm_on_doubt(&r, on_doubt);
-	while (p < end) {
-		unsigned op = next(&p, end) % 6;
-		int64_t until;
-		size_t n;
-
-		switch (op) {
-		case 0:
-			run.now += (int64_t)next(&p, end) * 1000;
-			n = next(&p, end);
-			if (n > (size_t)(end - p))
-				n = (size_t)(end - p);
-			one_read(&run, &r, p, n, true, run.now);
-			p += n;
-			break;
-		case 1:
-			run.now += (int64_t)next16(&p, end) * 16000;
-			reasm_expire(&r, run.now);
-			CHECK(r.len == 0 || reasm_deadline(&r) > run.now);
-			break;
-		case 2:
-			if (reasm_deadline(&r) != INT64_MAX) {
-				if (reasm_deadline(&r) > run.now)
-					run.now = reasm_deadline(&r);
-				reasm_expire(&r, run.now);
-				CHECK(r.len == 0);
-			}
-			break;
-		case 3:
-			reasm_flush(&r);
-			CHECK(r.len == 0);
-			break;
-		default:
-			run.now += (int64_t)next16(&p, end) * 16000;
-			until = run.now + (int64_t)next(&p, end) * 16000;
-			n = next(&p, end);
-			if (n > (size_t)(end - p))
-				n = (size_t)(end - p);
-			one_read(&run, &r, p, n, op == 4, until);
-			p += n;
-			break;
-		}
-		CHECK(run.nemitted + r.len == run.nfed);
-		CHECK(run.doubt_off == SIZE_MAX || run.doubt_off >= run.nemitted);
-	}
-	reasm_flush(&r);
-	CHECK(run.nemitted == run.nfed);
-	CHECK(run.doubt_off == SIZE_MAX);
-	free(fed);
-	free(buf);
+	/* the wire's size first */
+	q = p;
+	for (unsigned k = 0; k < packets && q < end; k++, q += 5)
+		cap += 1 + (size_t)*q;
+	f.m = rm_new(&mc, cap);
+	CHECK(f.m != NULL);
+	f.m->mc.gap_ns = machine_gap(f.m, gap_us);
+	f.trace = getenv("FUZZ_REASM_TRACE") != NULL;
+	wire(f.m, &p, end, packets);
+	f.p = p;
+	f.end = end;
+	if (f.trace)
+		trace_wire(f.m);
+	CHECK(rm_play(f.m, &reader, &f, &res));
+	CHECK(f.emitted == f.m->n && f.m->emitted == f.m->n);
+	CHECK(f.doubt_off == SIZE_MAX);
+	if (f.trace)
+		fprintf(stderr, "%zu bytes, %zu lines, %zu reads, %zu doubts, %u wrong, "
+			"%u dates off\n", f.m->n, f.m->lines, res.reads, res.doubts, res.wrong,
+			res.dates);
+	CHECK(res.wrong == 0);
+	rm_free(f.m);
 	return 0;
 }

@@ -13,11 +13,12 @@
 #include <cmocka.h>
 
 #include "reasm.h"
+#include "reasm_model.h"
 #include "testutil.h"
 
 /* CLOCK_REALTIME is fed as CLOCK_MONOTONIC + REAL_OFFSET, so a packet's t_real
  * must be its t_mono + REAL_OFFSET: both are shifted back by the same amount. */
-#define REAL_OFFSET 1795300867000000000LL
+#define REAL_OFFSET RM_REAL_OFFSET
 #define NONE (-1)
 
 /* reasm_read of bytes that woke the reader at (now_mono, now_real) and were read at once. */
@@ -730,154 +731,101 @@ static uint64_t rng(void)
 
 /*
  * The rule against a model of the wire, the device and the machine, on random
- * traffic: bytes on a wire at a character time of 100 us, packets of 1-40 bytes
- * with pauses inside them below the gap, silences between them of 0.5 to 30 gaps
- * (a quarter of them under 2.5, many a fraction of a character past the gap); no
- * device (each byte reaches the kernel at its end), a 16550A at trigger 4, 8 or
- * 14, or an FTDI adapter (1 ms latency timer, 1 ms USB frames) hands them over; a
- * reader that wakes up to 20 us late, and now and then not at all for a stall of
- * 0.2 to 40 ms (a stopped CPU, a late tty worker), in which it misses its
- * deadlines and finds what came meanwhile at once. It reads until the kernel is
- * empty at every wake-up, as the daemon does. Its sensors bound how long the
- * first byte of each read waited, soundly but not tightly (up to 300 us more).
- * The rule owes: a wrong boundary (a line starting where the wire had less than
- * a gap of silence, or none where it had a gap) only at a read that raised a
- * doubt; and the first-byte date of a line the reader found on time within the
- * device's stamp error. Without the sensors' bound (the reader taken to be on
- * time) the same traffic must give wrong boundaries without a doubt: the test
- * sees what the sensors see.
+ * traffic (the bench: tests/lib/reasm_model.c): bytes on a wire at a character
+ * time of 100 us, packets of 1-40 bytes with pauses inside them below the gap,
+ * silences between them of 0.5 to 30 gaps (a quarter of them under 2.5, many a
+ * fraction of a character past the gap); no device (each byte reaches the kernel
+ * at its end), a 16550A at trigger 4, 8 or 14, or an FTDI adapter (1 ms latency
+ * timer, 1 ms USB frames) hands them over; a reader that wakes up to 20 us late,
+ * and now and then not at all for a stall of 0.2 to 40 ms (a stopped CPU, a late
+ * tty worker), in which it misses its deadlines and finds what came meanwhile at
+ * once. It reads until the kernel is empty at every wake-up, as the daemon does.
+ * Its sensors bound how long the first byte of each read waited, soundly but not
+ * tightly (up to 300 us more). The rule owes: a wrong boundary (a line starting
+ * where the wire had less than a gap of silence, or none where it had a gap) only
+ * at a read that raised a doubt; and the first-byte date of a line the reader
+ * found on time within the device's stamp error. Without the sensors' bound (the
+ * reader taken to be on time) the same traffic must give wrong boundaries without
+ * a doubt: the test sees what the sensors see.
  */
 #define M_CHAR ((int64_t)100000) /* ns */
 #define M_LAT ((int64_t)20000)   /* the reader's wake-up latency outside stalls, at most */
 
-struct model_run {
-	int64_t *wire;              /* each byte's end on the wire */
-	bool *starts;               /* byte i begins a packet (silence >= gap before it) */
-	size_t n;
-	size_t *line_at;            /* first byte of each line */
-	size_t nlines, lines_cap;
-	int64_t *line_t;
-	bool *doubted;              /* byte i is the first byte of a read that raised a doubt */
-	bool *on_time;              /* byte i is the first byte of a read found on time */
-	bool *read_start;           /* byte i is the first byte of a read */
-	size_t read_first;          /* first byte of the read being fed */
-	size_t emitted;
+/* The reader of test_model: its random latency and stalls. */
+struct model_reader {
+	bool sensors;
+	int64_t gap;
+	int64_t stall_end;          /* it runs no earlier */
 };
 
-static void model_emit(void *ctx, const struct reasm_packet *pkt)
+static int64_t model_wake(void *ctx, int64_t t)
 {
-	struct model_run *m = ctx;
+	struct model_reader *mr = ctx;
+	int64_t seen = t + (int64_t)(rng() % M_LAT);
 
-	if (m->nlines == m->lines_cap) {
-		m->lines_cap = m->lines_cap ? 2 * m->lines_cap : 64;
-		m->line_at = realloc(m->line_at, m->lines_cap * sizeof(*m->line_at));
-		m->line_t = realloc(m->line_t, m->lines_cap * sizeof(*m->line_t));
-		assert_non_null(m->line_at);
-		assert_non_null(m->line_t);
-	}
-	m->line_at[m->nlines] = m->emitted;
-	m->line_t[m->nlines++] = pkt->t_mono;
-	m->emitted += pkt->len;
+	/* now and then the reader's CPU stops, or its tty worker waits, just
+	 * before a delivery: it runs again only at the stall's end */
+	if (rng() % 40 == 0)
+		mr->stall_end = t + (int64_t)(rng() % (uint64_t)mr->gap)
+				+ 200000 + (int64_t)(rng() % 40000000);
+	if (seen < mr->stall_end)
+		seen = mr->stall_end + (int64_t)(rng() % M_LAT);
+	return seen;
 }
 
-static void model_doubt(void *ctx, const struct reasm_doubt *d)
+static int64_t model_look(void *ctx, int64_t at)
 {
-	struct model_run *m = ctx;
+	struct model_reader *mr = ctx;
 
-	(void)d;
-	m->doubted[m->read_first] = true;
+	at += (int64_t)(rng() % M_LAT);
+	if (at < mr->stall_end)
+		at = mr->stall_end + (int64_t)(rng() % M_LAT);
+	return at;
 }
 
-/* Deliveries of the device: delivery k hands over bytes [at[k], at[k + 1]) at t[k]. */
-static size_t deliver_direct(const int64_t *wire, size_t n, int64_t *t, size_t *at)
+static void model_plan(void *ctx, struct rm_plan *p)
 {
-	for (size_t i = 0; i < n; i++) {
-		t[i] = wire[i];
-		at[i] = i;
-	}
-	at[n] = n;
-	return n;
+	struct model_reader *mr = ctx;
+
+	p->dur = 5000;
+	p->drain = 1000;
+	if (mr->sensors)
+		p->slack = (int64_t)(rng() % 300000);     /* a sound bound, not a tight one */
 }
-
-static size_t deliver_fifo(const int64_t *wire, size_t n, unsigned trig, int64_t *t, size_t *at)
-{
-	size_t k = 0, count = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		count++;
-		if (count == trig || i + 1 == n || wire[i + 1] > wire[i] + 4 * M_CHAR) {
-			t[k] = count == trig ? wire[i] : wire[i] + 4 * M_CHAR;
-			at[k++] = i + 1 - count;
-			count = 0;
-		}
-	}
-	at[k] = n;
-	return k;
-}
-
-static size_t deliver_usb(const int64_t *wire, size_t n, int64_t *t, size_t *at)
-{
-	const int64_t frame = 1000000, latency = 1000000;
-	int64_t last = INT64_MIN / 2;
-	size_t k = 0, i = 0;
-
-	while (i < n) {
-		/* the first frame boundary at which the latency timer has run out
-		 * with bytes waiting, or 62 bytes wait */
-		int64_t f = (wire[i] / frame + 1) * frame;
-		size_t j = i;
-
-		while (f < last + latency)
-			f += frame;
-		while (j < n && wire[j] <= f && j - i < 62)
-			j++;
-		t[k] = f;
-		at[k++] = i;
-		last = f;
-		i = j;
-	}
-	at[k] = n;
-	return k;
-}
-
-struct model_dev {
-	const char *name;
-	unsigned trig;              /* 0: no device (direct); else a FIFO */
-	bool usb;
-};
 
 /* The wrong boundaries without a doubt (and dates off) of one run; sensors: the
  * reads carry the sensors' bound, else none. */
-static void model_run(const struct model_dev *md, uint64_t seed, bool sensors,
+static void model_run(const struct rm_machine *dev, uint64_t seed, bool sensors,
 		      unsigned *wrong_out, unsigned *dates_out)
 {
-	const bool usb = md->usb;
-	struct reasm_dev dev = usb ? (struct reasm_dev){ .hold_ns = 2000000, .blur_ns = 1000000 }
-			       : md->trig == 0 ? (struct reasm_dev){ 0 }
-			       : (struct reasm_dev){ .trigger = md->trig, .timeout_ns = 4 * M_CHAR,
-						     .hold_ns = md->trig * 4 * M_CHAR,
-						     .blur_ns = M_CHAR / 2 };
-	/* the gap each resolves: 3.5 characters; the timeout's; 4 blurs */
-	const int64_t gap = usb ? 4000000 : md->trig == 0 ? 35 * M_CHAR / 10 : 3 * M_CHAR;
-	const int64_t err = dev.blur_ns;
 	const size_t cap = 20000;
-	struct model_run m = { 0 };
-	int64_t *t = calloc(cap + 1, sizeof(*t)), now = 1000000000, stall_end = 0;
-	size_t *at = calloc(cap + 1, sizeof(*at)), nd;
-	uint8_t *buf = malloc(cap), *data = calloc(cap, 1);
-	unsigned wrong = 0, dates = 0;
-	struct reasm r;
+	struct rm_machine mc = *dev;
+	struct model_reader mr = { .sensors = sensors };
+	static const struct rm_reader reader = {
+		.wake = model_wake,        /* latency up to M_LAT, stalls of 0.2-40 ms */
+		.look = model_look,        /* the same */
+		.plan = model_plan,        /* 5 us a read, the empty one 1 us after it */
+	};
+	/* the gap each resolves: 3.5 characters; the timeout's; 4 blurs */
+	const int64_t gap = mc.dev == RM_USB ? 4000000 : mc.dev == RM_DIRECT ? 35 * M_CHAR / 10
+			    : 3 * M_CHAR;
+	struct rm_run *m;
+	struct rm_result res;
+	int64_t now = 1000000000;
 
+	mc.gap_ns = gap;
+	mc.char_ns = M_CHAR;
+	mc.max_len = cap;
+	mc.delim = NONE;
+	mc.sensors = sensors;
+	mc.on_time_ns = M_LAT;
+	mc.report = sensors;
+	mr.gap = gap;
 	rng_state = seed;
-	m.wire = calloc(cap, sizeof(*m.wire));
-	m.starts = calloc(cap, sizeof(*m.starts));
-	m.doubted = calloc(cap, sizeof(*m.doubted));
-	m.on_time = calloc(cap, sizeof(*m.on_time));
-	m.read_start = calloc(cap, sizeof(*m.read_start));
-	assert_true(t && at && buf && data && m.wire && m.starts && m.doubted && m.on_time
-		    && m.read_start);
+	m = rm_new(&mc, cap);
+	assert_non_null(m);
 	/* the wire */
-	while (m.n + 40 < cap) {
+	while (m->n + 40 < cap) {
 		size_t len = 1 + rng() % 40;
 		uint64_t kind = rng() % 8;
 		/* mostly well apart; some near the gap, where the device may hide it;
@@ -892,128 +840,24 @@ static void model_run(const struct model_dev *md, uint64_t seed, bool sensors,
 			if (i > 0 && rng() % 8 == 0)
 				now += (int64_t)(rng() % (uint64_t)gap);
 			now += M_CHAR;
-			m.wire[m.n++] = now;
+			assert_true(rm_byte(m, now, 0));
 		}
 	}
-	for (size_t i = 0; i < m.n; i++)
-		m.starts[i] = i == 0 || m.wire[i] - M_CHAR - m.wire[i - 1] >= gap;
-	nd = usb ? deliver_usb(m.wire, m.n, t, at) : md->trig == 0
-	     ? deliver_direct(m.wire, m.n, t, at) : deliver_fifo(m.wire, m.n, dev.trigger, t, at);
-	/* the reader */
-	reasm_init(&r, buf, cap, gap, M_CHAR, NONE, model_emit, &m);
-	reasm_set_dev(&r, &dev);
-	reasm_on_doubt(&r, model_doubt);
-	for (size_t k = 0; k < nd;) {
-		int64_t seen = t[k] + (int64_t)(rng() % M_LAT), end, dl, lat;
-		size_t k2 = k + 1;
-		struct reasm_read rd = { .woken = true };
-
-		/* now and then the reader's CPU stops, or its tty worker waits, just
-		 * before a delivery: it runs again only at the stall's end */
-		if (rng() % 40 == 0)
-			stall_end = t[k] + (int64_t)(rng() % (uint64_t)gap)
-				    + 200000 + (int64_t)(rng() % 40000000);
-		if (seen < stall_end)
-			seen = stall_end + (int64_t)(rng() % M_LAT);
-		/* the read at each deadline, when the reader runs: empty before the
-		 * delivery; after it, it finds the bytes (no wake-up said so) */
-		while ((dl = reasm_deadline(&r)) != INT64_MAX) {
-			dl += (int64_t)(rng() % M_LAT);
-			if (dl < stall_end)
-				dl = stall_end + (int64_t)(rng() % M_LAT);
-			if (dl >= t[k]) {
-				if (dl < seen) {
-					rd.woken = false;
-					seen = dl;
-				}
-				break;
-			}
-			reasm_expire(&r, dl);
-		}
-		/* what came meanwhile is found at once */
-		while (k2 < nd && t[k2] <= seen)
-			k2++;
-		end = seen + 5000;
-		lat = seen - t[k];
-		rd.seen_mono = rd.woken ? seen : end;
-		rd.seen_real = rd.seen_mono + REAL_OFFSET;
-		rd.end_mono = end;
-		if (sensors) {
-			/* a sound bound, not a tight one */
-			rd.from_mono = seen - lat - (int64_t)(rng() % 300000);
-			rd.from_stage = REASM_STAGE_CPU;
-		}
-		m.read_first = at[k];
-		m.on_time[at[k]] = lat <= M_LAT;
-		m.read_start[at[k]] = true;
-		reasm_read(&r, data + at[k], at[k2] - at[k], &rd);
-		/* the reader reads until the kernel is empty */
-		if (k2 == nd || t[k2] > end + 1000)
-			reasm_expire(&r, end + 1000);
-		k = k2;
-	}
-	reasm_flush(&r);
-	assert_int_equal(m.emitted, m.n);
-	/* wrong boundaries: each must be at a doubted read, the line's or the next */
-	for (size_t i = 0, l = 0; i < m.n; i++) {
-		bool line = l < m.nlines && m.line_at[l] == i;
-
-		if (line)
-			l++;
-		if (line != m.starts[i] && !m.doubted[i]) {
-			/* a merge: the doubt is at the read that joined bytes across it */
-			size_t j = i;
-
-			while (j > 0 && !m.read_start[j])
-				j--;
-			if (!m.doubted[j] && wrong++ < 5 && sensors)
-				print_error("%s: byte %zu: %s without a mark (silence %" PRId64
-					    " us, gap %" PRId64 ")\n", md->name, i,
-					    line ? "a boundary" : "no boundary",
-					    i ? (m.wire[i] - M_CHAR - m.wire[i - 1]) / 1000 : 0,
-					    gap / 1000);
-		}
-	}
-	/* first-byte dates of the lines that are one packet of the wire, found on time */
-	for (size_t l = 0; l < m.nlines; l++) {
-		size_t i = m.line_at[l], j = i;
-		int64_t truth = m.wire[i] - M_CHAR, pauses = 0;
-
-		if (!m.starts[i] || m.doubted[i])
-			continue;
-		while (j > 0 && !m.read_start[j])
-			j--;
-		if (!m.on_time[j])
-			continue;
-		for (j = i + 1; j < m.n && !m.read_start[j]; j++)
-			pauses += m.wire[j] - M_CHAR - m.wire[j - 1];
-		if ((m.line_t[l] < truth - err - M_CHAR || m.line_t[l] > truth + err + M_LAT
-								     + pauses + M_CHAR)
-		    && dates++ < 5 && sensors)
-			print_error("%s: line %zu dated %" PRId64 " us from its first byte "
-				    "(stamp error %" PRId64 " us)\n", md->name, l,
-				    (m.line_t[l] - truth) / 1000, err / 1000);
-	}
-	*wrong_out = wrong;
-	*dates_out = dates;
-	free(m.line_at);
-	free(m.line_t);
-	free(m.wire);
-	free(m.starts);
-	free(m.doubted);
-	free(m.on_time);
-	free(m.read_start);
-	free(t);
-	free(at);
-	free(buf);
-	free(data);
+	assert_true(rm_play(m, &reader, &mr, &res));
+	assert_int_equal(m->emitted, m->n);
+	*wrong_out = res.wrong;
+	*dates_out = res.dates;
+	rm_free(m);
 }
 
 static void test_model(void **state)
 {
-	static const struct model_dev devs[] = {
-		{ "direct", 0, false }, { "fifo:4", 4, false }, { "fifo:8", 8, false },
-		{ "fifo:14", 14, false }, { "usb:2 (ftdi)", 0, true },
+	static const struct rm_machine devs[] = {
+		{ .name = "direct", .dev = RM_DIRECT },
+		{ .name = "fifo:4", .dev = RM_FIFO, .trigger = 4 },
+		{ .name = "fifo:8", .dev = RM_FIFO, .trigger = 8 },
+		{ .name = "fifo:14", .dev = RM_FIFO, .trigger = 14 },
+		{ .name = "usb:2 (ftdi)", .dev = RM_USB, .latency_ns = 1000000 },
 	};
 	uint64_t seed = tu_seed("test_reasm");
 	unsigned blind = 0;
