@@ -17,7 +17,7 @@
 # what holds only on a quiet machine fails here first. Left out: the tests that judge
 # packet boundaries (CHECK_STALL_SKIP: e2e_serial, e2e_wire; and PORTLOGD_E2E_SKIP:
 # e2e_faults' garbage; issue 29's), and e2e_replay_modbus, whose replay counts the answers
-# that came back only until a fixed linger ends (the replay's to change). ~3 min;
+# that came back only until a fixed linger ends (the replay's to change). ~2 min;
 # CHECK_STALL=0 skips it; a skip of its own (no SCHED_FIFO) counts as a failure.
 # The central-collection test (label fleet: two rsyslogds, the daemon, logrotate; ~2 min)
 # runs once, in the plain build; CHECK_FLEET=0 skips it.
