@@ -48,6 +48,10 @@
 #             figures and the adapter's latency_timer
 #   COPYLOG NAME  the service stopped, its log, journal and the kernel's ext4 messages
 #             copied to /var/tmp/vmtest/NAME
+#   RTLOAD ID OFF:LEN...  a SCHED_FIFO 50 busy loop on every CPU (chrt, taskset; bash,
+#             which spins without a fork), all spinning at once LEN ms from OFF ms after
+#             the start, idle between; answered when the last burst ended, with the CPUs,
+#             the bursts, their sum and the kernel's RT throttling (sched_rt_runtime_us)
 # A boot of an image that has booted before (powercut: the same image booted again after
 # QEMU was killed) installs nothing: the service starts at boot with the config there;
 # the guest says "VMTEST REBOOT", then READY, and obeys the same commands.
@@ -374,6 +378,33 @@ restart_kind() {
 		"$(systemctl is-active portlogd.service)"
 }
 
+# rtload ID OFF:LEN...: see RTLOAD above. Each CPU's loop sleeps until its burst, then
+# spins on bash's $EPOCHREALTIME (no fork while it spins: the shell's own builtins)
+rtload_spin='t0=$1; shift
+for b in "$@"; do
+	s=$((t0 + ${b%:*} * 1000)) e=$((t0 + ${b%:*} * 1000 + ${b#*:} * 1000)) n=${EPOCHREALTIME/./}
+	[ "$n" -ge "$s" ] || sleep "$(((s - n) / 1000000)).$(printf %06d $(((s - n) % 1000000)))"
+	while [ "${EPOCHREALTIME/./}" -lt "$e" ]; do :; done
+done'
+rtload() {
+	id=$1
+	shift
+	ncpu=$(nproc)
+	t0=$(($(date +%s%6N) + 300000))        # all CPUs from the same moment
+	pids=
+	for c in $(seq 0 $((ncpu - 1))); do
+		taskset -c "$c" chrt -f 50 bash -c "$rtload_spin" rtload "$t0" "$@" &
+		pids="$pids $!"
+	done
+	# shellcheck disable=SC2086
+	wait $pids
+	sum=0
+	for b in "$@"; do sum=$((sum + ${b#*:})); done
+	say "RTLOAD $id done cpus=$ncpu bursts=$# load_ms=$sum took_s=$(since "$(echo "$t0" |
+		awk '{ printf "%.6f", $1 / 1e6 }')") rt_runtime_us=$(cat /proc/sys/kernel/sched_rt_runtime_us)" \
+		"rt_period_us=$(cat /proc/sys/kernel/sched_rt_period_us)"
+}
+
 # copylog NAME: see COPYLOG above
 copylog() {
 	systemctl stop portlogd.service
@@ -508,6 +539,10 @@ while read -r cmd <&3; do
 		;;
 	USBOPENS\ *)
 		usbopens "${cmd#USBOPENS }"
+		;;
+	RTLOAD\ *)
+		# shellcheck disable=SC2086
+		rtload ${cmd#RTLOAD }
 		;;
 	'') ;;
 	*) say "UNKNOWN $cmd" ;;
