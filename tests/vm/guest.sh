@@ -30,7 +30,10 @@
 #             unable to write sysfs); rx_trig_bytes set to TRIG first (-: left as it is);
 #             answered once every port's EV open is in the log, with the first one's
 #             gap_us= (the gap the daemon resolves there)
-#   TRIALEND ID  that daemon stopped (SIGTERM)
+#   TRIALEND ID [NAME=BYTES...]  that daemon stopped (SIGTERM) once each UART port's
+#             receive count (/proc/tty/driver/serial rx:) has grown by the BYTES the host
+#             wrote into it (50 ms looks, 200 at most; the daemon takes at its stop all the
+#             kernel holds); a port without that count (usb0) after a second
 #   USBDEV present|absent  waits up to 30 s for the USB adapter to be so; says its tty,
 #             by-id link, driver and latency_timer
 #   RESTARTS begin|end  SERVICE restarts 9600 / the log and journal copied to
@@ -273,7 +276,34 @@ trial() {
 	fi
 }
 
+# rx_of N FILE: rx= the receive count of ttySN in FILE (/proc/tty/driver/serial's form), 0
+# if none; the shell's builtins only (a fork costs a tenth of a second in a guest under TCG)
+rx_of() {
+	rx=0
+	while read -r line; do
+		case $line in "$1: "*" rx:"*) rx=${line#* rx:} rx=${rx%% *}; return ;; esac
+	done <"$2"
+}
+
 trialend() {
+	id=$1 waits=0
+	shift
+	for kv in "$@"; do
+		case ${kv%%=*} in
+		ttyS*)
+			n=${kv%%=*} n=${n#ttyS}
+			rx_of "$n" "$out/trials/$id/uart-before.txt"
+			want=$((rx + ${kv#*=}))
+			rx_of "$n" /proc/tty/driver/serial
+			while [ "$rx" -lt "$want" ] && [ $waits -lt 200 ]; do
+				sleep 0.05
+				waits=$((waits + 1))
+				rx_of "$n" /proc/tty/driver/serial
+			done ;;
+		*) sleep 1 ;;
+		esac
+	done
+	set -- "$id"
 	if [ "$tlog" = "$out/trials/$1/portlogd.log" ]; then
 		kill -TERM "$trial_pid"
 		wait "$trial_pid"
@@ -290,7 +320,7 @@ trialend() {
 		echo "$n trig=$(cat "/sys/class/tty/$tty/rx_trig_bytes" 2>/dev/null || echo none)"
 	done >"$out/trials/$1/after.txt"
 	sync
-	say "TRIALEND $1 rc=$rc $(tr '\n' ' ' <"$out/trials/$1/after.txt")"
+	say "TRIALEND $1 rc=$rc rx_waits=$waits $(tr '\n' ' ' <"$out/trials/$1/after.txt")"
 }
 
 # usbdev present|absent: see USBDEV above
@@ -506,7 +536,8 @@ while read -r cmd <&3; do
 		trial ${cmd#TRIAL }
 		;;
 	TRIALEND\ *)
-		trialend "${cmd#TRIALEND }"
+		# shellcheck disable=SC2086
+		trialend ${cmd#TRIALEND }
 		;;
 	USBDEV\ *)
 		usbdev "${cmd#USBDEV }"

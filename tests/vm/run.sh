@@ -644,9 +644,10 @@ trial() {
 	[ -z "$trial_during" ] || [ $rc != 143 ] || rc=0
 	sed -n "s/^# /  $id /p" "$run/trials/$id.sent"
 	[ $rc = 0 ] || { cat "$run/trials/$id.sim"; echo "FAIL $id: portlogd-sim failed ($rc)"; r=1; }
-	sleep 1                                        # the flusher writes every 100 ms
-	send "TRIALEND $id"
-	expect "*TEST TRIALEND $id*" 60 || fail "$id: no answer to TRIALEND"
+	# the guest stops the daemon once its UARTs have received what was written
+	send "TRIALEND $id$(for nc in "$@"; do awk -v p="${nc%%=*}" '$1 == p { n += $3 }
+		END { printf " %s=%d", p, n }' "$run/trials/$id.sent"; done)"
+	expect "*TEST TRIALEND $id *" 60 || fail "$id: no answer to TRIALEND"
 	trials="$trials $id:$baud:$names:$user:$(case " $trial_keys " in *" rx_trigger=keep "*) echo keep ;; *) echo auto ;; esac)"
 	trials="$trials:$(echo "${trial_want:--}" | sed "s/@ID@/$id/g"):$(echo "${trial_load:-none}" | tr ' ' _)"
 	ntrial=$((ntrial + 1))
