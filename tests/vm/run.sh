@@ -128,7 +128,7 @@
 #                           irq: irq_priority = off (the interrupt thread stays at 50,
 #                           nothing said); strobe: strobe_level = high (the pin's rest
 #                           level at open is a pulse to QEMU: one byte more than samples)
-#   PORTLOGD_VM_ACCEL=tcg|kvm  no probe for KVM (it costs 20 s where /dev/kvm opens but
+#   PORTLOGD_VM_ACCEL=tcg|kvm  no probe for KVM (it costs 10 s where /dev/kvm opens but
 #                           runs no guest)
 #   PORTLOGD_VM_KEEP=1      keep the work directory (it is printed)
 #   PORTLOGD_VM_MIRROR=URL  the Debian mirror (default: the host's apt sources)
@@ -410,8 +410,10 @@ start_qemu() {
 	accel=$1
 }
 # KVM when /dev/kvm opens and a guest kernel really runs under it (a nested KVM may
-# answer the API yet fail on an MSR, or never get the kernel going): it must print
-# "Linux version" within 20 s; otherwise TCG. Found out at the first boot, kept after.
+# answer the API yet fail on an MSR, or never get the kernel going): the console must
+# show the guest's first output (with loglevel=4 the kernel's banner is not there: the
+# initramfs's "Loading, please wait...", a second or two into a KVM boot) within 10 s;
+# otherwise TCG. Found out at the first boot, kept after.
 accel=${PORTLOGD_VM_ACCEL:-}
 kvm_probed=$([ -n "$accel" ] && echo 1 || echo 0)
 boot_qemu() {
@@ -422,13 +424,12 @@ boot_qemu() {
 			# no arch-capabilities: a nested KVM refuses that MSR
 			start_qemu kvm max,-arch-capabilities
 			local i=0
-			until grep -q 'Linux version' "$run/console.log" || [ $i -ge 100 ] ||
-				! kill -0 $qpid 2>/dev/null; do
+			until grep -q . "$run/console.log" || [ $i -ge 50 ] || ! kill -0 $qpid 2>/dev/null; do
 				sleep 0.2
 				i=$((i + 1))
 			done
-			grep -q 'Linux version' "$run/console.log" && return 0
-			echo "KVM: no kernel output after $((i / 5)) s ($(head -c 300 "$run/qemu.log" | tr '\n' ' ')); using TCG"
+			grep -q . "$run/console.log" && return 0
+			echo "KVM: no console output after $((i / 5)) s ($(head -c 300 "$run/qemu.log" | tr '\n' ' ')); using TCG"
 			kill $qpid 2>/dev/null; wait $qpid 2>/dev/null || true
 		else
 			echo "no usable /dev/kvm: TCG"
