@@ -10,11 +10,11 @@
 # vm_wire). The standard list (the first kernel): traffic (the host plays packets into
 # ttyS1, the guest rotates the log with the shipped logrotate file, the running service's
 # state is collected), watchdog (SIGSTOP: the watchdog restarts the daemon; more packets),
-# wire, pci4x and usb (issue 21: below), restarts (issue 22: every kind of restart under
-# traffic), package (the guest upgrades the package to a second .deb with a higher
-# version, removes and purges it; powers off); the others' boots (the real-time kernel):
-# traffic, usbplug and powercut (below), which depend on no kernel feature and so share
-# a boot that has room for them.
+# wire, pci4x and usb (issue 21: below), pause (issue 29), restarts (issue 22: every kind
+# of restart under traffic), package (the guest upgrades the package to a second .deb
+# with a higher version, removes and purges it; powers off); the others' boots (the
+# real-time kernel): traffic, rtload (issue 29), usbplug and powercut (below), the last
+# two depending on no kernel feature and so sharing a boot that has room for them.
 #
 # One debootstrap holds every kernel of PORTLOGD_VM_KERNEL (Debian's standard one and its
 # PREEMPT_RT one, linux-image-rt-amd64); each boots its own image made from that tree
@@ -142,8 +142,8 @@ kernel_pkgs=$(echo ${PORTLOGD_VM_KERNEL:-linux-image-amd64 linux-image-rt-amd64}
 usbplug_n=${PORTLOGD_VM_USBPLUG:-$([ -n "${PORTLOGD_VM_ONLY:-}" ] && echo 20 || echo 5)}
 powercut_n=${PORTLOGD_VM_POWERCUTS:-$([ -n "${PORTLOGD_VM_ONLY:-}" ] && echo 3 || echo 2)}
 # the scenarios of the first kernel's boot and of the others'
-first_list=$(echo ${PORTLOGD_VM_ONLY:-traffic watchdog wire pci4x usb restarts package} | tr ',' ' ')
-other_list=$(echo ${PORTLOGD_VM_ONLY:-traffic usbplug powercut} | tr ',' ' ')
+first_list=$(echo ${PORTLOGD_VM_ONLY:-traffic watchdog wire pci4x usb pause restarts package} | tr ',' ' ')
+other_list=$(echo ${PORTLOGD_VM_ONLY:-traffic rtload usbplug powercut} | tr ',' ' ')
 # the guest's packages (the daemon's libraries: dpkg -i in the guest resolves nothing);
 # the cache is reused only while it holds all of this list
 include=systemd,systemd-sysv,udev,kmod,$(echo $kernel_pkgs | tr ' ' ','),libieee1284-3,libserialport0,libinih1,libsystemd0,procps,util-linux,logrotate
