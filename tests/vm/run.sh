@@ -650,7 +650,7 @@ trial() {
 		END { printf " %s=%d", p, n }' "$run/trials/$id.sent"; done)"
 	expect "*TEST TRIALEND $id *" 60 || fail "$id: no answer to TRIALEND"
 	trials="$trials $id:$baud:$names:$user:$(case " $trial_keys " in *" rx_trigger=keep "*) echo keep ;; *) echo auto ;; esac)"
-	trials="$trials:$(echo "${trial_want:--}" | sed "s/@ID@/$id/g"):$(echo "${trial_load:-none}" | tr ' ' _)"
+	trials="$trials:$(echo "${trial_want:--}" | sed "s/@ID@/$id/g"):$(echo "${trial_load:-none}" | tr ' ' +)"
 	ntrial=$((ntrial + 1))
 	echo "$id: $(secs "$t0" "$(date +%s.%N)") s"
 }
@@ -708,7 +708,7 @@ chk_trials() {
 		want="--want-bytes --want-no-unmarked"
 		[ "$baud" -gt 2400 ] || want="$want --max-bias-chars 1"
 		[ "$more" = - ] || want="$want ${more//,/ }"
-		tty_row "$id" "${load//_/ }" "$run/vmtest/trials/$id/portlogd.log"
+		tty_row "$id" "${load//+/ }" "$run/vmtest/trials/$id/portlogd.log"
 		for n in ${names//,/ }; do
 			# shellcheck disable=SC2086
 			"$build/tests/vm_wire" --log "$run/vmtest/trials/$id/portlogd.log" --sent "$run/trials/$id.sent" \
