@@ -824,7 +824,7 @@ qmp_do() {
 # pauser ID: the pauses, on one QMP connection; "N STOP_SENT STOP_ACKED CONT_SENT
 # CONT_ACKED" (the host's CLOCK_REALTIME) a line in trials/ID.pauses (vm_wire --pauses)
 pauser() {
-	local f=$run/trials/$1.pauses j a b c d
+	local f=$run/trials/$1.pauses j a b c d fd
 	: >"$f"
 	coproc QMP { socat - UNIX-CONNECT:"$run/qmp.sock" 2>>"$run/qmp.log"; }
 	if qmp_do '{"execute":"qmp_capabilities"}'; then
@@ -843,7 +843,9 @@ pauser() {
 			sleep "0.$(printf %03d $((250 + RANDOM % 251)))"
 		done
 	fi
-	[ -z "${QMP[1]:-}" ] || exec {QMP[1]}>&-
+	# closing its input ends socat
+	fd=${QMP[1]:-}
+	[ -z "$fd" ] || exec {fd}>&-
 	wait "${QMP_PID:-}" 2>/dev/null || true
 }
 # the pauses as made (the trial's checks: chk_trials; vm_wire --want-marked: a wrong
