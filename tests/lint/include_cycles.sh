@@ -70,6 +70,18 @@ fi
 
 if [ "${1:-}" = --self-test ]; then
 	self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+	# named OUT NOT ON...: the failed run's OUT names each of ON on a line, never NOT
+	named() {
+		out=$1
+		not=$2
+		shift 2
+		for m in "$@"; do
+			printf '%s\n' "$out" | grep -qx "  $m" \
+				|| { echo "FAIL: $m, on the circle, not named: $out"; exit 1; }
+		done
+		! printf '%s\n' "$out" | grep -qx "  $not" || { echo "FAIL: $not is named: $out"; exit 1; }
+		printf '%s\n' "$out"
+	}
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 	# a circle of three through a header (a.h -> b, b.c -> c, c.c -> a), a module on
@@ -83,12 +95,7 @@ if [ "${1:-}" = --self-test ]; then
 	printf '#include "cmocka_only.h"\n' >"$tmp/drivers/c.h"
 	printf '#include "a.h"\n' >"$tmp/drivers/d.c"
 	out=$(sh "$self" "$tmp" 2>&1) && { echo "FAIL: a planted circle passed: $out"; exit 1; }
-	for m in a b c; do
-		printf '%s\n' "$out" | grep -q "^  $m\$" \
-			|| { echo "FAIL: module $m of the circle not named: $out"; exit 1; }
-	done
-	! printf '%s\n' "$out" | grep -q '^  d$' || { echo "FAIL: d is named: $out"; exit 1; }
-	printf '%s\n' "$out"
+	named "$out" d a b c
 	# the same tree with the circle cut (c no longer includes a) passes
 	printf '#include "c.h"\n' >"$tmp/drivers/c.c"
 	out=$(sh "$self" "$tmp" 2>&1) || { echo "FAIL: no circle, yet: $out"; exit 1; }
@@ -113,12 +120,7 @@ if [ "${1:-}" = --self-test ]; then
 	for f in m_a m_b m_c mx; do "$cc" -O2 -c $f.c -o $f.c.o; done
 	"$ar" rc libm.a m_a.c.o m_b.c.o m_c.c.o mx.c.o
 	out=$(sh "$self" --calls libm.a m 2>&1) && { echo "FAIL: a planted call circle passed: $out"; exit 1; }
-	for m in m_a m_b m_c; do
-		printf '%s\n' "$out" | grep -q "^  $m.c\$" \
-			|| { echo "FAIL: file $m.c of the call circle not named: $out"; exit 1; }
-	done
-	! printf '%s\n' "$out" | grep -q '^  mx' || { echo "FAIL: mx is named: $out"; exit 1; }
-	printf '%s\n' "$out"
+	named "$out" mx.c m_a.c m_b.c m_c.c
 	printf 'int m_c(void) { return 0; }\n' >m_c.c
 	"$cc" -O2 -c m_c.c -o m_c.c.o
 	rm libm.a
