@@ -106,32 +106,45 @@ static bool take_until(const char *text)
 	return false;
 }
 
-/* Waits until the journal thread is in a send with nothing queued; false after WAIT_MS. */
-static bool sending_one(void)
+/* Waits until cond holds of the queue's figures; false after WAIT_MS. */
+static bool wait_for(bool (*cond)(const struct log_figures *))
 {
 	struct log_figures fig;
 
 	for (int i = 0; i < WAIT_MS; i++) {
 		log_figures(&fig);
-		if (fig.sending == 1 && fig.queued == 0)
+		if (cond(&fig))
 			return true;
 		tu_sleep_ms(1);
 	}
 	return false;
 }
 
-/* Waits until the journal thread has ended; false after WAIT_MS. */
-static bool ended(void)
+/* The journal thread is in a send, with nothing queued. */
+static bool sending_one(const struct log_figures *f)
 {
-	struct log_figures fig;
+	return f->sending == 1 && f->queued == 0;
+}
 
-	for (int i = 0; i < WAIT_MS; i++) {
-		log_figures(&fig);
-		if (!fig.running)
-			return true;
-		tu_sleep_ms(1);
-	}
-	return false;
+static bool has_room(const struct log_figures *f)
+{
+	return f->queued < LOG_QUEUE_LEN;
+}
+
+static bool ended(const struct log_figures *f)
+{
+	return !f->running;
+}
+
+/* Starts the journal thread, makes fd 2 the full pipe and logs `first`: true once
+ * the thread is blocked in its send. */
+static bool start_blocked(const char *log_file, const char *first)
+{
+	assert_int_equal(log_start(log_file), 0);
+	to_pipe();
+	fill();
+	log_msg(LOG_NOTICE, "%s", first);
+	return wait_for(sending_one);
 }
 
 /*
@@ -141,33 +154,25 @@ static bool ended(void)
  */
 static void test_full_dropped_said(void **state)
 {
-	struct log_figures full, after;
+	struct log_figures full;
 	struct log_unsent left;
-	bool blocked, drained, got;
+	bool blocked, drained, got, room;
 	char line[64];
 
 	(void)state;
-	to_pipe();
-	fill();
-	assert_int_equal(log_start("/var/log/portlogd/x.log"), 0);
-	log_msg(LOG_NOTICE, "m%d", 0);
-	blocked = sending_one();
+	blocked = start_blocked("/var/log/portlogd/x.log", "m0");
 	for (int i = 1; i <= LOG_QUEUE_LEN + 3; i++)
 		log_source(LOG_WARNING, "gps", "m%d", i);
 	log_figures(&full);
 	drained = log_drain(50, &left);
 	take();                 /* the filler: the thread gets through */
-	for (int i = 0; i < WAIT_MS; i++) {
-		log_figures(&after);
-		if (after.queued < LOG_QUEUE_LEN)
-			break;
-		tu_sleep_ms(1);
-	}
+	room = wait_for(has_room);
 	log_msg(LOG_NOTICE, "after");
 	got = take_until("portlogd: after\n");
 	to_stderr();
 
 	assert_true(blocked);
+	assert_true(room);
 	assert_int_equal(full.queued, LOG_QUEUE_LEN);
 	assert_int_equal(full.sending, 1);
 	assert_int_equal(full.dropped_total, 3);        /* m257 .. m259 */
@@ -202,7 +207,7 @@ static void test_full_dropped_said(void **state)
 	assert_int_equal(left.queued, 0);
 	assert_int_equal(left.dropped, 0);
 	assert_non_null(strstr(out, "portlogd: sync\n"));
-	assert_true(ended());
+	assert_true(wait_for(ended));
 }
 
 /*
@@ -218,11 +223,7 @@ static void test_stop_stuck(void **state)
 	bool blocked, drained;
 
 	(void)state;
-	to_pipe();
-	fill();
-	assert_int_equal(log_start("/l"), 0);
-	log_msg(LOG_NOTICE, "s%d", 1);
-	blocked = sending_one();
+	blocked = start_blocked("/l", "s1");
 	log_msg(LOG_NOTICE, "s%d", 2);
 	log_msg(LOG_NOTICE, "s%d", 3);
 	drained = log_drain(100, &drained_left);
@@ -239,7 +240,7 @@ static void test_stop_stuck(void **state)
 	assert_int_equal(stop_left.queued, 3);
 	assert_int_equal(stop_left.dropped, 0);
 	assert_int_equal(fig.dropped_total, 1);         /* "after the stop" */
-	assert_true(ended());
+	assert_true(wait_for(ended));
 	take();
 	assert_non_null(strstr(out, "portlogd: s1\n"));
 	assert_null(strstr(out, "portlogd: s2\n"));
