@@ -750,6 +750,7 @@ static void journal_not_reading(void **state)
 	e2e_expect_accounted(&log);
 	e2e_free_log(&log);
 	close(r.app_fd);
+	e2e_remove_dir(r.dir);
 }
 
 int main(void)
