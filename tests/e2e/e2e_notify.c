@@ -445,11 +445,12 @@ static void journal_fields(void **state)
  * The application of a pass port sets its pty to one baud after another (none
  * the device's 9600): each setting makes an EV app-settings line of a (notice:
  * not held back by the info share), a message for the journal. The reader looks
- * at the settings after each packet the application sends and relays the packet
- * to the device first, so after each setting the application sends "x\n", waits
- * for it at the device, then "y\n" and waits for that: the reader has looked at
- * the setting after "x\n" (and found it new) before the next one is made. And
- * the device sends "r\n". Every packet must be a line of the log.
+ * at the settings after each packet the application sends, having relayed it to
+ * the device first; so after each setting the application sends "x\n", waits
+ * for it at the device, then "y\n" and waits for that: the reader has looked
+ * after "x\n" with this setting in place before the next one is made, and finds
+ * each new exactly once (after its "x\n", or already after the "y\n" before).
+ * And the device sends "r\n". Every packet must be a line of the log.
  */
 static const speed_t app_bauds[] = { B1200, B2400, B4800, B19200, B38400, B57600, B115200,
 				     B230400 };
