@@ -18,6 +18,7 @@
 
 #define OUT_MIN (1024 * 1024)
 #define CHECK_SLICE_MS 10       /* how often the thread looks for half-full rings */
+#define BEAT_SLOTS 256          /* a drain tells the watchdog it progresses this often */
 _Static_assert(FMT_FIELDS_MAX >= SOURCE_EV_MAX, "event texts must fit a line's fields");
 
 bool flush_line(struct flusher *f, enum rec_kind kind, int64_t a, const char *fields)
@@ -226,14 +227,42 @@ static const uint8_t *payload(struct flusher *f, struct ring *ring, const struct
 	return f->pkt;
 }
 
-/* To stderr or to the journal, there with PORTLOGD_SOURCE=the source's name. */
-static void echo(struct flusher *f, const char *source, int priority, const char *line,
+/*
+ * Info events of s the journal was not sent (its share, log.h's log_limit), said
+ * once a token is there again, or at stop (force) whatever the share.
+ */
+static void say_held_back(struct flusher *f, struct source *s, int64_t now, bool force)
+{
+	uint64_t n;
+
+	if (!f->echo || (n = log_limit_summary(&s->journal, now, force)) == 0)
+		return;
+	log_source(LOG_INFO, s->name, "%s: %llu info events (EV late-delivery) were not sent to the "
+		   "journal: it hears %d at once, then %d a minute, of each source; the log file "
+		   "has every one", s->name, (unsigned long long)n, LOG_LIMIT_BURST,
+		   60 / LOG_LIMIT_EVERY_S);
+}
+
+/*
+ * To stderr or to the journal, there with PORTLOGD_SOURCE=the source's name.
+ * Info events (a stalling machine's EV late-delivery, a hundred a second) only
+ * within the source's share; the rest are counted and said in one message.
+ */
+static void echo(struct flusher *f, struct source *s, int priority, const char *line,
 		 size_t len)
 {
 	const char *p = memchr(line, ' ', len);     /* skip the time */
+	int64_t now;
 
-	if (f->echo && p != NULL)
-		log_source(priority, source, "%.*s", (int)(len - (size_t)(p + 1 - line) - 1), p + 1);
+	if (!f->echo || p == NULL)
+		return;
+	if (priority >= LOG_INFO) {
+		now = mono_ns();
+		say_held_back(f, s, now, false);
+		if (!log_limit_take(&s->journal, now))
+			return;
+	}
+	log_source(priority, s->name, "%.*s", (int)(len - (size_t)(p + 1 - line) - 1), p + 1);
 }
 
 /* An event that means data may be missing is a warning (a close at stop is not). */
@@ -275,7 +304,7 @@ static void drop_line(struct flusher *f, struct source *s, int64_t t_real,
 	s->drop_reported = total;
 	s->drop_bytes_reported = total_bytes;
 	s->next_seq += (uint32_t)r.a;
-	echo(f, s->name, LOG_WARNING, line, len);
+	echo(f, s, LOG_WARNING, line, len);
 }
 
 /*
@@ -333,7 +362,7 @@ static void emit(struct flusher *f, struct source *s, const struct rec *r)
 	}
 	s->accounted++;
 	if (r->kind == REC_EV)
-		echo(f, s->name, ev_priority(r, data, len), line, n);
+		echo(f, s, ev_priority(r, data, len), line, n);
 }
 
 /*
@@ -354,7 +383,7 @@ static bool held(struct source *s, int64_t t_mono)
 
 uint32_t flush_drain(struct flusher *f, bool all)
 {
-	uint32_t budget = 0, done = 0;
+	uint32_t budget = 0, done = 0, beat_at = BEAT_SLOTS;
 
 	/* Without `all`, take only what is there now, so fast producers cannot keep
 	 * the flusher from writing and syncing. */
@@ -393,6 +422,12 @@ uint32_t flush_drain(struct flusher *f, bool all)
 		emit(f, best, r);
 		ring_release(&best->ring, slots);
 		done += slots;
+		/* a long drain (a lot to write, a slow disk) is progress, not a hang: only a
+		 * flusher that stopped (in a write that never returns) stops the beats */
+		if (done >= beat_at) {
+			health_progress(&f->beat);
+			beat_at = done + BEAT_SLOTS;
+		}
 	}
 	return done;
 }
@@ -537,6 +572,35 @@ static void check_clock_step(struct flusher *f, bool fired)
 	}
 }
 
+/* Each source's info events held back from the journal, once it may hear of them. */
+static void say_all_held_back(struct flusher *f, bool force)
+{
+	int64_t now = mono_ns();
+
+	for (unsigned i = 0; i < f->nsrc; i++)
+		say_held_back(f, f->src[i], now, force);
+}
+
+/*
+ * Stopping: the journal thread gets LOG_DRAIN_MS to take what is queued (log.h);
+ * what it did not take is said here, in the one place left (a journal that
+ * does not read must not hang the stop).
+ */
+static void say_journal_lost(struct flusher *f)
+{
+	struct log_unsent left;
+	char text[96];
+	struct fmt_kv kv;
+
+	if (log_drain(LOG_DRAIN_MS, &left))
+		return;
+	fmt_kv_init(&kv, text, sizeof(text));
+	fmt_kv_u64(&kv, "queued", left.queued);
+	fmt_kv_u64(&kv, "dropped", left.dropped);
+	fmt_kv_i64(&kv, "waited_ms", LOG_DRAIN_MS);
+	(void)say(f, EV_JOURNAL_LOST, &kv);     /* the buffer was just written: room */
+}
+
 static bool any_half_full(struct flusher *f)
 {
 	for (unsigned i = 0; i < f->nsrc; i++)
@@ -614,6 +678,7 @@ static void *flush_thread(void *arg)
 			bool stat_due = stat_every > 0 && now >= next_stat;
 
 			(void)flush_drain(f, false);
+			say_all_held_back(f, false);
 			if (stat_due) {
 				stat_round(f, false);
 				next_stat += stat_every;
@@ -640,6 +705,9 @@ static void *flush_thread(void *arg)
 	stat_round(f, true);
 	if (atomic_load(&f->reopen_req))
 		reopen(f);
+	say_all_held_back(f, true);
+	if (flush_write(f) == 0)
+		say_journal_lost(f);
 	if (flush_write(f) < 0)
 		report_unwritten(f);
 	logfile_sync(&f->log, mono_ns(), true);

@@ -50,6 +50,17 @@ static inline void health_unpark(struct health_beat *b)
 	atomic_store_explicit(&b->parked, false, memory_order_release);
 }
 
+/*
+ * Progress between two waits: a thread whose work can run long (the flusher
+ * formatting and writing a large drain) says so every so often, so that only a
+ * thread that stopped getting anywhere (blocked in a write that never returns,
+ * looping) is taken for stalled. Relaxed: a checker sees it at its next look.
+ */
+static inline void health_progress(struct health_beat *b)
+{
+	atomic_fetch_add_explicit(&b->beats, 1, memory_order_relaxed);
+}
+
 static inline bool health_stall_wanted(const struct health_beat *b)
 {
 	return atomic_load_explicit(&b->stall, memory_order_relaxed);

@@ -541,6 +541,12 @@ static int run(struct daemon *d)
 	setup_irqs(d);
 	if (!setup_rt(d))
 		return 1;
+	/* from here until main() ends it, diagnostics go through the journal thread's
+	 * queue: no thread waits for journald or stderr (log.h) */
+	rc = log_start(d->conf.logger.log_file);
+	if (rc < 0)
+		log_warn("cannot start the journal thread: %s; messages are sent as they come",
+			 strerror(-rc));
 	rc = flush_start(&d->flusher, &degraded);
 	if (rc < 0) {
 		log_err("cannot start the flusher thread: %s", strerror(-rc));
@@ -692,5 +698,9 @@ int main(int argc, char **argv)
 		}
 		log_init(LOG_SINK_JOURNAL);
 	}
-	return run(&d);
+	rc = run(&d);
+	/* the rest of the queue (bounded: the flusher said in the log what the journal
+	 * did not take within LOG_DRAIN_MS) */
+	(void)log_stop();
+	return rc;
 }

@@ -44,6 +44,7 @@ enum ev_code {
 	/* pass = PATH: the relay between the application's pty and the device */
 	EV_RELAY_LOST,  /* bytes not relayed: "to=app|device bytes=N reason=full|closed" */
 	EV_APP_SETTINGS, /* the application set its pty (baud ...); the device keeps the config's */
+	EV_JOURNAL_LOST, /* at stop, journal messages never sent: "queued=N dropped=N waited_ms=N" */
 	EV_NCODES,      /* one past the last code */
 };
 

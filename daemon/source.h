@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "log.h"
 #include "rec.h"
 #include "ring.h"
 
@@ -55,6 +56,7 @@ struct source {
 	/* records accounted for in the log: lines written plus the counts of DROP
 	 * lines; at every moment records + dropped - (what the ring still holds) */
 	uint64_t accounted;
+	struct log_limit journal;   /* the journal's share of its info events (log.h) */
 };
 
 int source_init(struct source *s, const char *name, uint32_t ring_records);

@@ -2,6 +2,7 @@
 /* test_flush.c - the flusher: merge, rejoin, EV and DROP lines, stop accounting, what the log file's events say, reopen. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,8 +20,10 @@
 #include <cmocka.h>
 
 #include "conf.h"
+#include "clock.h"
 #include "failio.h"
 #include "flush.h"
+#include "log.h"
 #include "logline.h"
 #include "rec.h"
 #include "source.h"
@@ -657,6 +660,131 @@ static void test_drop_at_stop(void **state)
 	free_lines(&l);
 }
 
+/* ---- the journal's share, the watchdog's beats ---- */
+
+/* Runs the flusher from start to stop with its echo to stderr, which is a pipe
+ * meanwhile; returns what it said there (malloc'd). */
+static char *echo_run(struct fx *fx)
+{
+	int p[2], saved, degraded = 0;
+	char *out = malloc(65536);
+	size_t n = 0;
+	ssize_t k;
+
+	assert_non_null(out);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	saved = dup(2);
+	assert_true(saved >= 0);
+	fflush(stderr);
+	assert_int_equal(dup2(p[1], 2), 2);
+	close(p[1]);
+	fx->f.echo = true;      /* log_init's sink: stderr, sent at once (no log_start) */
+	if (flush_start(&fx->f, &degraded) == 0)
+		flush_stop(&fx->f);
+	fflush(stderr);
+	(void)dup2(saved, 2);   /* the pipe's last writer gone: read to its end */
+	close(saved);
+	while ((k = read(p[0], out + n, 65535 - n)) > 0)
+		n += (size_t)k;
+	close(p[0]);
+	out[n] = '\0';
+	return out;
+}
+
+static unsigned count_text(const char *text, const char *needle)
+{
+	unsigned n = 0;
+
+	for (const char *p = text; (p = strstr(p, needle)) != NULL; p++)
+		n++;
+	return n;
+}
+
+/*
+ * A hundred EV late-delivery records at once (a stalling machine): the journal
+ * hears the first LOG_LIMIT_BURST and one message that says how many more the
+ * log has; a notice among them and a DROP pass whatever the share; the log has
+ * every line.
+ */
+static void test_journal_share(void **state)
+{
+	struct fx *fx = *state;
+	char want[160], *out;
+	struct lines l;
+
+	fx->conf.logger.timestamp = CONF_TS_EPOCH;
+	fx_sources(fx, 1, 256);
+	fx_init(fx);
+	for (unsigned k = 0; k < 100; k++) {
+		char text[64];
+
+		snprintf(text, sizeof(text), "wait_us=%u bytes=1 case=stall stage=cpu joined=no", k);
+		assert_true(source_event(&fx->src[0], EV_LATE, 0, text));
+		if (k == 50)
+			assert_true(source_event(&fx->src[0], EV_OPEN, 0, "device=/dev/ttyS0"));
+	}
+	out = echo_run(fx);
+	assert_int_equal(count_text(out, "portlogd: a EV late-delivery wait_us="), LOG_LIMIT_BURST);
+	assert_non_null(strstr(out, "portlogd: a EV late-delivery wait_us=9 bytes=1 "));
+	assert_int_equal(count_text(out, "portlogd: a EV open device=/dev/ttyS0"), 1);
+	snprintf(want, sizeof(want), "portlogd: a: %d info events (EV late-delivery) were not sent "
+		 "to the journal: it hears %d at once, then %d a minute, of each source; the log file "
+		 "has every one\n", 100 - LOG_LIMIT_BURST, LOG_LIMIT_BURST, 60 / LOG_LIMIT_EVERY_S);
+	if (count_text(out, want) != 1)
+		fail_msg("not once: %swhat the journal heard:\n%s", want, out);
+	free(out);
+	read_lines(fx->path, &l);
+	assert_int_equal(count_kind(&l, " a EV late-delivery "), 100);
+	free_lines(&l);
+}
+
+/* The bucket itself: LOG_LIMIT_BURST at once, then one every LOG_LIMIT_EVERY_S; the
+ * summary takes a token too, and at stop (force) is said without one. */
+static void test_journal_share_bucket(void **state)
+{
+	const int64_t t0 = 5 * NS_PER_S, every = (int64_t)LOG_LIMIT_EVERY_S * NS_PER_S;
+	struct log_limit lim = { 0 };
+
+	(void)state;
+	for (int i = 0; i < LOG_LIMIT_BURST; i++)
+		assert_true(log_limit_take(&lim, t0));
+	assert_false(log_limit_take(&lim, t0));
+	assert_false(log_limit_take(&lim, t0 + every - 1));
+	assert_int_equal(lim.suppressed, 2);
+	assert_int_equal(log_limit_summary(&lim, t0 + every - 1, false), 0);   /* no token yet */
+	assert_int_equal(log_limit_summary(&lim, t0 + every, false), 2);       /* takes it */
+	assert_int_equal(lim.suppressed, 0);
+	assert_false(log_limit_take(&lim, t0 + every));
+	assert_true(log_limit_take(&lim, t0 + 2 * every));
+	assert_int_equal(log_limit_summary(&lim, t0 + 2 * every, true), 1);   /* at stop */
+	assert_int_equal(log_limit_summary(&lim, t0 + 2 * every, true), 0);   /* nothing held */
+	/* a quiet spell fills the bucket again, no more than full */
+	for (int i = 0; i < LOG_LIMIT_BURST; i++)
+		assert_true(log_limit_take(&lim, t0 + 1000 * every));
+	assert_false(log_limit_take(&lim, t0 + 1000 * every));
+}
+
+/*
+ * A drain with a lot to write is progress: the flusher tells the watchdog so
+ * while it writes (every 256 records), not only when it comes back to its wait;
+ * a flusher stuck in one write never gets there (health.h).
+ */
+static void test_long_drain_beats(void **state)
+{
+	struct fx *fx = *state;
+	uint64_t before;
+	uint32_t slots;
+
+	fx_sources(fx, 1, 4096);
+	fx_init(fx);
+	for (unsigned k = 0; k < 4000; k++)
+		assert_true(push_label(&fx->src[0], k, 'r', 5, k));
+	before = atomic_load(&fx->f.beat.beats);
+	slots = fx_flush(fx);
+	assert_int_equal(slots, 4000);
+	assert_true(atomic_load(&fx->f.beat.beats) - before >= slots / 256);
+}
+
 /* ---- the file: repair, reopen, errors ---- */
 
 static void write_file(const char *path, const char *data, size_t len)
@@ -983,6 +1111,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_torn_line_not_carried_over, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hup_during_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overrun_waits_for_room, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_journal_share, setup, teardown),
+		cmocka_unit_test(test_journal_share_bucket),
+		cmocka_unit_test_setup_teardown(test_long_drain_beats, setup, teardown),
 	};
 
 	seed = tu_seed("test_flush");
