@@ -23,13 +23,33 @@
  *
  * Storing happens only where the service manager keeps the store: NOTIFY_SOCKET
  * set and $FDSTORE above 0 (systemd 254 sets it from FileDescriptorStoreMax=; the
- * unit sets it for Debian 12's systemd 252). Descriptors handed over at start are
- * taken whatever $FDSTORE says.
+ * unit sets it for Debian 12's systemd 252), and no more than $FDSTORE descriptors
+ * (systemd closes what comes beyond: such a port is not said kept). Descriptors
+ * handed over at start are taken whatever $FDSTORE says, and what no port wants is
+ * forgotten there (FDSTOREREMOVE=1) whenever there is a NOTIFY_SOCKET.
  *
- * fdstore_init, fdstore_take, fdstore_slot and fdstore_finish run in main before
- * and at start-up; fdstore_put and fdstore_drop also run in a reader that lost or
- * reopened its port (no real-time path then, as serial_open): they only read
- * what init set.
+ * A port takes back the descriptor of its device (st_rdev), whatever name it was
+ * stored under: a port renamed, or two ports that swapped devices, find theirs; a
+ * name only tells EV open what became of the one kept under it (hung up, another
+ * device). The order, in main: fdstore_init; fdstore_want for each reader (its
+ * device), then fdstore_slot, and fdstore_take for pass's pty (by name), while the
+ * parts are made; once the threads that do not need the ports run, fdstore_release
+ * closes and forgets what no port wants and forgets the old names of what ports
+ * take under new ones, before any port opens (a keeper left open holds its device's
+ * flock); each port's first open then takes its own (fdstore_take) and stores it
+ * under its name; after a start-up that succeeded, fdstore_finish frees the state
+ * of what went. A start-up that fails before fdstore_release leaves the store as it
+ * was; after it, the ports opened stay kept.
+ *
+ * LISTEN_* are not trusted: a LISTEN_FDNAMES that does not name every descriptor,
+ * or a LISTEN_FDS beyond the open descriptors, gives the descriptors without names
+ * (a keeper is still found by its device; the rest is closed); a name that is not a
+ * valid FDNAME or does not fit is never sent back; a state page of another layout
+ * is replaced, and a kept page's slots are checked before they are read.
+ *
+ * fdstore_put and fdstore_drop also run in a reader that lost or reopened its port
+ * (no real-time path then, as serial_open): they only read what init set, and count
+ * what the store holds atomically.
  */
 #ifndef PORTLOGD_FDSTORE_H
 #define PORTLOGD_FDSTORE_H
@@ -71,20 +91,37 @@ struct fdstore_page {
 
 struct fdstore_got {
 	int fd;
-	char name[FDSTORE_KEY_MAX];     /* as handed over (cut if longer) */
-	bool taken;
-	bool unwanted;                  /* no port took it: closed by fdstore_finish */
+	char name[FDSTORE_KEY_MAX];     /* as handed over; "" when !named */
+	bool named;                     /* the name, whole and a valid FDNAME, is known */
+	int want;                       /* the reader whose device it is (fdstore_want), or -1 */
+	bool taken;                     /* a reader (or pass) has it */
+	bool released;                  /* no port wanted it: closed by fdstore_release */
+};
+
+/* A reader that takes its port's keeper back (rx, tx), by its device. */
+struct fdstore_want {
+	char key[FDSTORE_KEY_MAX];      /* "NAME/ROLE": what it stores under */
+	int got;                        /* the descriptor of its device, or -1 */
+	enum drv_kept gone;             /* none of its device: what became of the one kept
+					 * under its name (hung up, another device), or NONE */
 };
 
 struct fdstore {
+	bool notify;                    /* NOTIFY_SOCKET: FDSTOREREMOVE=1 can be said */
 	bool enabled;                   /* descriptors are stored: NOTIFY_SOCKET, $FDSTORE > 0 */
 	unsigned max;                   /* $FDSTORE */
+	_Atomic unsigned nstored;       /* what the store holds by our count (at most max) */
+	_Atomic unsigned refused;       /* descriptors not stored because it was full */
 	struct fdstore_got got[FDSTORE_GOT_MAX];
 	unsigned ngot;
 	unsigned lost;                  /* handed over beyond FDSTORE_GOT_MAX (closed) */
+	struct fdstore_want want[FDSTORE_SLOTS];
+	unsigned nwant;
+	char warning[160];              /* what LISTEN_* had wrong (main says it), or "" */
 	struct fdstore_page *page;      /* mapped; NULL when no memfd could be made */
 	int page_fd;
 	bool page_kept;                 /* the page came from the previous process */
+	bool page_stored;               /* a new page was stored */
 	bool claimed[FDSTORE_SLOTS];    /* slots a reader of this run holds */
 };
 
@@ -92,36 +129,53 @@ struct fdstore {
  * Takes what the service manager handed over, and maps the state page (the
  * previous process's, or a new one, stored). 0, or -errno with what failed in
  * err (the daemon carries on: it only cannot tell how long a kept port was unread).
+ * What was wrong with LISTEN_* is in fs->warning.
  */
 int fdstore_init(struct fdstore *fs, char *err, size_t errlen);
+/* Closes what was handed over and is not taken (the service manager keeps its own). */
 void fdstore_fini(struct fdstore *fs);
 
-/* The descriptor handed over for the port's role, now the caller's; -1: none. */
-int fdstore_take(struct fdstore *fs, const char *port, enum fdstore_role role);
+/* A reader (FDSTORE_RX, FDSTORE_TX) of port opens device: the descriptor kept of that
+ * device (st_rdev) is planned for it, whatever its name. Before fdstore_slot. */
+void fdstore_want(struct fdstore *fs, const char *port, enum fdstore_role role, const char *device);
 
-/* The reader's slot in the state page (what the previous process left in it,
- * when the key matches), or NULL without a page. */
+/*
+ * The descriptor kept for the port's role, now the caller's; -1: none. rx, tx: the
+ * one of its device (fdstore_want), *renamed when it was kept under another name
+ * (the caller stores it under its own), and *gone what became of one kept under its
+ * name that was not its device (after fdstore_release); pty, pts: by name.
+ */
+int fdstore_take(struct fdstore *fs, const char *port, enum fdstore_role role,
+		 enum drv_kept *gone, bool *renamed);
+
+/* The reader's slot in the state page (what the previous process left there for its
+ * descriptor, under whichever name), or NULL without a page. */
 struct fdstore_slot *fdstore_slot(struct fdstore *fs, const char *port, enum fdstore_role role);
+/* The slot now carries the port's name (its descriptor stored under it). */
+void fdstore_slot_name(struct fdstore_slot *s, const char *port, enum fdstore_role role);
 
 /*
  * Gives the service manager a duplicate of fd to keep under the port's role
- * (FDSTORE=1): true when sent. Forgets what it keeps under that name
- * (FDSTOREREMOVE=1): fdstore_drop. Both do nothing when !enabled (or fs is NULL).
+ * (FDSTORE=1): true when sent, false when there is no store or it is full. Forgets
+ * what it keeps under that name (FDSTOREREMOVE=1): fdstore_drop. Both do nothing
+ * when fs is NULL.
  */
-bool fdstore_put(const struct fdstore *fs, const char *port, enum fdstore_role role, int fd);
-void fdstore_drop(const struct fdstore *fs, const char *port, enum fdstore_role role);
+bool fdstore_put(struct fdstore *fs, const char *port, enum fdstore_role role, int fd);
+void fdstore_drop(struct fdstore *fs, const char *port, enum fdstore_role role);
 
 /*
- * After every port was opened: each descriptor no port took (the config no
- * longer has the port, or the store held something else) is told to `unwanted`
- * (its handed-over name, the descriptor, and its slot's state or NULL), which
- * closes it; the service manager forgets it, and its slot is freed. Slots no
- * reader claimed are freed too.
+ * Before the ports open: each descriptor no reader wants (the config no longer has the
+ * port or its device, it hung up, or its name could not be read) is forgotten there
+ * and handed to `unwanted` (its name or "", the descriptor, the FIFO level its state
+ * says to put back, 0: none), which closes it; its state is freed. What a port takes
+ * under a new name is forgotten under the old one.
  */
-void fdstore_finish(struct fdstore *fs,
-		    void (*unwanted)(void *ctx, const char *name, int fd,
-				     const struct fdstore_slot *slot),
-		    void *ctx);
+void fdstore_release(struct fdstore *fs,
+		     void (*unwanted)(void *ctx, const char *name, int fd, unsigned trigger_found),
+		     void *ctx);
+
+/* After a start-up that succeeded: the state no reader claimed is freed. */
+void fdstore_finish(struct fdstore *fs);
 
 /* "NAME/ROLE" as stored; FDNAME may not hold ':', which a port's name may: '+' instead. */
 void fdstore_key(char *out, size_t len, const char *port, enum fdstore_role role);

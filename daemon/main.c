@@ -417,6 +417,17 @@ static int setup_parts(struct daemon *d)
 	return 0;
 }
 
+/* A descriptor kept across a restart that no port wants any more (the config lost the
+ * port, or its device), or that could not be told apart: closed, the FIFO's level its
+ * state says put back. */
+static void unwanted(void *ctx, const char *name, int fd, unsigned trigger_found)
+{
+	(void)ctx;
+	drv_serial_forget(fd, trigger_found);
+	log_info("descriptor %s kept across the restart: no port of this config takes it; "
+		 "closed", name[0] != '\0' ? name : "(no name)");
+}
+
 /*
  * After the flusher: the samplers, the timer that drives them, and the serial
  * readers. False when a thread could not start; the caller then stops what
@@ -449,6 +460,9 @@ static bool start_producers(struct daemon *d, int *degraded)
 		log_err("cannot start the stall sensors' threads: %s", strerror(-rc));
 		return false;
 	}
+	/* what no port wants lets go of its device before any port opens (up to here a
+	 * failed start-up leaves the store as it was; from here the ports stay kept) */
+	fdstore_release(&d->store, unwanted, d);
 	for (unsigned i = 0; i < c->nserial; i++) {
 		(void)serial_open(&d->serial[i]);  /* a missing port is retried by its reader */
 		if (d->serial[i].tx != NULL)
@@ -463,21 +477,6 @@ static bool start_producers(struct daemon *d, int *degraded)
 		}
 	}
 	return true;
-}
-
-/* A descriptor kept across a restart that no port wants any more (the config
- * lost the port, or changed it so that it no longer opens it as before). */
-static void unwanted(void *ctx, const char *name, int fd, const struct fdstore_slot *slot)
-{
-	const char *role = strrchr(name, '/');
-
-	(void)ctx;
-	if (role != NULL && (strcmp(role, "/rx") == 0 || strcmp(role, "/tx") == 0))
-		drv_serial_forget(fd, slot != NULL ? slot->trigger_found : 0);
-	else
-		close(fd);
-	log_info("descriptor %s kept across the restart: no port of this config takes it; "
-		 "closed", name[0] != '\0' ? name : "(no name)");
 }
 
 /* In reverse: readers end their packets, then the flusher drains all; then free. */
@@ -528,6 +527,8 @@ static int run(struct daemon *d)
 
 		if (fdstore_init(&d->store, err, sizeof(err)) < 0)
 			log_warn("%s", err);
+		if (d->store.warning[0] != '\0')
+			log_warn("the descriptors handed over at start: %s", d->store.warning);
 		if (d->store.lost > 0)
 			log_warn("%u descriptors handed over at start beyond the %d taken: closed",
 				 d->store.lost, FDSTORE_GOT_MAX);
@@ -553,7 +554,8 @@ static int run(struct daemon *d)
 		return 1;
 	}
 	started = start_producers(d, &degraded);
-	fdstore_finish(&d->store, unwanted, d);
+	if (started)
+		fdstore_finish(&d->store);      /* a failed start-up leaves the states too */
 	if (degraded && d->rt.err[RT_FIFO] == 0) {
 		/* the probe was allowed, a thread was not: a limit changed meanwhile */
 		d->rt.err[RT_FIFO] = EPERM;

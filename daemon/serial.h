@@ -89,6 +89,9 @@ struct serial_port {
 	enum fdstore_role role;     /* its keeper's name there: FDSTORE_RX or FDSTORE_TX */
 	struct fdstore_slot *slot;  /* its state across restarts, or NULL */
 	bool asked_store;           /* the first open took what the store handed over */
+	bool renamed;               /* it was kept under another name: stored under its own */
+	enum drv_kept gone;         /* none of its device kept: what became of the one kept
+				     * under its name (EV open store=) */
 	bool held;                  /* the port stayed open: what came meanwhile is read first */
 	int64_t unread_from;        /* held: when a reader last found the kernel empty, or -1 */
 	int64_t opened_mono;        /* the last open (held, unread_from unknown: from there) */

@@ -101,7 +101,9 @@ int serial_open(struct serial_port *p)
 
 	/* pass: the TX reader's port is the pty that pass_open made */
 	rc = pass_tx ? (pass_attach(p->pty, &p->drv), 0)
-		     : drv_serial_open(c->device, &c->tty, kept, &p->drv, &note);
+		     : drv_serial_open(c->device, &c->tty, kept,
+					       p->slot != NULL ? p->slot->trigger_found : 0, &p->drv,
+					       &note);
 	serial_store_taken(p, kept, rc);
 
 	fmt_kv_init(&kv, text, sizeof(text));
@@ -141,6 +143,8 @@ int serial_open(struct serial_port *p)
 		fmt_kv_i64(&kv, "latency_timer", p->drv.latency_timer);
 	if (drv_kept_name(p->drv.kept) != NULL)
 		fmt_kv_str(&kv, "store", drv_kept_name(p->drv.kept));
+	else if (!pass_tx && !p->drv.stored && p->store != NULL && p->store->enabled)
+		fmt_kv_str(&kv, "store", "full");      /* refused: not kept across a restart */
 	p->has_icount = serial_read_icount(p->drv.fd, p->icount_last);
 	(void)source_event(&p->src, EV_OPEN, 0, text);
 	report_port_rt(p);

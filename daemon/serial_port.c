@@ -22,6 +22,9 @@ static int reader_init(struct serial_port *p, const struct conf_serial *cfg, enu
 	p->stop_fd = stop_fd;
 	p->store = store;
 	p->role = kind == REC_RX ? FDSTORE_RX : FDSTORE_TX;
+	/* its device's keeper, whatever name it was kept under (pass's pty goes by name) */
+	if (store != NULL && !(kind == REC_TX && cfg->pass[0] != '\0'))
+		fdstore_want(store, cfg->name, p->role, cfg->device);
 	p->slot = store != NULL ? fdstore_slot(store, cfg->name, p->role) : NULL;
 	p->unread_from = -1;
 	atomic_init(&p->held_bytes, 0);

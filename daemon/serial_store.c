@@ -13,22 +13,27 @@ static void took_back(struct serial_port *p, enum drv_kept kept)
 	p->held = kept == DRV_KEPT_YES;
 	p->opened_mono = mono_ns();
 	p->unread_from = p->held && p->slot != NULL && p->slot->empty_mono > 0
-			 ? p->slot->empty_mono : -1;
+			 && p->slot->empty_mono <= p->opened_mono ? p->slot->empty_mono : -1;
 }
 
 int serial_pass_open(struct serial_port *p, char *err, size_t errlen)
 {
 	struct pass *ps = p->pty;
 	int rc, master = -1, slave = -1;
+	enum drv_kept gone;
+	bool renamed;
 
 	if (ps == NULL)
 		return 0;
 	if (p->store != NULL) {
-		master = fdstore_take(p->store, p->cfg->name, FDSTORE_PTY);
-		slave = fdstore_take(p->store, p->cfg->name, FDSTORE_PTS);
+		master = fdstore_take(p->store, p->cfg->name, FDSTORE_PTY, &gone, &renamed);
+		slave = fdstore_take(p->store, p->cfg->name, FDSTORE_PTS, &gone, &renamed);
 	}
 	rc = pass_open(ps, p->cfg, master, slave, err, errlen);
-	if (ps->kept != DRV_KEPT_NONE && ps->kept != DRV_KEPT_YES) {
+	/* not taken back, or taken back and then closed by a pass_open that failed (its
+	 * link): the store's copies would hold the pty for ever */
+	if ((ps->kept != DRV_KEPT_NONE && ps->kept != DRV_KEPT_YES)
+	    || (rc < 0 && ps->kept == DRV_KEPT_YES)) {
 		fdstore_drop(p->store, p->cfg->name, FDSTORE_PTY);
 		fdstore_drop(p->store, p->cfg->name, FDSTORE_PTS);
 	}
@@ -50,23 +55,31 @@ int serial_store_take(struct serial_port *p, bool pass_tx)
 	/* at the first open only (in main, before the threads); pass's TX reader
 	 * takes its pty in serial_pass_open */
 	if (!p->asked_store && p->store != NULL && !pass_tx)
-		kept = fdstore_take(p->store, p->cfg->name, p->role);
+		kept = fdstore_take(p->store, p->cfg->name, p->role, &p->gone, &p->renamed);
 	p->asked_store = true;
 	return kept;
 }
 
 void serial_store_taken(struct serial_port *p, int kept, int rc)
 {
-	if (kept >= 0 && (rc < 0 || p->drv.kept != DRV_KEPT_YES))
-		fdstore_drop(p->store, p->cfg->name, p->role);  /* closed: the store's copy too */
+	/* closed: the store's copy too (one kept under another name was forgotten there) */
+	if (kept >= 0 && (rc < 0 || p->drv.kept != DRV_KEPT_YES) && !p->renamed)
+		fdstore_drop(p->store, p->cfg->name, p->role);
+	if (rc == 0 && kept < 0 && p->gone != DRV_KEPT_NONE)
+		p->drv.kept = p->gone;          /* what EV open says of the one kept under its name */
+	p->gone = DRV_KEPT_NONE;
 }
 
 void serial_store_opened(struct serial_port *p)
 {
 	took_back(p, p->drv.kept);
-	/* a port kept open is still in the store; a new one goes there */
-	p->drv.stored = p->drv.kept == DRV_KEPT_YES
+	/* a port kept open is still in the store (under its name); a new one, or one kept
+	 * under another name, goes there */
+	p->drv.stored = (p->drv.kept == DRV_KEPT_YES && !p->renamed)
 			|| fdstore_put(p->store, p->cfg->name, p->role, p->drv.lock_fd);
+	if (p->renamed && p->drv.kept == DRV_KEPT_YES)
+		fdstore_slot_name(p->slot, p->cfg->name, p->role);
+	p->renamed = false;
 	if (p->slot != NULL && p->drv.kept == DRV_KEPT_YES)
 		p->drv.dlv.trigger_found = p->slot->trigger_found;      /* still to put back */
 	else if (p->slot != NULL)

@@ -67,7 +67,7 @@ const char *drv_kept_name(enum drv_kept k)
  * for good: whatever came before is gone with it, whichever device the config's
  * path names now. Closed then, and -1.
  */
-static int still_open(struct drv_serial *port, int kept)
+static int still_open(struct drv_serial *port, int kept, unsigned kept_trigger)
 {
 	struct pollfd pfd = { .fd = kept, .events = POLLIN };
 
@@ -76,13 +76,13 @@ static int still_open(struct drv_serial *port, int kept)
 	if (poll(&pfd, 1, 0) >= 0 && (pfd.revents & (POLLHUP | POLLERR | POLLNVAL)) == 0)
 		return kept;
 	port->kept = DRV_KEPT_HUNG_UP;
-	close(kept);
+	drv_serial_forget(kept, kept_trigger);
 	return -1;
 }
 
 /* The keeper to hold the port with: the one kept, if it is of this device (and its
  * flock still ours), or a new one. */
-static int keeper_of(struct drv_serial *port, int kept, const char *real)
+static int keeper_of(struct drv_serial *port, int kept, unsigned kept_trigger, const char *real)
 {
 	struct stat a, b;
 
@@ -97,13 +97,14 @@ static int keeper_of(struct drv_serial *port, int kept, const char *real)
 			port->kept = DRV_KEPT_YES;
 			return kept;
 		}
-		close(kept);
+		/* another device's: its FIFO level goes back, as at its last close */
+		drv_serial_forget(kept, kept_trigger);
 	}
 	return lock_port(real);
 }
 
 int drv_serial_open(const char *device, const struct drv_serial_config *cfg, int kept,
-		    struct drv_serial *port, const char **note)
+		    unsigned kept_trigger, struct drv_serial *port, const char **note)
 {
 	char real[PATH_MAX];
 	bool pty;
@@ -117,14 +118,15 @@ int drv_serial_open(const char *device, const struct drv_serial_config *cfg, int
 	port->lock_fd = -1;
 	port->stored = false;
 	port->kept = DRV_KEPT_NONE;
-	kept = still_open(port, kept);
+	kept = still_open(port, kept, kept_trigger);
 	/* libserialport looks the port up under /sys/class/tty by its name, so
 	 * /dev/serial/by-id/... links must be resolved first. */
 	rc = realpath(device, real) == NULL ? -errno
 	     : strlen(real) >= sizeof(port->path) ? -ENAMETOOLONG : 0;
 	if (rc < 0) {
 		if (kept >= 0) {
-			close(kept);    /* the config's device is gone: the kept one is not it */
+			/* the config's device is gone: the kept one is not it */
+			drv_serial_forget(kept, kept_trigger);
 			port->kept = DRV_KEPT_OTHER;
 		}
 		return rc;
@@ -132,7 +134,7 @@ int drv_serial_open(const char *device, const struct drv_serial_config *cfg, int
 	strcpy(port->path, real);
 	pty = is_pty(real);
 	delivery_find("", real, pty, -1, cfg->delivery, cfg->delivery_n, &port->dlv);
-	port->lock_fd = keeper_of(port, kept, real);
+	port->lock_fd = keeper_of(port, kept, kept_trigger, real);
 	if (port->lock_fd < 0) {
 		rc = port->lock_fd;
 		port->lock_fd = -1;

@@ -94,13 +94,14 @@ struct drv_serial {
  * device and has not hung up, the port never closed: it stays the keeper, the
  * trigger level is left alone (writing it empties the FIFO, with bytes that came
  * while no one read), and the driver opens the port once more beside it and sets
- * it as the config says.
+ * it as the config says. Closed otherwise, with its FIFO's level put back to
+ * kept_trigger (the level found before portlogd set one; 0: none), as at a last close.
  */
 int drv_serial_open(const char *device, const struct drv_serial_config *cfg, int kept,
-		    struct drv_serial *port, const char **note);
+		    unsigned kept_trigger, struct drv_serial *port, const char **note);
 void drv_serial_close(struct drv_serial *port);
 
-/* A keeper no port wants any more (fdstore_finish): closed, and the FIFO's level
+/* A keeper no port wants any more (fdstore_release): closed, and the FIFO's level
  * found before portlogd set one (trigger_found, 0: none) put back. */
 void drv_serial_forget(int keeper, unsigned trigger_found);
 

@@ -122,7 +122,7 @@ static int open_one(struct replay_out *o)
 		return 0;
 	}
 	close(fd);
-	rc = drv_serial_open(o->path, &o->cfg.tty, -1, &o->port, &note);
+	rc = drv_serial_open(o->path, &o->cfg.tty, -1, 0, &o->port, &note);
 	if (rc < 0) {
 		fprintf(stderr, "portlogd: --to %s: cannot open it at %u %s: %s%s\n", o->path, o->baud,
 			o->format, strerror(-rc),

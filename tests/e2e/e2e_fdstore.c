@@ -46,6 +46,7 @@ struct writer {
 	 * the pty between the two, whenever this thread stalls */
 	int64_t *t0, *t1;
 	unsigned seq;
+	char tag;                   /* the lines' first character (0: a hex digit, as the rest) */
 };
 
 static void *write_lines(void *arg)
@@ -54,7 +55,8 @@ static void *write_lines(void *arg)
 
 	while (!atomic_load(&w->stop)) {
 		char line[16];
-		int len = snprintf(line, sizeof(line), "%08x\n", w->seq++);
+		int len = w->tag != 0 ? snprintf(line, sizeof(line), "%c%07x\n", w->tag, w->seq++)
+			  : snprintf(line, sizeof(line), "%08x\n", w->seq++);
 		int64_t t0 = tu_mono_ns();
 
 		/* blocking: a full tty buffer holds the writer back, it loses nothing */
@@ -83,12 +85,18 @@ static void *write_lines(void *arg)
 	return NULL;
 }
 
-static void writer_start(struct writer *w, int fd)
+static void writer_start_tagged(struct writer *w, int fd, char tag)
 {
 	memset(w, 0, sizeof(*w));
 	w->fd = fd;
+	w->tag = tag;
 	pthread_mutex_init(&w->lock, NULL);
 	assert_int_equal(pthread_create(&w->thread, NULL, write_lines, w), 0);
+}
+
+static void writer_start(struct writer *w, int fd)
+{
+	writer_start_tagged(w, fd, 0);
 }
 
 static void writer_stop(struct writer *w)
@@ -749,6 +757,358 @@ static void no_store_without_fdstore(void **state)
 	close(a.master);
 }
 
+/* src's RX bytes in the log's lines [from, to), concatenated (malloc'd; *len their count). */
+static uint8_t *rx_between(const struct e2e_log *log, const char *src, size_t from, size_t to,
+			   size_t *len)
+{
+	uint8_t *out = malloc(1);
+	size_t n = 0;
+
+	assert_non_null(out);
+	for (size_t i = from; i < to && i < log->n; i++) {
+		if (strcmp(log->line[i].kind, "RX") != 0 || strcmp(log->line[i].src, src) != 0)
+			continue;
+		out = realloc(out, n + log->line[i].len + 1);
+		assert_non_null(out);
+		memcpy(out + n, log->line[i].data, log->line[i].len);
+		n += log->line[i].len;
+	}
+	*len = n;
+	return out;
+}
+
+/* Every byte the writer sent is in the log once, in order: under src1 before line `split`
+ * (the first daemon) and under src2 from there on (the next one). */
+static void expect_device(const struct e2e_log *log, const struct writer *w, const char *src1,
+			  const char *src2, size_t split)
+{
+	size_t n1, n2;
+	uint8_t *b1 = rx_between(log, src1, 0, split, &n1);
+	uint8_t *b2 = rx_between(log, src2, split, log->n, &n2);
+
+	printf("# device %c: sent %zu bytes; %zu logged as %s, then %zu as %s\n", w->tag, w->n, n1,
+	       src1, n2, src2);
+	assert_int_equal(n1 + n2, w->n);
+	assert_memory_equal(b1, w->sent, n1);
+	assert_memory_equal(b2, w->sent + n1, n2);
+	assert_true(n2 > 0);
+	free(b1);
+	free(b2);
+}
+
+/* A config of the ports NAME=DEVICE..., newline-delimited (NULL-terminated pairs). */
+static void write_ports(const char *dir, const char *conf, const char *const *nd)
+{
+	char ports[1024] = "";
+
+	for (; nd[0] != NULL; nd += 2) {
+		size_t o = strlen(ports);
+
+		snprintf(ports + o, sizeof(ports) - o, "[serial %s]\ndevice = %s\ndelimiter = \\n\n"
+			 "priority = other\n", nd[0], nd[1]);
+	}
+	write_conf(dir, conf, ports);
+}
+
+/*
+ * The config changed across the restart so that the kept ports are other ports' now:
+ * renamed (a's device is b's), or two ports' devices swapped. The kept descriptor goes
+ * to the port of its device, whatever its name: no EV error (the old keeper's flock),
+ * every byte the devices sent logged once, under the port that had the device then.
+ */
+static void kept_ports_change_names(bool swap)
+{
+	char dir[256], conf[300];
+	struct e2e_log log;
+	struct writer wa, wb;
+	struct pty a, b;
+	long run2;
+
+	e2e_tmpdir(dir, sizeof(dir));
+	snprintf(conf, sizeof(conf), "%s/portlogd.conf", dir);
+	new_pty(&a);
+	new_pty(&b);
+	write_ports(dir, conf, (const char *const[]){ "a", a.slave, "b", b.slave, NULL });
+	writer_start_tagged(&wa, a.master, 'A');
+	writer_start_tagged(&wb, b.master, 'B');
+	start_stored(dir, conf, NULL);
+	listen_ms(300);
+	assert_true(WIFEXITED(stop_daemon(SIGTERM)));
+	if (swap)
+		write_ports(dir, conf, (const char *const[]){ "a", b.slave, "b", a.slave, NULL });
+	else    /* a is called c now, b stays */
+		write_ports(dir, conf, (const char *const[]){ "c", a.slave, "b", b.slave, NULL });
+	tu_sleep_ms(DOWN_MS);
+	store.log[0] = '\0';
+	start_stored(dir, conf, NULL);
+	listen_ms(300);
+	writer_stop(&wa);
+	writer_stop(&wb);
+	listen_ms(100);
+	assert_true(WIFEXITED(stop_daemon(SIGTERM)));
+	printf("# store: %s\n", store.log);
+
+	read_log(dir, &log);
+	run2 = FIND(&log, 1, " portlogd EV start ");
+	assert_true(run2 > 0);
+	for (size_t i = (size_t)run2; i < log.n; i++)
+		if (strstr(log.line[i].text, " EV error ") != NULL)
+			fail_msg("an error after the restart: %s", log.line[i].text);
+	if (swap) {
+		expect_device(&log, &wa, "a", "b", (size_t)run2);
+		expect_device(&log, &wb, "b", "a", (size_t)run2);
+		assert_true(FIND(&log, (size_t)run2, " a EV open ", b.slave, "store=kept") > 0);
+		assert_true(FIND(&log, (size_t)run2, " b EV open ", a.slave, "store=kept") > 0);
+	} else {
+		expect_device(&log, &wa, "a", "c", (size_t)run2);
+		expect_device(&log, &wb, "b", "b", (size_t)run2);
+		assert_true(FIND(&log, (size_t)run2, " c EV open ", a.slave, "store=kept") > 0);
+		/* kept under its new name only */
+		assert_true(e2e_store_find(&store, "c/rx") >= 0);
+		assert_int_equal(e2e_store_find(&store, "a/rx"), -1);
+	}
+	/* each device once in the store, under its port's name */
+	assert_int_equal(rdev_of_fd(store.fd[e2e_store_find(&store, swap ? "a/rx" : "c/rx")]),
+			 rdev_of(swap ? b.slave : a.slave));
+	assert_int_equal(rdev_of_fd(store.fd[e2e_store_find(&store, "b/rx")]),
+			 rdev_of(swap ? a.slave : b.slave));
+	e2e_expect_accounted(&log);
+	e2e_free_log(&log);
+	writer_free(&wa);
+	writer_free(&wb);
+	close(a.master);
+	close(b.master);
+}
+
+static void renamed_port_keeps_every_byte(void **state)
+{
+	(void)state;
+	kept_ports_change_names(false);
+}
+
+static void swapped_ports_keep_every_byte(void **state)
+{
+	(void)state;
+	kept_ports_change_names(true);
+}
+
+/* Reads notifications until the daemon exits; returns its wait status. */
+static int until_exit(void)
+{
+	char msg[4096];
+	int status;
+
+	while (e2e_notify_recv(&live, msg, sizeof(msg), WAIT_MS) >= 0)
+		;
+	status = e2e_stop(&live, SIGTERM, WAIT_MS, NULL);
+	assert_true(status != -1);
+	return status;
+}
+
+/* The daemon's stderr (NUL-terminated, at most len - 1 bytes). */
+static void read_stderr(char *buf, size_t len)
+{
+	FILE *f = fopen(live.err_path, "r");
+
+	assert_non_null(f);
+	buf[fread(buf, 1, len - 1, f)] = '\0';
+	fclose(f);
+}
+
+/*
+ * A thread that cannot start (RLIMIT_NPROC for the user it runs as) ends the start-up:
+ * the store is left as it was (nothing forgotten), so the next daemon still finds the
+ * port open and logs every byte the device sent meanwhile.
+ */
+static void failed_start_keeps_store(void **state)
+{
+	char dir[256], conf[300], path[300], err[8192];
+	struct writer w;
+	struct pty a;
+	struct e2e_log log;
+	size_t len, *starts, *idx, nl;
+	uint8_t *rx;
+	int status;
+
+	(void)state;
+	one_port_writing(dir, sizeof(dir), conf, sizeof(conf), &a, &w);
+	start_stored(dir, conf, NULL);
+	listen_ms(300);
+	assert_true(WIFEXITED(stop_daemon(SIGTERM)));
+	assert_true(e2e_store_find(&store, "a/rx") >= 0);
+	/* the next start as a user of its own, with room for three threads: its sensors'
+	 * second cannot start */
+	assert_int_equal(chmod(dir, 0777), 0);
+	snprintf(path, sizeof(path), "%s/portlogd.log", dir);
+	assert_int_equal(chmod(path, 0666), 0);
+	store.log[0] = '\0';
+	e2e_set_child(&(struct e2e_child){ .uid = 54321, .gid = 54321, .rtprio = -1, .memlock = -1,
+					   .nproc = 3 });
+	assert_int_equal(e2e_start_store(&live, dir, conf, NULL, &store), 0);
+	status = until_exit();
+	read_stderr(err, sizeof(err));
+	printf("# the start that failed: exit %d; store: %s\n",
+	       WIFEXITED(status) ? WEXITSTATUS(status) : -1, store.log);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	assert_non_null(strstr(err, "cannot start"));
+	assert_null(strstr(store.log, "-"));
+	assert_true(e2e_store_find(&store, "a/rx") >= 0);
+	assert_true(e2e_store_find(&store, "portlogd-state") >= 0);
+
+	tu_sleep_ms(DOWN_MS);
+	run_again(dir, conf, &w);
+	read_log(dir, &log);
+	rx = e2e_concat(&log, "a", &len, &starts, &idx, &nl);
+	printf("# sent %zu bytes; the log has %zu\n", w.n, len);
+	assert_int_equal(len, w.n);
+	assert_memory_equal(rx, w.sent, len);
+	free(rx);
+	free(starts);
+	free(idx);
+	e2e_free_log(&log);
+	writer_free(&w);
+	close(a.master);
+}
+
+/*
+ * The service manager keeps no more than $FDSTORE descriptors (FileDescriptorStoreMax=)
+ * and closes what comes beyond: a port it refused is not said kept (EV close without
+ * store=kept) and closes as any port does.
+ */
+static void refused_is_not_kept(void **state)
+{
+	static const char *const env[] = { "FDSTORE=2", NULL };
+	char dir[256], conf[300];
+	struct e2e_log log;
+	struct pty a, b;
+
+	(void)state;
+	e2e_tmpdir(dir, sizeof(dir));
+	snprintf(conf, sizeof(conf), "%s/portlogd.conf", dir);
+	new_pty(&a);
+	new_pty(&b);
+	write_ports(dir, conf, (const char *const[]){ "a", a.slave, "b", b.slave, NULL });
+	store.max = 2;          /* the state page and one port */
+	start_stored(dir, conf, env);
+	assert_true(WIFEXITED(stop_daemon(SIGTERM)));
+	printf("# store: %s\n", store.log);
+	assert_true(e2e_store_find(&store, "a/rx") >= 0);
+	assert_int_equal(e2e_store_find(&store, "b/rx"), -1);
+	assert_true(lock_free(b.slave));
+	read_log(dir, &log);
+	assert_true(FIND(&log, 0, " a EV close ", "store=kept") > 0);
+	assert_true(FIND(&log, 0, " b EV close ") > 0);
+	assert_int_equal(FIND(&log, 0, " b EV close ", "store=kept"), -1);
+	e2e_free_log(&log);
+	close(a.master);
+	close(b.master);
+}
+
+/* A pass pty kept in the store whose pass_open then fails (the next daemon runs as a
+ * user who may not give the pty to pass_group): the daemon exits 78 and the store
+ * forgets the pty (it would hold it for ever). */
+static void failed_pass_leaves_store(void **state)
+{
+	char dir[256], conf[300], ports[512], path[300];
+	struct pty dev;
+	int status;
+
+	(void)state;
+	e2e_tmpdir(dir, sizeof(dir));
+	snprintf(conf, sizeof(conf), "%s/portlogd.conf", dir);
+	snprintf(path, sizeof(path), "%s/app", dir);
+	new_pty(&dev);
+	snprintf(ports, sizeof(ports), "[serial p]\ndevice = %s\npass = %s\npriority = other\n",
+		 dev.slave, path);
+	write_conf(dir, conf, ports);
+	start_stored(dir, conf, NULL);
+	assert_true(WIFEXITED(stop_daemon(SIGTERM)));
+	assert_true(e2e_store_find(&store, "p/pty") >= 0 && e2e_store_find(&store, "p/pts") >= 0);
+	assert_int_equal(chmod(dir, 0755), 0);
+	store.log[0] = '\0';
+	e2e_set_child(&(struct e2e_child){ .uid = 54321, .gid = 54321, .rtprio = -1, .memlock = -1 });
+	assert_int_equal(e2e_start_store(&live, dir, conf, NULL, &store), 0);
+	status = until_exit();
+	printf("# exit %d; store: %s\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1, store.log);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 78);
+	assert_int_equal(e2e_store_find(&store, "p/pty"), -1);
+	assert_int_equal(e2e_store_find(&store, "p/pts"), -1);
+	close(dev.master);
+}
+
+/* Handed over under a service manager that did not set $FDSTORE (systemd 252 without the
+ * unit's Environment=FDSTORE): what no port wants is still forgotten there. */
+static void forgotten_without_fdstore(void **state)
+{
+	static const char *const env[] = { "FDSTORE=", NULL };
+	char dir[256], conf[300];
+	struct pty a, b;
+
+	(void)state;
+	e2e_tmpdir(dir, sizeof(dir));
+	snprintf(conf, sizeof(conf), "%s/portlogd.conf", dir);
+	new_pty(&a);
+	new_pty(&b);
+	write_ports(dir, conf, (const char *const[]){ "a", a.slave, "b", b.slave, NULL });
+	start_stored(dir, conf, NULL);
+	assert_true(WIFEXITED(stop_daemon(SIGTERM)));
+	write_ports(dir, conf, (const char *const[]){ "a", a.slave, NULL });
+	store.log[0] = '\0';
+	start_stored(dir, conf, env);
+	listen_ms(100);
+	printf("# store: %s\n", store.log);
+	assert_non_null(strstr(store.log, "-b/rx "));
+	assert_true(lock_free(b.slave));
+	assert_true(WIFEXITED(stop_daemon(SIGTERM)));
+	close(a.master);
+	close(b.master);
+}
+
+/*
+ * LISTEN_FDNAMES with fewer names than LISTEN_FDS (sd_listen_fds_with_names refuses it):
+ * the descriptors are still the daemon's to take or close, so the kept port is taken
+ * back by its device and nothing is lost (not left open and busy until a full stop).
+ */
+static void names_miscounted(void **state)
+{
+	static const char *const env[] = { "LISTEN_FDNAMES=a/rx", NULL };
+	char dir[256], conf[300];
+	struct e2e_log log;
+	struct writer w;
+	struct pty a;
+	size_t len, *starts, *idx, nl;
+	uint8_t *rx;
+	long run2;
+
+	(void)state;
+	one_port_writing(dir, sizeof(dir), conf, sizeof(conf), &a, &w);
+	start_stored(dir, conf, NULL);
+	listen_ms(300);
+	assert_true(WIFEXITED(stop_daemon(SIGTERM)));
+	assert_int_equal(store.n, 2);   /* the state page and a/rx: two descriptors, one name */
+	tu_sleep_ms(DOWN_MS);
+	start_stored(dir, conf, env);
+	listen_ms(300);
+	writer_stop(&w);
+	listen_ms(100);
+	assert_true(WIFEXITED(stop_daemon(SIGTERM)));
+	read_log(dir, &log);
+	rx = e2e_concat(&log, "a", &len, &starts, &idx, &nl);
+	printf("# sent %zu bytes; the log has %zu\n", w.n, len);
+	run2 = FIND(&log, 1, " portlogd EV start ");
+	assert_true(run2 > 0);
+	assert_int_equal(FIND(&log, (size_t)run2, " a EV error "), -1);
+	assert_true(FIND(&log, (size_t)run2, " a EV open ", "store=kept") > 0);
+	assert_int_equal(len, w.n);
+	assert_memory_equal(rx, w.sent, len);
+	free(rx);
+	free(starts);
+	free(idx);
+	e2e_free_log(&log);
+	writer_free(&w);
+	close(a.master);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -760,6 +1120,13 @@ int main(void)
 		cmocka_unit_test_teardown(unwanted_is_released, teardown),
 		cmocka_unit_test_teardown(pass_survives_restart, teardown),
 		cmocka_unit_test_teardown(no_store_without_fdstore, teardown),
+		cmocka_unit_test_teardown(renamed_port_keeps_every_byte, teardown),
+		cmocka_unit_test_teardown(swapped_ports_keep_every_byte, teardown),
+		cmocka_unit_test_teardown(failed_start_keeps_store, teardown),
+		cmocka_unit_test_teardown(refused_is_not_kept, teardown),
+		cmocka_unit_test_teardown(failed_pass_leaves_store, teardown),
+		cmocka_unit_test_teardown(forgotten_without_fdstore, teardown),
+		cmocka_unit_test_teardown(names_miscounted, teardown),
 	};
 
 	e2e_filter_from_env();

@@ -285,7 +285,7 @@ static void test_unreadable(void **state)
 	if (geteuid() == 0) {
 		assert_int_equal(copy_daemon(bin), 0);
 		setenv("PORTLOGD_BIN", bin, 1);
-		e2e_set_child(&(struct e2e_child){ 65534, 65534, -1, -1 });
+		e2e_set_child(&(struct e2e_child){ 65534, 65534, -1, -1, 0 });
 	}
 	assert_int_equal(parse_expect("# expect 1: : | cannot open the config file "
 				      "| Permission denied", &e), 0);

@@ -66,7 +66,7 @@ void e2e_write_file(const char *path, const char *text)
 	}
 }
 
-static struct e2e_child child = { -1, -1, -1, -1 };
+static struct e2e_child child = { -1, -1, -1, -1, 0 };
 
 void e2e_set_child(const struct e2e_child *c)
 {
@@ -87,6 +87,11 @@ static void apply_child(void)
 	if (child.memlock >= 0) {
 		rl.rlim_cur = rl.rlim_max = (rlim_t)child.memlock;
 		if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+			_exit(126);
+	}
+	if (child.nproc > 0) {
+		rl.rlim_cur = rl.rlim_max = (rlim_t)child.nproc;
+		if (setrlimit(RLIMIT_NPROC, &rl) < 0)
 			_exit(126);
 	}
 	if (child.gid >= 0 && (setgroups(0, NULL) < 0 || setgid((gid_t)child.gid) < 0))
@@ -196,7 +201,9 @@ static void store_take(struct e2e_store *s, const char *msg, const int *fds, siz
 		}
 	}
 	for (size_t i = 0; i < nfds; i++) {
-		if (e2e_notify_has(msg, "FDSTORE", "1") == NULL || s->n == E2E_STORE_MAX) {
+		/* systemd closes what comes beyond FileDescriptorStoreMax= */
+		if (e2e_notify_has(msg, "FDSTORE", "1") == NULL
+		    || s->n == (s->max > 0 && s->max < E2E_STORE_MAX ? s->max : E2E_STORE_MAX)) {
 			close(fds[i]);
 			continue;
 		}
@@ -257,7 +264,7 @@ static int start(struct e2e_daemon *d, const char *dir, const char *conf,
 	if (d->pid < 0)
 		return -errno;
 	if (d->pid > 0)
-		child = (struct e2e_child){ -1, -1, -1, -1 };
+		child = (struct e2e_child){ -1, -1, -1, -1, 0 };
 	if (d->pid == 0) {
 		int fd = open(d->err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
@@ -500,7 +507,7 @@ int e2e_run(const char *const *argv, char *err, size_t errlen)
 		_exit(127);
 	}
 	if (pid > 0)
-		child = (struct e2e_child){ -1, -1, -1, -1 };
+		child = (struct e2e_child){ -1, -1, -1, -1, 0 };
 	close(pipefd[1]);
 	for (;;) {
 		ssize_t n = read(pipefd[0], err + got, errlen - 1 - got);

@@ -21,6 +21,8 @@ struct e2e_store {
 	int fd[E2E_STORE_MAX];
 	char name[E2E_STORE_MAX][64];
 	size_t n;
+	size_t max;                 /* FileDescriptorStoreMax: more is refused (closed); 0:
+				     * E2E_STORE_MAX */
 	unsigned puts, removes;     /* FDSTORE=1 and FDSTOREREMOVE=1 messages received */
 	char log[2048];             /* "+NAME " and "-NAME " for each, in order */
 };
@@ -49,6 +51,7 @@ void e2e_write_file(const char *path, const char *text);
 struct e2e_child {
 	int uid, gid;
 	long long rtprio, memlock;  /* RLIMIT_RTPRIO, RLIMIT_MEMLOCK (bytes) */
+	long long nproc;            /* RLIMIT_NPROC (threads too), for another uid; 0: leave */
 };
 void e2e_set_child(const struct e2e_child *c);
 

@@ -77,7 +77,7 @@ static void pty_gets_termios(void **state)
 
 	(void)state;
 	make_pty(&p);
-	assert_int_equal(drv_serial_open(p.link, &serial_7e2, -1, &port, &note), 0);
+	assert_int_equal(drv_serial_open(p.link, &serial_7e2, -1, 0, &port, &note), 0);
 	assert_ptr_equal(port.ops, &drv_serial_tty);
 	assert_string_equal(note, "pty");
 	/* a pty has no UART settings and no FTDI timer: neither is an error */
@@ -105,12 +105,12 @@ static void second_open_is_busy(void **state)
 
 	(void)state;
 	make_pty(&p);
-	assert_int_equal(drv_serial_open(p.link, &serial_7e2, -1, &a, NULL), 0);
-	assert_int_equal(drv_serial_open(p.link, &serial_7e2, -1, &b, NULL), -EBUSY);
+	assert_int_equal(drv_serial_open(p.link, &serial_7e2, -1, 0, &a, NULL), 0);
+	assert_int_equal(drv_serial_open(p.link, &serial_7e2, -1, 0, &b, NULL), -EBUSY);
 	assert_int_equal(b.fd, -1);     /* no number of a closed descriptor left behind */
 	assert_null(b.ops);
 	drv_serial_close(&a);
-	assert_int_equal(drv_serial_open(p.link, &serial_7e2, -1, &b, NULL), 0);
+	assert_int_equal(drv_serial_open(p.link, &serial_7e2, -1, 0, &b, NULL), 0);
 	drv_serial_close(&b);
 	free_pty(&p);
 }
@@ -120,7 +120,7 @@ static void missing_device(void **state)
 	struct drv_serial port;
 
 	(void)state;
-	assert_int_equal(drv_serial_open("/dev/portlogd-no-such-port", &serial_7e2, -1, &port, NULL),
+	assert_int_equal(drv_serial_open("/dev/portlogd-no-such-port", &serial_7e2, -1, 0, &port, NULL),
 			 -ENOENT);
 	assert_null(port.ops);
 	drv_serial_close(&port);    /* harmless on a port that did not open */
@@ -163,7 +163,7 @@ static void uart_gets_libserialport(void **state)
 	unlink(link);
 	assert_int_equal(symlink(dev, link), 0);
 	c.baud = 19200;
-	assert_int_equal(drv_serial_open(link, &c, -1, &port, NULL), 0);
+	assert_int_equal(drv_serial_open(link, &c, -1, 0, &port, NULL), 0);
 	assert_ptr_equal(port.ops, &drv_serial_sp);
 	assert_string_equal(port.path, dev);
 	check_termios(port.fd, B19200, true, false);
@@ -172,7 +172,7 @@ static void uart_gets_libserialport(void **state)
 		 * the lock failed; that closed number must not stay in busy.fd */
 		struct drv_serial busy;
 
-		assert_int_equal(drv_serial_open(link, &c, -1, &busy, NULL), -EBUSY);
+		assert_int_equal(drv_serial_open(link, &c, -1, 0, &busy, NULL), -EBUSY);
 		assert_int_equal(busy.fd, -1);
 		assert_null(busy.ops);
 		/* and the attempt left the holder's settings alone (termios is the tty's) */
@@ -191,7 +191,7 @@ static void uart_gets_libserialport(void **state)
 	}
 	drv_serial_close(&port);
 	c.flow = DRV_FLOW_XONXOFF;
-	assert_int_equal(drv_serial_open(link, &c, -1, &port, NULL), 0);
+	assert_int_equal(drv_serial_open(link, &c, -1, 0, &port, NULL), 0);
 	check_termios(port.fd, B19200, false, false);
 	{
 		struct termios t;
@@ -270,7 +270,7 @@ static void uart_kept_is_taken_back(void **state)
 	c.rx_trigger = DELIVERY_TRIGGER_AUTO;
 	if (level0 == 1)
 		set_trig(tty, level0 = 8);     /* something for auto to change */
-	assert_int_equal(drv_serial_open(link, &c, -1, &port, NULL), 0);
+	assert_int_equal(drv_serial_open(link, &c, -1, 0, &port, NULL), 0);
 	assert_int_equal(port.kept, DRV_KEPT_NONE);
 	assert_int_equal(trig_of(tty), 1);
 	found = (int)port.dlv.trigger_found;
@@ -281,18 +281,18 @@ static void uart_kept_is_taken_back(void **state)
 	port.stored = true;
 	drv_serial_close(&port);
 	assert_int_equal(trig_of(tty), 1);      /* not put back: the port is still open */
-	assert_int_equal(drv_serial_open(link, &c, -1, &busy, NULL), -EBUSY);   /* still ours */
+	assert_int_equal(drv_serial_open(link, &c, -1, 0, &busy, NULL), -EBUSY);   /* still ours */
 	set_trig(tty, 4);
 	/* the next process, with another baud rate */
 	c.baud = 9600;
-	assert_int_equal(drv_serial_open(link, &c, keeper, &port, NULL), 0);
+	assert_int_equal(drv_serial_open(link, &c, keeper, 0, &port, NULL), 0);
 	assert_int_equal(port.kept, DRV_KEPT_YES);
 	assert_int_equal(port.lock_fd, keeper);
 	assert_ptr_equal(port.ops, &drv_serial_sp);
 	check_termios(port.fd, B9600, true, false);
 	assert_int_equal(trig_of(tty), 4);      /* left alone */
 	assert_int_equal(port.dlv.trigger, 4);
-	assert_int_equal(drv_serial_open(link, &c, -1, &busy, NULL), -EBUSY);
+	assert_int_equal(drv_serial_open(link, &c, -1, 0, &busy, NULL), -EBUSY);
 	/* for good now: the level found first (the state page carries it) goes back */
 	port.dlv.trigger_found = (unsigned)found;
 	drv_serial_close(&port);
@@ -315,20 +315,20 @@ static void pty_kept_gone(void **state)
 
 	(void)state;
 	make_pty(&p);
-	assert_int_equal(drv_serial_open(p.link, &serial_7e2, -1, &port, NULL), 0);
+	assert_int_equal(drv_serial_open(p.link, &serial_7e2, -1, 0, &port, NULL), 0);
 	keeper = dup(port.lock_fd);
 	port.stored = true;
 	drv_serial_close(&port);
 	close(p.master);                /* the device goes away */
 	make_pty(&q);                   /* and another comes under the same link */
-	assert_int_equal(drv_serial_open(q.link, &serial_7e2, keeper, &port, NULL), 0);
+	assert_int_equal(drv_serial_open(q.link, &serial_7e2, keeper, 0, &port, NULL), 0);
 	assert_int_equal(port.kept, DRV_KEPT_HUNG_UP);
 	assert_string_equal(port.path, q.slave);
 	keeper = dup(port.lock_fd);
 	port.stored = true;
 	drv_serial_close(&port);
 	make_pty(&p);                   /* q stays, the link names another pty */
-	assert_int_equal(drv_serial_open(p.link, &serial_7e2, keeper, &port, NULL), 0);
+	assert_int_equal(drv_serial_open(p.link, &serial_7e2, keeper, 0, &port, NULL), 0);
 	assert_int_equal(port.kept, DRV_KEPT_OTHER);
 	assert_string_equal(port.path, p.slave);
 	drv_serial_close(&port);
