@@ -29,10 +29,18 @@
 
 struct metrics;
 
+/* A ring's head in the merge (flush.c): its time, and which ring. */
+struct flush_head {
+	int64_t t_mono;
+	uint32_t src;
+};
+
 struct flusher {
 	const struct conf *conf;
-	struct source *src[PARTS_MAX];  /* the rings of the registered parts */
+	struct source **src;    /* the rings of the registered parts, nsrc of them */
 	unsigned nsrc;
+	struct flush_head *heap;        /* the merge's heap of ring heads (nsrc entries) */
+	bool *queued;           /* per ring: in this drain's heap, or set aside (held) */
 
 	struct logfile log;     /* the file, and the lines waiting for it */
 	int cmd_fd;             /* eventfd: main wakes us for reopen and stop */
