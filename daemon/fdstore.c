@@ -13,7 +13,7 @@
 
 #include "fdstore.h"
 
-#define FDSTORE_MAGIC "PLGDFS01"
+#define FDSTORE_MAGIC "PLGDFS02"     /* 02: as many slots as the config's readers */
 
 static const char *const role_name[FDSTORE_NROLES] = {
 	[FDSTORE_RX] = "rx", [FDSTORE_TX] = "tx", [FDSTORE_PTY] = "pty", [FDSTORE_PTS] = "pts",
@@ -28,47 +28,52 @@ void fdstore_key(char *out, size_t len, const char *port, enum fdstore_role role
 			out[i] = '+';
 }
 
-/* The page the previous process left: the same layout, or nothing usable. */
-static bool page_fits(int fd)
+static size_t page_len(uint32_t nslots)
 {
+	return sizeof(struct fdstore_page) + (size_t)nslots * sizeof(struct fdstore_slot);
+}
+
+/* The slots of the page the previous process left: this layout, any number of
+ * slots; 0 when it is not usable. */
+static uint32_t page_slots(int fd)
+{
+	struct fdstore_page head;
 	struct stat st;
 
-	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
-	       && (size_t)st.st_size == sizeof(struct fdstore_page);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
+	    || pread(fd, &head, sizeof(head), 0) != (ssize_t)sizeof(head)
+	    || memcmp(head.magic, FDSTORE_MAGIC, sizeof(head.magic)) != 0
+	    || head.size != sizeof(head) || head.nslots == 0
+	    || (size_t)st.st_size != page_len(head.nslots))
+		return 0;
+	return head.nslots;
 }
 
-static int map_page(struct fdstore *fs, int fd)
+static struct fdstore_page *map_page(int fd, size_t len)
 {
-	void *p = mmap(NULL, sizeof(*fs->page), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-		       fd, 0);
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
 
-	if (p == MAP_FAILED)
-		return -errno;
-	fs->page = p;
-	fs->page_fd = fd;
-	return 0;
+	return p == MAP_FAILED ? NULL : p;
 }
 
-/* A new page, zeroed (every slot free), in a memfd of its own. */
-static int new_page(struct fdstore *fs)
+/* A new page of nslots, zeroed (every slot free), in a memfd of its own. */
+static int new_page(struct fdstore *fs, uint32_t nslots)
 {
 	int fd = memfd_create(FDSTORE_STATE_NAME, MFD_CLOEXEC), rc;
+	size_t len = page_len(nslots);
 
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, sizeof(struct fdstore_page)) < 0) {
+	if (ftruncate(fd, (off_t)len) < 0 || (fs->page = map_page(fd, len)) == NULL) {
 		rc = -errno;
 		close(fd);
 		return rc;
 	}
-	rc = map_page(fs, fd);
-	if (rc < 0) {
-		close(fd);
-		return rc;
-	}
+	fs->page_fd = fd;
+	fs->page_len = len;
 	memcpy(fs->page->magic, FDSTORE_MAGIC, sizeof(fs->page->magic));
 	fs->page->size = sizeof(struct fdstore_page);
-	fs->page->nslots = FDSTORE_SLOTS;
+	fs->page->nslots = nslots;
 	return 0;
 }
 
@@ -79,7 +84,34 @@ static bool send_state(const struct fdstore *fs, const char *text, const int *fd
 	       && sd_pid_notify_with_fds(0, 0, text, fd, fd != NULL ? 1 : 0) > 0;
 }
 
-int fdstore_init(struct fdstore *fs, char *err, size_t errlen)
+/* Puts the previous process's page in place: kept as it is when it has `slots`
+ * slots, else its readers' slots copied into a new page of that size (a config
+ * with more or fewer ports). False when it is not usable. */
+static bool take_page(struct fdstore *fs, int kept, uint32_t slots)
+{
+	uint32_t old = page_slots(kept), n = 0;
+	struct fdstore_page *p;
+
+	if (old == 0 || (p = map_page(kept, page_len(old))) == NULL)
+		return false;
+	if (old == slots) {
+		fs->page = p;
+		fs->page_fd = kept;
+		fs->page_len = page_len(old);
+		return true;
+	}
+	if (new_page(fs, slots) < 0) {
+		munmap(p, page_len(old));
+		return false;
+	}
+	for (uint32_t i = 0; i < old && n < slots; i++)
+		if (p->slot[i].key[0] != '\0')
+			fs->page->slot[n++] = p->slot[i];
+	munmap(p, page_len(old));
+	return true;
+}
+
+int fdstore_init(struct fdstore *fs, unsigned slots, char *err, size_t errlen)
 {
 	const char *max = getenv("FDSTORE");
 	char **names = NULL, text[64];
@@ -87,17 +119,20 @@ int fdstore_init(struct fdstore *fs, char *err, size_t errlen)
 
 	memset(fs, 0, sizeof(*fs));
 	fs->page_fd = -1;
+	slots = slots > 0 ? slots : 1;
 	fs->max = max != NULL ? (unsigned)strtoul(max, NULL, 10) : 0;
 	fs->enabled = getenv("NOTIFY_SOCKET") != NULL && fs->max > 0;
+	fs->claimed = calloc(slots, sizeof(*fs->claimed));
 	/* 1: unset LISTEN_*, so that no child of ours takes them for its own */
 	n = sd_listen_fds_with_names(1, &names);
+	fs->got = calloc(n > 0 ? (size_t)n : 1, sizeof(*fs->got));
 	for (int i = 0; i < n; i++) {
 		int fd = SD_LISTEN_FDS_START + i;
 		const char *name = names != NULL && names[i] != NULL ? names[i] : "";
 
 		if (strcmp(name, FDSTORE_STATE_NAME) == 0 && kept < 0) {
 			kept = fd;
-		} else if (fs->ngot < FDSTORE_GOT_MAX) {
+		} else if (fs->got != NULL && fs->claimed != NULL) {
 			struct fdstore_got *g = &fs->got[fs->ngot++];
 
 			g->fd = fd;
@@ -110,24 +145,26 @@ int fdstore_init(struct fdstore *fs, char *err, size_t errlen)
 	for (int i = 0; names != NULL && names[i] != NULL; i++)
 		free(names[i]);
 	free(names);
-	if (kept >= 0 && page_fits(kept) && map_page(fs, kept) == 0
-	    && memcmp(fs->page->magic, FDSTORE_MAGIC, sizeof(fs->page->magic)) == 0
-	    && fs->page->size == sizeof(struct fdstore_page) && fs->page->nslots == FDSTORE_SLOTS) {
-		fs->page_kept = true;
-		return 0;
+	if (fs->claimed == NULL) {
+		if (kept >= 0)
+			close(kept);
+		snprintf(err, errlen, "out of memory for the store's %u slots", slots);
+		return -ENOMEM;
 	}
-	if (fs->page != NULL)
-		munmap(fs->page, sizeof(*fs->page));
-	fs->page = NULL;
-	fs->page_fd = -1;
-	if (kept >= 0) {
+	if (kept >= 0 && take_page(fs, kept, slots)) {
+		fs->page_kept = true;
+		if (fs->page_fd == kept)
+			return 0;
+	} else if (kept >= 0) {
 		/* another layout (another version) or broken: a new one replaces it */
+		fs->page = NULL;
+	}
+	if (kept >= 0) {
 		close(kept);
 		snprintf(text, sizeof(text), "FDSTOREREMOVE=1\nFDNAME=%s", FDSTORE_STATE_NAME);
 		(void)send_state(fs, text, NULL);
 	}
-	rc = new_page(fs);
-	if (rc < 0) {
+	if (fs->page == NULL && (rc = new_page(fs, slots)) < 0) {
 		snprintf(err, errlen, "cannot make the state page (memfd_create): %s; a port kept "
 			 "across a restart cannot say how long it was unread", strerror(-rc));
 		return rc;
@@ -144,9 +181,13 @@ void fdstore_fini(struct fdstore *fs)
 			close(fs->got[i].fd);
 	fs->ngot = 0;
 	if (fs->page != NULL)
-		munmap(fs->page, sizeof(*fs->page));
+		munmap(fs->page, fs->page_len);
 	if (fs->page_fd >= 0)
 		close(fs->page_fd);
+	free(fs->got);
+	free(fs->claimed);
+	fs->got = NULL;
+	fs->claimed = NULL;
 	fs->page = NULL;
 	fs->page_fd = -1;
 }
@@ -170,12 +211,12 @@ int fdstore_take(struct fdstore *fs, const char *port, enum fdstore_role role)
 struct fdstore_slot *fdstore_slot(struct fdstore *fs, const char *port, enum fdstore_role role)
 {
 	char key[FDSTORE_KEY_MAX];
-	int free_slot = -1;
+	int64_t free_slot = -1;
 
 	if (fs->page == NULL)
 		return NULL;
 	fdstore_key(key, sizeof(key), port, role);
-	for (int i = 0; i < FDSTORE_SLOTS; i++) {
+	for (uint32_t i = 0; i < fs->page->nslots; i++) {
 		struct fdstore_slot *s = &fs->page->slot[i];
 
 		if (strncmp(s->key, key, sizeof(s->key)) == 0 && !fs->claimed[i]) {
@@ -188,7 +229,7 @@ struct fdstore_slot *fdstore_slot(struct fdstore *fs, const char *port, enum fds
 	if (free_slot < 0) {
 		/* a slot of the previous run that this one does not claim (fdstore_finish
 		 * would free it): taken over */
-		for (int i = 0; i < FDSTORE_SLOTS && free_slot < 0; i++)
+		for (uint32_t i = 0; i < fs->page->nslots && free_slot < 0; i++)
 			if (!fs->claimed[i])
 				free_slot = i;
 		if (free_slot < 0)
@@ -242,7 +283,7 @@ void fdstore_finish(struct fdstore *fs,
 		if (g->taken)
 			continue;
 		g->taken = g->unwanted = true;
-		for (int k = 0; fs->page != NULL && k < FDSTORE_SLOTS && slot == NULL; k++)
+		for (uint32_t k = 0; fs->page != NULL && k < fs->page->nslots && slot == NULL; k++)
 			if (!fs->claimed[k] && fs->page->slot[k].key[0] != '\0'
 			    && strncmp(fs->page->slot[k].key, g->name, sizeof(g->name)) == 0)
 				slot = &fs->page->slot[k];
@@ -255,7 +296,7 @@ void fdstore_finish(struct fdstore *fs,
 		}
 		unwanted(ctx, g->name, g->fd, slot);
 	}
-	for (int k = 0; fs->page != NULL && k < FDSTORE_SLOTS; k++)
+	for (uint32_t k = 0; fs->page != NULL && k < fs->page->nslots; k++)
 		if (!fs->claimed[k])
 			memset(&fs->page->slot[k], 0, sizeof(fs->page->slot[k]));
 }

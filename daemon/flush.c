@@ -115,10 +115,28 @@ static void on_log_event(void *ctx, struct logfile *lf, const struct logfile_eve
 	}
 }
 
+/* The longest packet the config's ports make, at least a line's fields. */
+static size_t longest_packet(const struct conf *c)
+{
+	size_t max_packet = REC_HEAD_DATA;
+
+	for (unsigned i = 0; i < c->nserial; i++)
+		if (c->serial[i].max_packet > max_packet)
+			max_packet = c->serial[i].max_packet;
+	return max_packet < FMT_FIELDS_MAX ? FMT_FIELDS_MAX : max_packet;
+}
+
+size_t flush_buffer_bytes(const struct conf *c)
+{
+	/* room for the lines of four of the longest packets */
+	size_t cap = 4 * fmt_rx_max(longest_packet(c));
+
+	return cap < OUT_MIN ? OUT_MIN : cap;
+}
+
 int flush_init(struct flusher *f, const struct conf *c, const struct parts *ps, char *err,
 	       size_t errlen)
 {
-	size_t max_packet = REC_HEAD_DATA, cap;
 	int rc;
 
 	memset(f, 0, sizeof(*f));
@@ -133,12 +151,7 @@ int flush_init(struct flusher *f, const struct conf *c, const struct parts *ps, 
 	for (unsigned i = 0; f->src != NULL && i < ps->n; i++)
 		if (ps->part[i].src != NULL)
 			f->src[f->nsrc++] = ps->part[i].src;
-	for (unsigned i = 0; i < c->nserial; i++)
-		if (c->serial[i].max_packet > max_packet)
-			max_packet = c->serial[i].max_packet;
-	if (max_packet < FMT_FIELDS_MAX)
-		max_packet = FMT_FIELDS_MAX;
-	f->pkt_cap = max_packet;
+	f->pkt_cap = longest_packet(c);
 	f->pkt = malloc(f->pkt_cap);
 	f->cmd_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	f->reopened_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -156,9 +169,7 @@ int flush_init(struct flusher *f, const struct conf *c, const struct parts *ps, 
 	atomic_init(&f->lines, 0);
 	clockq_init(&f->clock);
 	health_beat_init(&f->beat);
-	/* room for the lines of four of the longest packets */
-	cap = 4 * fmt_rx_max(max_packet);
-	rc = logfile_open(&f->log, c->logger.log_file, cap < OUT_MIN ? OUT_MIN : cap,
+	rc = logfile_open(&f->log, c->logger.log_file, flush_buffer_bytes(c),
 			  (int64_t)c->logger.sync_interval_ms * NS_PER_MS, on_log_event, f, err,
 			  errlen);
 	if (rc < 0)

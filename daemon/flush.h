@@ -80,6 +80,9 @@ struct flusher {
 int flush_init(struct flusher *f, const struct conf *c, const struct parts *ps, char *err,
 	       size_t errlen);
 void flush_fini(struct flusher *f);
+/* The log file's buffer for config c (what flush_init allocates): 1 MiB, or the lines
+ * of four of the longest packets. Its packet buffer is the longest packet's. */
+size_t flush_buffer_bytes(const struct conf *c);
 /* Registers the flusher: its beat, its figures (lines written) and its STAT line. */
 bool flush_parts(struct flusher *f, struct parts *ps);
 

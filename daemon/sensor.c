@@ -124,9 +124,8 @@ int sensors_init(struct sensors *s, const struct conf *c)
 	s->cpu = calloc((size_t)CPU_COUNT(&mask), sizeof(*s->cpu));
 	if (s->cpu == NULL)
 		return -ENOMEM;
-	/* beyond PARTS_SENSORS a reader's CPU may have none: it is then bounded by
-	 * every sensor's looks but its own (sensors_from) */
-	for (int cpu = 0; cpu <= CONF_CPU_MAX && cpu < CPU_SETSIZE && s->n < PARTS_SENSORS; cpu++) {
+	/* a sensor on every CPU of the mask: as many as there are */
+	for (int cpu = 0; cpu <= CONF_CPU_MAX && cpu < CPU_SETSIZE; cpu++) {
 		struct sensor_cpu *sc;
 
 		if (!CPU_ISSET(cpu, &mask))

@@ -337,7 +337,7 @@ static void bench_flush(void)
 	struct source s;
 	struct flusher f;
 	static struct parts ps;     /* the bench's one ring, as the flusher finds it */
-	struct conf c;
+	struct conf c = { 0 };
 	uint64_t x = 0x9e3779b97f4a7c15u;
 
 	p[0].len = p[1].len = 20;
@@ -379,6 +379,7 @@ static void bench_flush(void)
 	source_fini(&s);
 	(void)unlink(c.logger.log_file);
 	(void)rmdir(dir);
+	conf_free(&c);
 }
 
 /* ---- the flusher's merge across many rings (issue 31) ---- */
@@ -394,7 +395,7 @@ static double merge_row(unsigned n, const char *dir)
 	uint32_t per = MERGE_RECORDS / n, slots = 2;
 	char err[CONF_ERR_MAX];
 	struct flusher f;
-	struct conf c;
+	struct conf c = { 0 };
 	double best = 0;
 	uint8_t data[20];
 	int64_t t_real = real_ns();
@@ -443,8 +444,10 @@ static double merge_row(unsigned n, const char *dir)
 	for (unsigned i = 0; i < n; i++)
 		source_fini(&s[i]);
 	free(s);
+	parts_fini(ps);
 	free(ps);
 	(void)unlink(c.logger.log_file);
+	conf_free(&c);
 	return best * 1e9 / (double)(per * n);
 }
 

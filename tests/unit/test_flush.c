@@ -74,7 +74,8 @@ static int setup(void **state)
 	conf_defaults(&fx->conf);
 	snprintf(fx->conf.logger.log_file, sizeof(fx->conf.logger.log_file), "%s", fx->path);
 	/* the flusher sizes its packet buffer by the largest configured max_packet */
-	fx->conf.nserial = 1;
+	if (conf_add_serial(&fx->conf) == NULL)
+		return -1;
 	snprintf(fx->conf.serial[0].name, sizeof(fx->conf.serial[0].name), "a");
 	fx->conf.serial[0].max_packet = 4096;
 	failio_reset();
@@ -105,6 +106,8 @@ static int teardown(void **state)
 		closedir(d);
 	}
 	(void)rmdir(fx->dir);
+	conf_free(&fx->conf);
+	parts_fini(&fx->parts);
 	free(fx);
 	return 0;
 }
@@ -545,6 +548,7 @@ static void test_merge_many_rings(void **state)
 	for (unsigned i = 0; i < RINGS; i++)
 		source_fini(&src[i]);
 	free(src);
+	parts_fini(ps);
 	free(ps);
 	free(count);
 }
@@ -1040,6 +1044,7 @@ static void test_overrun_waits_for_room(void **state)
 	assert_int_equal(l.n, 1);
 	assert_string_equal(after_time(l.v[0]), "portlogd OVERRUN 9");
 	free_lines(&l);
+	parts_fini(&ps);
 }
 
 int main(void)
