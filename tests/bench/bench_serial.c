@@ -131,6 +131,21 @@ static int stop(struct e2e_daemon *d)
 	return 0;
 }
 
+/* Stops the daemon and reads its log in dir; 0, or 1 when either failed (said). */
+static int stop_read(struct e2e_daemon *d, const char *dir, struct e2e_log *log)
+{
+	char path[300];
+
+	if (stop(d) != 0)
+		return 1;
+	snprintf(path, sizeof(path), "%s/portlogd.log", dir);
+	if (e2e_read_log(log, path) != 0) {
+		perror(path);
+		return 1;
+	}
+	return 0;
+}
+
 /* ---- what the log says about one port ---- */
 
 struct tally {
@@ -317,7 +332,7 @@ static int run_traffic(const struct opts *o)
 		.intra_gap_max_us = 400, .inter_gap_min_us = 10000, .inter_gap_max_us = 12000,
 		.gap_us = GAP_US, .seed = tu_seed("bench_serial"),
 	};
-	char dir[256], conf[300], path[300], why[512];
+	char dir[256], conf[300], why[512];
 	struct e2e_daemon d;
 	struct e2e_log log = { 0 };
 	struct tally ty = { 0 };
@@ -348,13 +363,8 @@ static int run_traffic(const struct opts *o)
 		atomic_store(&p[i].stop, true);
 	(void)sim_bg_join(&bg);
 	usleep(200000);     /* the last packets' gaps pass */
-	if (stop(&d) != 0)
+	if (stop_read(&d, dir, &log) != 0)
 		return 1;
-	snprintf(path, sizeof(path), "%s/portlogd.log", dir);
-	if (e2e_read_log(&log, path) != 0) {
-		perror(path);
-		return 1;
-	}
 	{
 		size_t total = 0;
 
@@ -761,7 +771,7 @@ static int scale_floor(const struct opts *o, struct cost *c)
 static int scale_daemon(const struct opts *o, struct cost *c)
 {
 	struct sim_port *p = calloc(o->ports, sizeof(*p));
-	char dir[256], conf[300], path[300], why[512];
+	char dir[256], conf[300], why[512];
 	struct e2e_daemon d;
 	struct e2e_log log = { 0 };
 	struct tally ty = { 0 };
@@ -790,13 +800,8 @@ static int scale_daemon(const struct opts *o, struct cost *c)
 	c->cpu_s = proc_cpu(d.pid, NULL) - cpu0;
 	c->flusher_s = proc_cpu(d.pid, "plog-flush") - fl0;
 	(void)proc_status(d.pid, &c->rss, &c->lck, &c->threads);
-	if (stop(&d) != 0)
+	if (stop_read(&d, dir, &log) != 0)
 		return 1;
-	snprintf(path, sizeof(path), "%s/portlogd.log", dir);
-	if (e2e_read_log(&log, path) != 0) {
-		perror(path);
-		return 1;
-	}
 	c->lines = log.n;
 	for (unsigned i = 0; i < o->ports; i++)
 		total += p[i].npkt;

@@ -184,6 +184,23 @@ static void open_port(struct sim_port *p, const char *name, const char *dir)
 	assert_int_equal(sim_port_open(p, name, link), 0);
 }
 
+/* Every byte each of the n ports sent is in the log, in order, as RX lines; then the
+ * ports are closed. */
+static void every_byte(const struct e2e_log *log, struct sim_port *p, int n)
+{
+	for (int i = 0; i < n; i++) {
+		size_t len, *starts, *idx, nl;
+		uint8_t *got = e2e_concat(log, p[i].name, &len, &starts, &idx, &nl);
+
+		assert_int_equal(len, p[i].data_len);
+		assert_memory_equal(got, p[i].data, len);
+		free(got);
+		free(starts);
+		free(idx);
+		sim_port_close(&p[i]);
+	}
+}
+
 /* " key=value..." of the last STAT line for `name` in a log (with its leading space). */
 static bool last_stat(const struct e2e_log *log, const char *name, char *out, size_t len)
 {
@@ -301,17 +318,7 @@ static void threads_as_configured(void **state)
 				assert_int_equal(field(f, "lines_majflt"), 0);
 		}
 	}
-	for (int i = 0; i < 2; i++) {
-		size_t len, *starts, *idx, nl;
-		uint8_t *got = e2e_concat(&log, p[i].name, &len, &starts, &idx, &nl);
-		/* every byte arrived: the pinning took nothing away */
-		assert_int_equal(len, p[i].data_len);
-		assert_memory_equal(got, p[i].data, len);
-		free(got);
-		free(starts);
-		free(idx);
-		sim_port_close(&p[i]);
-	}
+	every_byte(&log, p, 2);        /* the pinning took nothing away */
 	e2e_free_log(&log);
 }
 
@@ -535,17 +542,7 @@ static void memlock_below_the_config(void **state)
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_int_equal(e2e_read_log(&log, logp), 0);
 	e2e_expect_accounted(&log);
-	for (int i = 0; i < N; i++) {
-		size_t len, *starts, *idx, nl;
-		uint8_t *got = e2e_concat(&log, p[i].name, &len, &starts, &idx, &nl);
-
-		assert_int_equal(len, p[i].data_len);
-		assert_memory_equal(got, p[i].data, len);
-		free(got);
-		free(starts);
-		free(idx);
-		sim_port_close(&p[i]);
-	}
+	every_byte(&log, p, N);
 	assert_true(log_has(&log, " portlogd EV rt-missing item=mlockall need=CAP_IPC_LOCK "
 			    "rlimit_memlock=8388608 locks_kib=", "errno=ENOMEM"));
 	assert_int_equal(read_text(d.err_path, err, sizeof(err)), 0);
