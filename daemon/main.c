@@ -534,17 +534,18 @@ static unsigned affinity_cpus(void)
 	return sched_getaffinity(0, sizeof(set), &set) == 0 ? (unsigned)CPU_COUNT(&set) : 1;
 }
 
-/* Before anything is allocated: a config beyond what this machine and user can hold
- * (memory, threads) stops the start-up, saying which limit and what to do. */
-static bool check_limits(struct daemon *d)
+/* Before anything is allocated (and before it detaches): a config beyond what this
+ * machine and user can hold (memory, threads) stops the start-up (exit 1), err saying
+ * which limit and what to do. */
+static bool check_limits(struct daemon *d, char *err, size_t len)
 {
-	char err[640];
+	char why[640];
 
 	memory_plan(&d->conf, affinity_cpus(), &d->mem);
 	memory_limits_read("/", &d->lim);
-	if (memory_check_ram(&d->conf, &d->mem, &d->lim, err, sizeof(err)) < 0
-	    || memory_check_threads(&d->mem, &d->lim, err, sizeof(err)) < 0) {
-		log_err("%s: %s", d->conf.path, err);
+	if (memory_check_ram(&d->conf, &d->mem, &d->lim, why, sizeof(why)) < 0
+	    || memory_check_threads(&d->mem, &d->lim, why, sizeof(why)) < 0) {
+		snprintf(err, len, "%.200s: %s", d->conf.path, why);
 		return false;
 	}
 	return true;
@@ -570,8 +571,6 @@ static int run(struct daemon *d)
 	int degraded = 0, rc, stop_sig = 0;
 	bool started;
 
-	if (!check_limits(d))
-		return 1;
 	rt_init(&d->rt, &d->conf);
 	d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->stop_fd < 0 || setup_signals(d) < 0) {
@@ -740,6 +739,14 @@ int main(int argc, char **argv)
 	}
 	if (check_system)
 		return check_system_run(&d.conf, root, config, true);
+	{
+		char why[1024];
+
+		if (!check_limits(&d, why, sizeof(why))) {
+			fprintf(stderr, "portlogd: %s\n", why);
+			return 1;
+		}
+	}
 	if (foreground || under_systemd()) {
 		log_init(foreground ? LOG_SINK_STDERR : LOG_SINK_JOURNAL);
 	} else {
