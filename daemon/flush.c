@@ -13,6 +13,7 @@
 #include "flush.h"
 #include "libc.h"
 #include "log.h"
+#include "relaxed.h"
 #include "thread.h"
 
 #define OUT_MIN (1024 * 1024)
@@ -197,8 +198,6 @@ void flush_fini(struct flusher *f)
 	f->queued = NULL;
 	f->nsrc = 0;
 }
-
-#define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 
 static void flush_count(const void *obj, struct part_counts *c)
 {

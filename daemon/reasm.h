@@ -142,6 +142,8 @@ struct reasm {
 	int64_t last_from[2], last_end;
 	size_t last_n;
 	enum reasm_stage last_stage;
+	int64_t anchor_lo;       /* the earliest the last byte of the packet's first read ended */
+	size_t anchor_n;         /* the bytes read since then */
 	int64_t floor;           /* the start of the last read that found the kernel empty */
 	int64_t look;            /* the end of the reader's last look (a read, reasm_floor) */
 	bool have_last;          /* a byte has been seen since reasm_init */
@@ -201,7 +203,14 @@ void reasm_expire(struct reasm *r, int64_t now_mono);
 /* Ends the packet in progress unconditionally. */
 void reasm_flush(struct reasm *r);
 
-/* Character time in ns for a baud rate and frame size (start + data + parity + stop bits). */
+/*
+ * Character time in ns for a baud rate and frame size (start + data + parity + stop
+ * bits; drv_frame_bits), 0 without a baud. The one computation of it: the reader's
+ * (conf's char_ns), --check-system's, --replay's pacing, lateness and splits.
+ * Rounded up: never shorter than the wire's own character, so that a deadline built
+ * on it (a packet's end, a gap of n characters) is never early and a replay never
+ * sends faster than the baud; dating back n bytes by it errs by at most n ns.
+ */
 int64_t reasm_char_ns(unsigned baud, unsigned frame_bits);
 
 /* 3.5 character times, the Modbus RTU inter-frame gap, rounded up to whole microseconds. */
