@@ -9,7 +9,6 @@
 
 #include "drv.h"
 
-#define CONF_MAX_PORTS 32
 #define CONF_NAME_MAX 32
 #define CONF_PATH_MAX DRV_PATH_MAX  /* the longest device path is the drivers' */
 #define CONF_ERR_MAX 512
@@ -19,7 +18,10 @@
 #define CONF_IRQ_AS_LOGGER 0        /* a port's irq_priority not set: [logger]'s applies */
 #define CONF_IRQ_AUTO (-1)          /* irq_priority = auto: the rule of irq.h */
 #define CONF_IRQ_OFF (-2)           /* irq_priority = off: leave the IRQ threads alone */
-#define CONF_PASS_DIR "/run/portlogd"   /* where a relative pass = PATH goes (the unit's RuntimeDirectory) */
+#define CONF_PASS_DIR "/run/portlogd"
+#define CONF_RING_AUTO 0            /* ring_records = auto: each ring by its port */
+#define CONF_RING_MIN 256           /* records: the fewest a ring gets (events at open, marks) */
+#define CONF_RING_MAX (1u << 24)   /* where a relative pass = PATH goes (the unit's RuntimeDirectory) */
 
 enum conf_ts { CONF_TS_ISO, CONF_TS_EPOCH };
 enum conf_payload { CONF_PAYLOAD_HEX = 1, CONF_PAYLOAD_TEXT = 2, CONF_PAYLOAD_BOTH = 3 };
@@ -44,7 +46,8 @@ struct conf_logger {
 	unsigned sync_interval_ms;
 	unsigned stat_interval_s;
 	char metrics_file[CONF_PATH_MAX];       /* node_exporter's textfile (metrics.h); "" = off */
-	unsigned ring_records;
+	unsigned ring_records;          /* CONF_RING_AUTO, or every ring's records */
+	unsigned ring_seconds;          /* auto: what a port can make in this long (conf_ring_*) */
 	int flusher_priority;           /* CONF_PRIO_OTHER or 1..99 */
 	int flusher_cpu;                /* CONF_CPU_ANY or a CPU number */
 	bool rt_required;               /* rt = required: a missing RT privilege is fatal */
@@ -109,18 +112,31 @@ struct conf_parallel {
 	unsigned bits;                  /* derived: width of the value (the driver's value_bits) */
 };
 
+/*
+ * The ports are arrays as long as the config makes them (no limit here: what the
+ * machine can hold is checked at start, against the plan of parts.h). A struct
+ * conf is zeroed (static, calloc, = { 0 }) before its first use; conf_defaults and
+ * conf_parse_string free what it held, conf_free at the end.
+ */
 struct conf {
 	char path[CONF_PATH_MAX];
 	struct conf_logger logger;
 	struct conf_timer timer;
-	struct conf_serial serial[CONF_MAX_PORTS];
+	struct conf_serial *serial;     /* nserial of them */
 	unsigned nserial;
-	struct conf_parallel parallel[CONF_MAX_PORTS];
+	struct conf_parallel *parallel; /* nparallel of them */
 	unsigned nparallel;
 };
 
-/* Fills c with the defaults of DESIGN.md and no ports. */
+/* Fills c with the defaults of DESIGN.md and no ports (freeing those it had). */
 void conf_defaults(struct conf *c);
+/* Frees the ports; c has none after. */
+void conf_free(struct conf *c);
+/* Appends a port with its keys' defaults and no name: for tests that build a config
+ * by hand (set the keys, then conf_resolve_serial or _parallel). NULL when out of
+ * memory. */
+struct conf_serial *conf_add_serial(struct conf *c);
+struct conf_parallel *conf_add_parallel(struct conf *c);
 
 /*
  * Parses and validates the text of a config file; `path` is only used in
@@ -148,6 +164,23 @@ void conf_print_keys(FILE *out);
  * driver must be compiled in. */
 void conf_resolve_serial(struct conf_serial *s);
 void conf_resolve_parallel(struct conf_parallel *pp);
+
+/*
+ * The records of a port's rings (each of them: RX, TX, lines): ring_records, or
+ * with auto what the port can make in ring_seconds while the flusher is held up,
+ * as a power of two from CONF_RING_MIN to CONF_RING_MAX, rounded up. A serial
+ * port makes at most bytes/s / m records a second, m the characters of its
+ * smallest packet with the silence that ends it (1 with a delimiter, else 1 + the
+ * gap, or max_packet when fewer), and a packet longer than a ring slot's 80 bytes
+ * at most one record (slot) per 40 characters more; bytes/s = baud / frame bits
+ * (portlogd.conf(5), MEMORY). A parallel port at most one a timer period. The
+ * derived fields (conf_resolve_serial) must be set.
+ */
+uint32_t conf_ring_serial(const struct conf_logger *lg, const struct conf_serial *s);
+uint32_t conf_ring_parallel(const struct conf_logger *lg, const struct conf_timer *t);
+/* How many records a second the two count on (for --check-config's figures). */
+double conf_rate_serial(const struct conf_serial *s);
+double conf_rate_parallel(const struct conf_timer *t);
 
 /* The config's word for a read mode ("status+data"); a driver's is its ops' name. */
 const char *conf_par_read_name(enum drv_read r);

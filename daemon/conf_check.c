@@ -37,6 +37,48 @@ void conf_resolve_serial(struct conf_serial *s)
 		snprintf(s->pass_path, sizeof(s->pass_path), CONF_PASS_DIR "/%s", s->pass);
 }
 
+double conf_rate_serial(const struct conf_serial *s)
+{
+	double bytes_s = (double)s->tty.baud / (double)s->frame_bits;
+	double m = 1;   /* a delimiter ends a packet of one byte and no silence */
+
+	if (s->delimiter < 0) {
+		m = 1 + (double)s->gap_ns / (double)(s->char_ns > 0 ? s->char_ns : 1);
+		if (m > s->max_packet)
+			m = s->max_packet;      /* max_packet's cuts need no silence */
+	}
+	/* longer packets: 2 slots for 81 bytes is the most per character there */
+	return bytes_s / (m < 40 ? m : 40);
+}
+
+double conf_rate_parallel(const struct conf_timer *t)
+{
+	return 1e6 / (double)t->period_us;
+}
+
+/* What a ring holds for rate records a second in ring_seconds: a power of two. */
+static uint32_t ring_for(const struct conf_logger *lg, double rate)
+{
+	double want = rate * lg->ring_seconds;
+	uint32_t n = CONF_RING_MIN;
+
+	if (lg->ring_records != CONF_RING_AUTO)
+		return lg->ring_records;
+	while (n < CONF_RING_MAX && (double)n < want)
+		n *= 2;
+	return n;
+}
+
+uint32_t conf_ring_serial(const struct conf_logger *lg, const struct conf_serial *s)
+{
+	return ring_for(lg, conf_rate_serial(s));
+}
+
+uint32_t conf_ring_parallel(const struct conf_logger *lg, const struct conf_timer *t)
+{
+	return ring_for(lg, conf_rate_parallel(t));
+}
+
 void conf_resolve_parallel(struct conf_parallel *pp)
 {
 	pp->bits = pp->driver->value_bits(&pp->in);

@@ -20,7 +20,6 @@
 #include "conf.h"
 
 #define CONF_LINE_MAX 198       /* characters after the indentation; inih's 200 less \n\0 */
-#define SECTS_MAX (2 + 2 * CONF_MAX_PORTS)      /* [logger], [timer] and the ports */
 #define CONF_KEYS_MAX 96        /* rows of the key table at most: a section keeps a line per row */
 
 /* ---- sections ---- */
@@ -31,7 +30,7 @@ enum sect_kind { SECT_LOGGER, SECT_TIMER, SECT_SERIAL, SECT_PARALLEL, SECT_KINDS
 struct sect_type {
 	const char *word;
 	bool port;
-	size_t off;             /* of the struct (port: of the array) in struct conf */
+	size_t off;             /* of the struct (port: of the array's pointer) in struct conf */
 	size_t size;            /* of the struct */
 	size_t count_off;       /* port: of the number of ports in struct conf */
 	size_t name_off;        /* port: of char name[CONF_NAME_MAX] in the struct */
@@ -43,8 +42,14 @@ extern const struct sect_type conf_sect_types[SECT_KINDS];
 /* The struct of section kind t, port i (0 for [logger] and [timer]). */
 static inline void *sect_at(const struct conf *c, const struct sect_type *t, unsigned i)
 {
-	return (char *)c + t->off + (size_t)i * t->size;
+	if (t->port)
+		return *(char *const *)((const char *)c + t->off) + (size_t)i * t->size;
+	return (char *)c + t->off;
 }
+
+/* Appends a port of kind t with its keys' defaults (conf_keys.c); NULL when out of
+ * memory. The arrays grow to powers of two: their length says their room. */
+void *conf_port_add(struct conf *c, const struct sect_type *t);
 
 static inline unsigned sect_count(const struct conf *c, const struct sect_type *t)
 {
@@ -126,7 +131,7 @@ struct parse {
 	char *err;
 	size_t errlen;
 	int err_line;           /* 0 = no error yet: parsing stops at the first */
-	struct sect sects[SECTS_MAX];
+	struct sect *sects;     /* nsects of them, grown as conf_port_add grows the ports */
 	unsigned nsects;
 	struct sect *cur;       /* NULL before the first section */
 };

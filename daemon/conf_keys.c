@@ -19,6 +19,7 @@
 #include "conf_internal.h"
 #include "delivery.h"
 #include "drv.h"
+#include "grow.h"
 
 /* ---- sections ---- */
 
@@ -122,8 +123,10 @@ const struct key conf_keys[] = {
 	  .def = "60" },
 	/* written with every STAT round: validate_metrics() in conf_check.c */
 	{ SECT_LOGGER, "metrics_file", &t_abspath, AT(logger, metrics_file), .def = NULL },
-	{ SECT_LOGGER, "ring_records", &t_pow2, AT(logger, ring_records), 64, 1 << 24,
-	  .def = "65536" },
+	/* auto: each port's own by its baud and ring_seconds (conf_ring_serial) */
+	{ SECT_LOGGER, "ring_records", &t_pow2, AT(logger, ring_records), 64, CONF_RING_MAX, w_auto,
+	  "a power of two", .def = "auto" },
+	{ SECT_LOGGER, "ring_seconds", &t_uint, AT(logger, ring_seconds), 1, 3600, .def = "10" },
 	PRIORITY(SECT_LOGGER, logger, flusher_priority, "flusher_priority", "other"),
 	CPU(SECT_LOGGER, logger, flusher_cpu, "flusher_cpu"),
 	{ SECT_LOGGER, "rt", &t_word, AT(logger, rt_required), .words = w_rt, .def = "best-effort" },
@@ -267,11 +270,17 @@ static int uint_parse(const struct ctx *x, void *sect)
 	return 0;
 }
 
+static int numword_parse(const struct ctx *x, void *sect);
+
+/* A power of two from min to max, or one of the key's words (ring_records = auto). */
 static int pow2_parse(const struct ctx *x, void *sect)
 {
 	unsigned n;
 
-	if (uint_parse(x, sect) < 0)
+	for (const struct word *w = x->k->words; w != NULL && w->word != NULL; w++)
+		if (strcmp(x->value, w->word) == 0)
+			return numword_parse(x, sect);
+	if ((x->k->words != NULL ? numword_parse(x, sect) : uint_parse(x, sect)) < 0)
 		return -1;
 	n = (unsigned)load_int(x->k, sect);
 	if ((n & (n - 1)) != 0) {
@@ -719,7 +728,7 @@ static const struct type t_path = { path_parse, path_print, false, false, true }
 static const struct type t_abspath = { abspath_parse, path_print, false, false, true };
 static const struct type t_uint = { uint_parse, uint_print, true, false, false };
 static const struct type t_hex = { uint_parse, uint_print, true, true, false };
-static const struct type t_pow2 = { pow2_parse, uint_print, true, false, false };
+static const struct type t_pow2 = { pow2_parse, word_print, true, false, false };
 static const struct type t_word = { word_parse, word_print, false, false, false };
 static const struct type t_numword = { numword_parse, word_print, true, false, false };
 static const struct type t_gap = { numword_parse, gap_print, true, false, false };
@@ -747,8 +756,43 @@ void conf_set_defaults(enum sect_kind kind, void *sect)
 	}
 }
 
+void *conf_port_add(struct conf *c, const struct sect_type *t)
+{
+	void **arr = (void **)((char *)c + t->off);
+	unsigned *count = (unsigned *)((char *)c + t->count_off);
+	void *base;
+
+	if (!grow_one(arr, *count, t->size, 4))
+		return NULL;
+	base = (char *)*arr + (size_t)*count * t->size;
+	memset(base, 0, t->size);
+	conf_set_defaults((enum sect_kind)(t - conf_sect_types), base);
+	(*count)++;
+	return base;
+}
+
+struct conf_serial *conf_add_serial(struct conf *c)
+{
+	return conf_port_add(c, &conf_sect_types[SECT_SERIAL]);
+}
+
+struct conf_parallel *conf_add_parallel(struct conf *c)
+{
+	return conf_port_add(c, &conf_sect_types[SECT_PARALLEL]);
+}
+
+void conf_free(struct conf *c)
+{
+	free(c->serial);
+	free(c->parallel);
+	c->serial = NULL;
+	c->parallel = NULL;
+	c->nserial = c->nparallel = 0;
+}
+
 void conf_defaults(struct conf *c)
 {
+	conf_free(c);
 	memset(c, 0, sizeof(*c));
 	for (unsigned k = 0; k < SECT_KINDS; k++)
 		if (!conf_sect_types[k].port)

@@ -1,10 +1,32 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* conf_print.c - the effective config (--check-config): every section and key, in config-file syntax. */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "conf_internal.h"
+#include "rec.h"
+
+/* A port's rings, as a comment: their records, bytes, and the seconds they hold
+ * at the most the port can make (portlogd.conf(5), MEMORY). */
+static void print_rings(const struct conf *c, unsigned kind, unsigned i, FILE *out)
+{
+	uint32_t records;
+	double rate;
+
+	if (kind == SECT_SERIAL) {
+		records = conf_ring_serial(&c->logger, &c->serial[i]);
+		rate = conf_rate_serial(&c->serial[i]);
+	} else if (kind == SECT_PARALLEL) {
+		records = conf_ring_parallel(&c->logger, &c->timer);
+		rate = conf_rate_parallel(&c->timer);
+	} else {
+		return;
+	}
+	fprintf(out, "# rings of %u records (%u KiB each): %.1f s at the most it makes, %.0f "
+		"records/s\n", records, records * REC_SIZE / 1024, records / rate, rate);
+}
 
 void conf_print(const struct conf *c, FILE *out)
 {
@@ -35,6 +57,7 @@ void conf_print(const struct conf *c, FILE *out)
 				conf_keys[k].type->print(out, &conf_keys[k], base);
 				fputc('\n', out);
 			}
+			print_rings(c, kind, i, out);
 		}
 	}
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "conf_internal.h"
+#include "grow.h"
 
 #define CONF_FILE_MAX (1024 * 1024)
 
@@ -120,7 +121,6 @@ static void open_section(struct parse *p, const char *start)
 	char raw[128], word[16] = "", name[128] = "";
 	const struct sect_type *t;
 	struct sect new_sect, *s = &new_sect;
-	unsigned *count;
 	void *base;
 	size_t n = (size_t)(end - start - 1);
 
@@ -162,21 +162,19 @@ static void open_section(struct parse *p, const char *start)
 			return;
 		}
 	}
-	if (t->port) {
-		count = (unsigned *)((char *)p->c + t->count_off);
-		if (*count == CONF_MAX_PORTS) {
-			fail(p, p->line, "[%s]: more than %d %s ports; run a second portlogd for the "
-			     "rest", s->title, CONF_MAX_PORTS, word);
-			return;
-		}
-		s->index = (*count)++;
+	if (!grow_one(&p->sects, p->nsects, sizeof(*p->sects), 4)
+	    || (t->port && conf_port_add(p->c, t) == NULL)) {
+		fail(p, p->line, "[%s]: out of memory after %u sections", s->title, p->nsects);
+		return;
 	}
-	base = sect_at(p->c, t, s->index);
 	if (t->port) {
-		conf_set_defaults(s->kind, base);
+		s->index = sect_count(p->c, t) - 1;
+		base = sect_at(p->c, t, s->index);
 		/* validated shorter than CONF_NAME_MAX (valid_name): the precision says so to
 		 * the compiler, which warns of a truncation at -O0 */
 		snprintf((char *)base + t->name_off, CONF_NAME_MAX, "%.*s", CONF_NAME_MAX - 1, name);
+	} else {
+		base = sect_at(p->c, t, 0);
 	}
 	*(int *)((char *)base + t->line_off) = p->line;
 	p->cur = &p->sects[p->nsects++];
@@ -298,6 +296,7 @@ int conf_parse_string(struct conf *c, const char *path, const char *text,
 	if (p->err_line == 0)
 		conf_validate(p);
 	rc = p->err_line == 0 ? 0 : -1;
+	free(p->sects);
 	free(p);
 	return rc;
 }

@@ -15,7 +15,7 @@
 
 #include "fdstore.h"
 
-#define FDSTORE_MAGIC "PLGDFS01"
+#define FDSTORE_MAGIC "PLGDFS02"     /* 02: as many slots as the config's readers */
 #define TRIGGER_MAX 4096                /* a FIFO level beyond any UART's: not ours */
 #define LISTEN_MAX (1 << 16)            /* LISTEN_FDS beyond this is not a count */
 
@@ -60,47 +60,52 @@ static enum fdstore_role role_of(const struct fdstore_got *g)
 	return FDSTORE_NROLES;
 }
 
-/* The page the previous process left: the same layout, or nothing usable. */
-static bool page_fits(int fd)
+static size_t page_len(uint32_t nslots)
 {
+	return sizeof(struct fdstore_page) + (size_t)nslots * sizeof(struct fdstore_slot);
+}
+
+/* The slots of the page the previous process left: this layout, any number of
+ * slots; 0 when it is not usable. */
+static uint32_t page_slots(int fd)
+{
+	struct fdstore_page head;
 	struct stat st;
 
-	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
-	       && (size_t)st.st_size == sizeof(struct fdstore_page);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
+	    || pread(fd, &head, sizeof(head), 0) != (ssize_t)sizeof(head)
+	    || memcmp(head.magic, FDSTORE_MAGIC, sizeof(head.magic)) != 0
+	    || head.size != sizeof(head) || head.nslots == 0
+	    || (size_t)st.st_size != page_len(head.nslots))
+		return 0;
+	return head.nslots;
 }
 
-static int map_page(struct fdstore *fs, int fd)
+static struct fdstore_page *map_page(int fd, size_t len)
 {
-	void *p = mmap(NULL, sizeof(*fs->page), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-		       fd, 0);
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
 
-	if (p == MAP_FAILED)
-		return -errno;
-	fs->page = p;
-	fs->page_fd = fd;
-	return 0;
+	return p == MAP_FAILED ? NULL : p;
 }
 
-/* A new page, zeroed (every slot free), in a memfd of its own. */
-static int new_page(struct fdstore *fs)
+/* A new page of nslots, zeroed (every slot free), in a memfd of its own. */
+static int new_page(struct fdstore *fs, uint32_t nslots)
 {
 	int fd = memfd_create(FDSTORE_STATE_NAME, MFD_CLOEXEC), rc;
+	size_t len = page_len(nslots);
 
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, sizeof(struct fdstore_page)) < 0) {
+	if (ftruncate(fd, (off_t)len) < 0 || (fs->page = map_page(fd, len)) == NULL) {
 		rc = -errno;
 		close(fd);
 		return rc;
 	}
-	rc = map_page(fs, fd);
-	if (rc < 0) {
-		close(fd);
-		return rc;
-	}
+	fs->page_fd = fd;
+	fs->page_len = len;
 	memcpy(fs->page->magic, FDSTORE_MAGIC, sizeof(fs->page->magic));
 	fs->page->size = sizeof(struct fdstore_page);
-	fs->page->nslots = FDSTORE_SLOTS;
+	fs->page->nslots = nslots;
 	return 0;
 }
 
@@ -114,7 +119,7 @@ static void page_check(struct fdstore_page *pg)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-	for (int i = 0; i < FDSTORE_SLOTS; i++) {
+	for (uint32_t i = 0; i < pg->nslots; i++) {
 		struct fdstore_slot *s = &pg->slot[i];
 		int64_t t = atomic_load_explicit(&s->empty_mono, memory_order_relaxed);
 
@@ -224,7 +229,7 @@ static int listened(struct fdstore *fs, char ***names)
 		}
 		/* the open ones of the range, nameless */
 		m = 0;
-		for (int i = 0; i < k && m < FDSTORE_GOT_MAX; i++)
+		for (int i = 0; i < k; i++)
 			if (fcntl(SD_LISTEN_FDS_START + i, F_SETFD, FD_CLOEXEC) == 0)
 				m = i + 1;
 		snprintf(fs->warning, sizeof(fs->warning), "LISTEN_FDS=%d, but only descriptors "
@@ -245,7 +250,34 @@ static int listened(struct fdstore *fs, char ***names)
 	return n;
 }
 
-int fdstore_init(struct fdstore *fs, char *err, size_t errlen)
+/* Puts the previous process's page in place: kept as it is when it has `slots`
+ * slots, else its readers' slots copied into a new page of that size (a config
+ * with more or fewer ports). False when it is not usable. */
+static bool take_page(struct fdstore *fs, int kept, uint32_t slots)
+{
+	uint32_t old = page_slots(kept), n = 0;
+	struct fdstore_page *p;
+
+	if (old == 0 || (p = map_page(kept, page_len(old))) == NULL)
+		return false;
+	if (old == slots) {
+		fs->page = p;
+		fs->page_fd = kept;
+		fs->page_len = page_len(old);
+		return true;
+	}
+	if (new_page(fs, slots) < 0) {
+		munmap(p, page_len(old));
+		return false;
+	}
+	for (uint32_t i = 0; i < old && n < slots; i++)
+		if (p->slot[i].key[0] != '\0')
+			fs->page->slot[n++] = p->slot[i];
+	munmap(p, page_len(old));
+	return true;
+}
+
+int fdstore_init(struct fdstore *fs, unsigned slots, char *err, size_t errlen)
 {
 	const char *max = getenv("FDSTORE");
 	char **names, *end;
@@ -254,19 +286,24 @@ int fdstore_init(struct fdstore *fs, char *err, size_t errlen)
 
 	memset(fs, 0, sizeof(*fs));
 	fs->page_fd = -1;
+	slots = slots > 0 ? slots : 1;
+	fs->nslots = slots;
+	fs->claimed = calloc(slots, sizeof(*fs->claimed));
+	fs->want = calloc(slots, sizeof(*fs->want));
 	errno = 0;
 	v = max != NULL ? strtoul(max, &end, 10) : 0;
 	fs->max = max != NULL && errno == 0 && *end == '\0' && v <= LISTEN_MAX ? (unsigned)v : 0;
 	fs->notify = getenv("NOTIFY_SOCKET") != NULL;
 	fs->enabled = fs->notify && fs->max > 0;
 	n = listened(fs, &names);
+	fs->got = calloc(n > 0 ? (size_t)n : 1, sizeof(*fs->got));
 	for (int i = 0; i < n; i++) {
 		int fd = SD_LISTEN_FDS_START + i;
 		const char *name = names != NULL && names[i] != NULL ? names[i] : "";
 
 		if (strcmp(name, FDSTORE_STATE_NAME) == 0 && kept < 0) {
 			kept = fd;
-		} else if (fs->ngot < FDSTORE_GOT_MAX) {
+		} else if (fs->got != NULL && fs->claimed != NULL && fs->want != NULL) {
 			struct fdstore_got *g = &fs->got[fs->ngot++];
 
 			g->fd = fd;
@@ -283,24 +320,26 @@ int fdstore_init(struct fdstore *fs, char *err, size_t errlen)
 	for (int i = 0; names != NULL && names[i] != NULL; i++)
 		free(names[i]);
 	free(names);
-	if (kept >= 0 && page_fits(kept) && map_page(fs, kept) == 0
-	    && memcmp(fs->page->magic, FDSTORE_MAGIC, sizeof(fs->page->magic)) == 0
-	    && fs->page->size == sizeof(struct fdstore_page) && fs->page->nslots == FDSTORE_SLOTS) {
+	if (fs->got == NULL || fs->claimed == NULL || fs->want == NULL) {
+		if (kept >= 0)
+			close(kept);
+		snprintf(err, errlen, "out of memory for the store's %u slots", slots);
+		return -ENOMEM;
+	}
+	if (kept >= 0 && take_page(fs, kept, slots)) {
 		fs->page_kept = true;
 		page_check(fs->page);
-		return 0;
-	}
-	if (fs->page != NULL)
-		munmap(fs->page, sizeof(*fs->page));
-	fs->page = NULL;
-	fs->page_fd = -1;
-	if (kept >= 0) {
+		if (fs->page_fd == kept)
+			return 0;
+	} else if (kept >= 0) {
 		/* another layout (another version) or broken: a new one replaces it */
+		fs->page = NULL;
+	}
+	if (kept >= 0) {
 		close(kept);
 		drop_named(fs, FDSTORE_STATE_NAME);
 	}
-	rc = new_page(fs);
-	if (rc < 0) {
+	if (fs->page == NULL && (rc = new_page(fs, slots)) < 0) {
 		snprintf(err, errlen, "cannot make the state page (memfd_create): %s; a port kept "
 			 "across a restart cannot say how long it was unread", strerror(-rc));
 		return rc;
@@ -317,9 +356,15 @@ void fdstore_fini(struct fdstore *fs)
 			close(fs->got[i].fd);
 	fs->ngot = 0;
 	if (fs->page != NULL)
-		munmap(fs->page, sizeof(*fs->page));
+		munmap(fs->page, fs->page_len);
 	if (fs->page_fd >= 0)
 		close(fs->page_fd);
+	free(fs->got);
+	free(fs->claimed);
+	free(fs->want);
+	fs->got = NULL;
+	fs->claimed = NULL;
+	fs->want = NULL;
 	fs->page = NULL;
 	fs->page_fd = -1;
 }
@@ -337,7 +382,7 @@ void fdstore_want(struct fdstore *fs, const char *port, enum fdstore_role role, 
 	struct fdstore_want *w;
 	struct stat dev, st;
 
-	if (fs->nwant == FDSTORE_SLOTS || (role != FDSTORE_RX && role != FDSTORE_TX))
+	if (fs->want == NULL || fs->nwant == fs->nslots || (role != FDSTORE_RX && role != FDSTORE_TX))
 		return;
 	w = &fs->want[fs->nwant++];
 	fdstore_key(w->key, sizeof(w->key), port, role);
@@ -382,13 +427,13 @@ struct fdstore_slot *fdstore_slot(struct fdstore *fs, const char *port, enum fds
 {
 	char key[FDSTORE_KEY_MAX];
 	const char *was;
-	int free_slot = -1;
+	int64_t free_slot = -1;
 
 	if (fs->page == NULL)
 		return NULL;
 	fdstore_key(key, sizeof(key), port, role);
 	was = state_name(fs, key);
-	for (int i = 0; i < FDSTORE_SLOTS; i++) {
+	for (uint32_t i = 0; i < fs->page->nslots; i++) {
 		struct fdstore_slot *s = &fs->page->slot[i];
 
 		if (was != NULL && was[0] != '\0' && strncmp(s->key, was, sizeof(s->key)) == 0
@@ -402,7 +447,7 @@ struct fdstore_slot *fdstore_slot(struct fdstore *fs, const char *port, enum fds
 	if (free_slot < 0) {
 		/* a slot of the previous run that this one does not claim (fdstore_finish
 		 * would free it): taken over */
-		for (int i = 0; i < FDSTORE_SLOTS && free_slot < 0; i++)
+		for (uint32_t i = 0; i < fs->page->nslots && free_slot < 0; i++)
 			if (!fs->claimed[i])
 				free_slot = i;
 		if (free_slot < 0)
@@ -503,7 +548,7 @@ void fdstore_release(struct fdstore *fs,
 		if (w != NULL && w->got < 0)
 			w->gone = poll(&pfd, 1, 0) >= 0 && (pfd.revents & (POLLHUP | POLLERR)) != 0
 				  ? DRV_KEPT_HUNG_UP : DRV_KEPT_OTHER;
-		for (int k = 0; g->named && fs->page != NULL && k < FDSTORE_SLOTS && slot == NULL; k++)
+		for (uint32_t k = 0; g->named && fs->page != NULL && k < fs->page->nslots && slot == NULL; k++)
 			if (!fs->claimed[k] && strncmp(fs->page->slot[k].key, g->name,
 						       sizeof(fs->page->slot[k].key)) == 0)
 				slot = &fs->page->slot[k];
@@ -538,7 +583,7 @@ void fdstore_drop(struct fdstore *fs, const char *port, enum fdstore_role role)
 
 void fdstore_finish(struct fdstore *fs)
 {
-	for (int k = 0; fs->page != NULL && k < FDSTORE_SLOTS; k++)
+	for (uint32_t k = 0; fs->page != NULL && k < fs->page->nslots; k++)
 		if (!fs->claimed[k])
 			memset(&fs->page->slot[k], 0, sizeof(fs->page->slot[k]));
 }

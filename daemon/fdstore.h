@@ -69,8 +69,6 @@ enum fdstore_role {
 };
 
 #define FDSTORE_KEY_MAX (CONF_NAME_MAX + 8)         /* "NAME/ROLE" */
-#define FDSTORE_SLOTS (2 * CONF_MAX_PORTS)          /* a reader each: rx, tx */
-#define FDSTORE_GOT_MAX (4 * CONF_MAX_PORTS + 8)    /* handed over at start */
 #define FDSTORE_STATE_NAME "portlogd-state"
 
 /* One reader's state in the page; key "" is a free slot. */
@@ -82,11 +80,13 @@ struct fdstore_slot {
 	uint32_t unused;
 };
 
+/* The page: as many slots as the config has readers (two a port: rx, tx); one of
+ * another config's run is copied into a page of this one's size. */
 struct fdstore_page {
 	char magic[8];                  /* FDSTORE_MAGIC: this layout */
-	uint32_t size;                  /* sizeof(struct fdstore_page) */
+	uint32_t size;                  /* sizeof(struct fdstore_page): the header */
 	uint32_t nslots;
-	struct fdstore_slot slot[FDSTORE_SLOTS];
+	struct fdstore_slot slot[];     /* nslots of them */
 };
 
 struct fdstore_got {
@@ -112,26 +112,29 @@ struct fdstore {
 	unsigned max;                   /* $FDSTORE */
 	_Atomic unsigned nstored;       /* what the store holds by our count (at most max) */
 	_Atomic unsigned refused;       /* descriptors not stored because it was full */
-	struct fdstore_got got[FDSTORE_GOT_MAX];
+	struct fdstore_got *got;        /* ngot of them: everything handed over */
 	unsigned ngot;
-	unsigned lost;                  /* handed over beyond FDSTORE_GOT_MAX (closed) */
-	struct fdstore_want want[FDSTORE_SLOTS];
+	unsigned lost;                  /* handed over, no memory to note them (closed) */
+	unsigned nslots;                /* the config's readers (two a port: rx, tx) */
+	struct fdstore_want *want;      /* nslots of them */
 	unsigned nwant;
 	char warning[160];              /* what LISTEN_* had wrong (main says it), or "" */
 	struct fdstore_page *page;      /* mapped; NULL when no memfd could be made */
+	size_t page_len;
 	int page_fd;
 	bool page_kept;                 /* the page came from the previous process */
 	bool page_stored;               /* a new page was stored */
-	bool claimed[FDSTORE_SLOTS];    /* slots a reader of this run holds */
+	bool *claimed;                  /* per slot: a reader of this run holds it */
 };
 
 /*
- * Takes what the service manager handed over, and maps the state page (the
- * previous process's, or a new one, stored). 0, or -errno with what failed in
- * err (the daemon carries on: it only cannot tell how long a kept port was unread).
- * What was wrong with LISTEN_* is in fs->warning.
+ * Takes what the service manager handed over, and maps the state page with
+ * `slots` slots (a reader's each): the previous process's, or a new one, stored
+ * (the previous one's slots copied when it had another number). 0, or -errno with
+ * what failed in err (the daemon carries on: it only cannot tell how long a kept
+ * port was unread). What was wrong with LISTEN_* is in fs->warning.
  */
-int fdstore_init(struct fdstore *fs, char *err, size_t errlen);
+int fdstore_init(struct fdstore *fs, unsigned slots, char *err, size_t errlen);
 /* Closes what was handed over and is not taken (the service manager keeps its own). */
 void fdstore_fini(struct fdstore *fs);
 

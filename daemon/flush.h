@@ -29,10 +29,18 @@
 
 struct metrics;
 
+/* A ring's head in the merge (flush.c): its time, and which ring. */
+struct flush_head {
+	int64_t t_mono;
+	uint32_t src;
+};
+
 struct flusher {
 	const struct conf *conf;
-	struct source *src[PARTS_MAX];  /* the rings of the registered parts */
+	struct source **src;    /* the rings of the registered parts, nsrc of them */
 	unsigned nsrc;
+	struct flush_head *heap;        /* the merge's heap of ring heads (nsrc entries) */
+	bool *queued;           /* per ring: in this drain's heap, or set aside (held) */
 
 	struct logfile log;     /* the file, and the lines waiting for it */
 	int cmd_fd;             /* eventfd: main wakes us for reopen and stop */
@@ -72,6 +80,9 @@ struct flusher {
 int flush_init(struct flusher *f, const struct conf *c, const struct parts *ps, char *err,
 	       size_t errlen);
 void flush_fini(struct flusher *f);
+/* The log file's buffer for config c (what flush_init allocates): 1 MiB, or the lines
+ * of four of the longest packets. Its packet buffer is the longest packet's. */
+size_t flush_buffer_bytes(const struct conf *c);
 /* Registers the flusher: its beat, its figures (lines written) and its STAT line. */
 bool flush_parts(struct flusher *f, struct parts *ps);
 

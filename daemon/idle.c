@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -15,13 +16,15 @@
 
 enum conf_idle idle_plan(const struct conf *c, cpu_set_t *cpus)
 {
-	struct part_plan t[PARTS_MAX_THREADS];
-	unsigned n = parts_plan(c, t);
+	struct part_plan *t;
+	unsigned n;
 	bool all = true, any = false;
 
 	CPU_ZERO(cpus);
 	if (c->timer.idle_scope == CONF_IDLE_OFF || c->timer.idle_scope == CONF_IDLE_GLOBAL)
 		return c->timer.idle_scope;
+	if ((t = parts_plan(c, &n)) == NULL)
+		return CONF_IDLE_GLOBAL;        /* out of memory: every CPU, which needs no list */
 	for (unsigned i = 0; i < n; i++) {
 		if (t[i].priority <= 0)
 			continue;       /* SCHED_OTHER: no real-time wake-up to keep fast */
@@ -31,6 +34,7 @@ enum conf_idle idle_plan(const struct conf *c, cpu_set_t *cpus)
 		else
 			CPU_SET((size_t)t[i].cpu, cpus);
 	}
+	free(t);
 	if (c->timer.idle_scope == CONF_IDLE_PINNED)
 		return CONF_IDLE_PINNED;        /* as asked, even with threads left free */
 	return all && any ? CONF_IDLE_PINNED : CONF_IDLE_GLOBAL;

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include "fmt.h"
 #include "irq.h"
 #include "log.h"
+#include "memory.h"
 #include "metrics.h"
 #include "notify.h"
 #include "parts.h"
@@ -54,6 +56,8 @@ struct daemon {
 	struct notify notify;
 	struct rt rt;
 	struct fdstore store;               /* the ports kept open across restarts */
+	struct memory mem;                  /* what the config locks */
+	struct memory_limits lim;           /* and what this process may have */
 	int stop_fd;
 	int sig_fd;
 	/* the threads that started, for the stop */
@@ -196,7 +200,7 @@ static bool setup_rt(struct daemon *d)
 	char summary[128];
 
 	rt_probe_fifo(&d->rt);
-	rt_lock_memory(&d->rt);
+	rt_lock_memory(&d->rt, d->mem.total, memory_lockable(&d->mem, &d->lim), d->lim.memlock);
 	rt_hold_idle(&d->rt, &d->conf);
 	for (int i = 0; i < RT_NITEMS; i++)
 		report_rt(d, (enum rt_item)i);
@@ -215,11 +219,18 @@ static bool setup_rt(struct daemon *d)
  */
 static void setup_irqs(struct daemon *d)
 {
-	struct irq_port *all[3 * CONF_MAX_PORTS];
+	/* two a serial port (a tap's second port), one a parallel port */
+	struct irq_port **all = calloc(2 * (size_t)d->conf.nserial + d->conf.nparallel + 1,
+				       sizeof(*all));
 	unsigned n = 0;
 	const char *why;
 	int irq;
 
+	if (all == NULL) {
+		log_warn("out of memory for the ports' interrupt lines: their threads keep the "
+			 "priorities they have");
+		return;
+	}
 	for (unsigned i = 0; i < d->conf.nserial; i++) {
 		const struct conf_serial *s = &d->conf.serial[i];
 
@@ -241,6 +252,7 @@ static void setup_irqs(struct daemon *d)
 		all[n++] = &d->samplers[i].irq;
 	}
 	irq_share(all, n);
+	free(all);
 }
 
 /* At stop: each IRQ thread we set goes back to the priority it had, if it still
@@ -369,7 +381,8 @@ static int setup_parts(struct daemon *d)
 		const struct conf_parallel *pc = &c->parallel[i];
 
 		err[0] = '\0';     /* not every failure writes a message */
-		rc = sampler_init(&d->samplers[i], pc, c->logger.ring_records, err, sizeof(err));
+		rc = sampler_init(&d->samplers[i], pc, conf_ring_parallel(&c->logger, &c->timer), err,
+				  sizeof(err));
 		if (rc < 0) {
 			log_err("%s:%d: [parallel %s] device %s: %s", c->path, pc->line, pc->name,
 				pc->in.device, err[0] ? err : strerror(-rc));
@@ -379,11 +392,12 @@ static int setup_parts(struct daemon *d)
 		ok = ok && sampler_parts(&d->samplers[i], &d->parts);
 	}
 	for (unsigned i = 0; i < c->nserial; i++) {
-		rc = serial_init(&d->serial[i], &c->serial[i], c->logger.ring_records, d->stop_fd,
-				 &d->store);
+		uint32_t records = conf_ring_serial(&c->logger, &c->serial[i]);
+
+		rc = serial_init(&d->serial[i], &c->serial[i], records, d->stop_fd, &d->store);
 		if (rc < 0) {
-			log_err("[serial %s]: cannot allocate its ring of %u records: %s",
-				c->serial[i].name, c->logger.ring_records, strerror(-rc));
+			log_err("[serial %s]: cannot allocate its rings of %u records: %s",
+				c->serial[i].name, records, strerror(-rc));
 			return 1;
 		}
 		rc = serial_pass_open(&d->serial[i], err, sizeof(err));
@@ -401,7 +415,7 @@ static int setup_parts(struct daemon *d)
 		return 1;
 	}
 	if (!ok || !flush_parts(&d->flusher, &d->parts)) {
-		log_err("more parts than the registry holds (%d): a bug", PARTS_MAX);
+		log_err("out of memory for the registry of parts");
 		return 1;
 	}
 	d->flusher.echo = true;     /* to stderr with -f, else to the journal */
@@ -505,9 +519,50 @@ static void stop(struct daemon *d, int stop_sig)
 	free(d->samplers);
 	free(d->sampler_ptrs);
 	notify_fini(&d->notify);
+	parts_fini(&d->parts);
 	rt_fini(&d->rt);
 	source_fini(&d->self);
 	fdstore_fini(&d->store);
+}
+
+/* The CPUs this process may run on: a sensor on each when a reader is not pinned. */
+static unsigned affinity_cpus(void)
+{
+	cpu_set_t set;
+
+	return sched_getaffinity(0, sizeof(set), &set) == 0 ? (unsigned)CPU_COUNT(&set) : 1;
+}
+
+/* Before anything is allocated (and before it detaches): a config beyond what this
+ * machine and user can hold (memory, threads) stops the start-up (exit 1), err saying
+ * which limit and what to do. */
+static bool check_limits(struct daemon *d, char *err, size_t len)
+{
+	char why[640];
+
+	memory_plan(&d->conf, affinity_cpus(), &d->mem);
+	memory_limits_read("/", &d->lim);
+	if (memory_check_ram(&d->conf, &d->mem, &d->lim, why, sizeof(why)) < 0
+	    || memory_check_threads(&d->mem, &d->lim, why, sizeof(why)) < 0) {
+		snprintf(err, len, "%.200s: %s", d->conf.path, why);
+		return false;
+	}
+	return true;
+}
+
+/* --check-config's last lines: what the config locks (portlogd.conf(5), MEMORY). */
+static void print_memory(const struct conf *c)
+{
+	struct memory m;
+	char total[24], rings[24], stacks[24], bufs[24], base[24];
+
+	memory_plan(c, affinity_cpus(), &m);
+	printf("\n# memory: the daemon locks about %s: %u rings %s, %u threads' stacks %s, "
+	       "buffers %s,\n# the program and its libraries %s (portlogd.conf(5), MEMORY)\n",
+	       memory_size(m.total, total, sizeof(total)), m.nrings,
+	       memory_size(m.rings, rings, sizeof(rings)), m.threads,
+	       memory_size(m.stacks, stacks, sizeof(stacks)),
+	       memory_size(m.buffers, bufs, sizeof(bufs)), memory_size(m.base, base, sizeof(base)));
 }
 
 static int run(struct daemon *d)
@@ -525,13 +580,14 @@ static int run(struct daemon *d)
 	{
 		char err[256];
 
-		if (fdstore_init(&d->store, err, sizeof(err)) < 0)
+		/* a slot for each reader: RX and TX of each serial port */
+		if (fdstore_init(&d->store, 2 * d->conf.nserial, err, sizeof(err)) < 0)
 			log_warn("%s", err);
 		if (d->store.warning[0] != '\0')
 			log_warn("the descriptors handed over at start: %s", d->store.warning);
 		if (d->store.lost > 0)
-			log_warn("%u descriptors handed over at start beyond the %d taken: closed",
-				 d->store.lost, FDSTORE_GOT_MAX);
+			log_warn("%u descriptors handed over at start, no memory to take them: "
+				 "closed", d->store.lost);
 	}
 	rc = setup_parts(d);
 	if (rc != 0)
@@ -686,10 +742,19 @@ int main(int argc, char **argv)
 	}
 	if (check) {
 		conf_print(&d.conf, stdout);
+		print_memory(&d.conf);
 		return 0;
 	}
 	if (check_system)
 		return check_system_run(&d.conf, root, config, true);
+	{
+		char why[1024];
+
+		if (!check_limits(&d, why, sizeof(why))) {
+			fprintf(stderr, "portlogd: %s\n", why);
+			return 1;
+		}
+	}
 	if (foreground || under_systemd()) {
 		log_init(foreground ? LOG_SINK_STDERR : LOG_SINK_JOURNAL);
 	} else {

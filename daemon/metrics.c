@@ -175,9 +175,22 @@ static const struct hist {
 #define SAMPLE_MAX (sizeof("portlogd_") + 48 + sizeof("{port=\"\",dir=\"tx\"} ") + CONF_NAME_MAX \
 		    + 24 + 1)
 
+size_t metrics_bytes(const unsigned count[PART_NKINDS])
+{
+	size_t samples = 0, parts = 0;
+
+	for (unsigned k = 0; k < PART_NKINDS; k++) {
+		for (size_t r = 0; r < NROWS; r++)
+			samples += (rows[r].kinds & K(k)) ? 2 * (size_t)count[k] : 0;
+		parts += count[k];
+	}
+	samples += parts + NHISTS * (NLE + 3) + 4;      /* port_up, histograms, the rest */
+	return (NROWS + NFAMILIES) * FAMILY_MAX + samples * SAMPLE_MAX;
+}
+
 int metrics_init(struct metrics *m, const char *path, const struct parts *ps)
 {
-	size_t samples = 0;
+	unsigned count[PART_NKINDS] = { 0 };
 
 	memset(m, 0, sizeof(*m));
 	snprintf(m->path, sizeof(m->path), "%s", path);
@@ -187,11 +200,9 @@ int metrics_init(struct metrics *m, const char *path, const struct parts *ps)
 	m->nparts = ps->n;
 	m->start_ns = real_ns();
 	m->due = true;
-	for (size_t r = 0; r < NROWS; r++)
-		for (unsigned i = 0; i < ps->n; i++)
-			samples += (rows[r].kinds & K(ps->part[i].kind)) ? 2 : 0;
-	samples += ps->n + NHISTS * (NLE + 3) + 4;     /* port_up, histograms, the rest */
-	m->cap = (NROWS + NFAMILIES) * FAMILY_MAX + samples * SAMPLE_MAX;
+	for (unsigned i = 0; i < ps->n; i++)
+		count[ps->part[i].kind]++;
+	m->cap = metrics_bytes(count);
 	m->part = calloc(ps->n, sizeof(*m->part));
 	m->out = malloc(m->cap);
 	if (m->part == NULL || m->out == NULL) {

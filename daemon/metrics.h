@@ -57,6 +57,10 @@ struct metrics {
 	int err;                    /* errno of the last failed write (said once), or 0 */
 };
 
+/* The text's room for parts of each kind (count, by enum part_kind): what
+ * metrics_init allocates, for memory.c's figures. */
+size_t metrics_bytes(const unsigned count[PART_NKINDS]);
+
 /* After every part is registered (the file has room for each one's samples).
  * Returns 0 or -ENOMEM. */
 int metrics_init(struct metrics *m, const char *path, const struct parts *ps);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* parts.c - the threads a config asks for, and the registry of the running parts. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "parts.h"
 
 const char *const part_kind_name[PART_NKINDS] = {
@@ -37,10 +39,16 @@ static unsigned plan_sensors(const struct conf *c, struct part_plan *out)
 	return n;
 }
 
-unsigned parts_plan(const struct conf *c, struct part_plan out[PARTS_MAX_THREADS])
+struct part_plan *parts_plan(const struct conf *c, unsigned *count)
 {
+	/* the flusher, the timer, three threads a serial port, a sampler, the sensors
+	 * (one per serial port at most, or one) */
+	struct part_plan *out = calloc(3 + 4 * (size_t)c->nserial + c->nparallel, sizeof(*out));
 	unsigned n = 0;
 
+	*count = 0;
+	if (out == NULL)
+		return NULL;
 	out[n++] = (struct part_plan){
 		.kind = PART_FLUSHER, .priority = c->logger.flusher_priority,
 		.cpu = c->logger.flusher_cpu, .line = c->logger.line,
@@ -54,7 +62,7 @@ unsigned parts_plan(const struct conf *c, struct part_plan out[PARTS_MAX_THREADS
 		const struct conf_serial *s = &c->serial[i];
 		struct part_plan t = {
 			.kind = PART_SERIAL, .port = s->name, .priority = s->priority, .cpu = s->cpu,
-			.line = s->line, .ring = true,
+			.line = s->line, .ring = conf_ring_serial(&c->logger, s),
 		};
 
 		out[n++] = t;
@@ -72,10 +80,11 @@ unsigned parts_plan(const struct conf *c, struct part_plan out[PARTS_MAX_THREADS
 
 		out[n++] = (struct part_plan){
 			.kind = PART_PARALLEL, .port = p->name, .priority = p->priority, .cpu = p->cpu,
-			.line = p->line, .ring = true,
+			.line = p->line, .ring = conf_ring_parallel(&c->logger, &c->timer),
 		};
 	}
-	return n + plan_sensors(c, out + n);
+	*count = n + plan_sensors(c, out + n);
+	return out;
 }
 
 int parts_sensor_priority(const struct conf *c)
@@ -114,9 +123,17 @@ void parts_init(struct parts *ps)
 	memset(ps, 0, sizeof(*ps));
 }
 
+void parts_fini(struct parts *ps)
+{
+	free(ps->part);
+	free(ps->probe);
+	memset(ps, 0, sizeof(*ps));
+}
+
 bool parts_add(struct parts *ps, const struct part *p, struct health_beat *beat)
 {
-	if (ps->n == PARTS_MAX || ps->nprobe == PARTS_MAX)
+	if (!grow_one(&ps->part, ps->n, sizeof(*ps->part), 16)
+	    || (beat != NULL && !grow_one(&ps->probe, ps->nprobe, sizeof(*ps->probe), 16)))
 		return false;
 	ps->part[ps->n] = *p;
 	ps->part[ps->n].overruns_said = 0;

@@ -62,23 +62,21 @@ struct part_plan {
 	int priority;           /* CONF_PRIO_OTHER (SCHED_OTHER) or 1..99 (SCHED_FIFO) */
 	int cpu;                /* CONF_CPU_ANY or the CPU it is pinned to */
 	int line;               /* its section's line in the config (0: absent) */
-	bool ring;              /* it pushes into a ring of its own (ring_records records) */
+	uint32_t ring;          /* the records of its own ring (the port's ring_records); 0: none */
 };
 
 /* Every thread: the flusher, the timer, per [serial] port a reader and maybe a
  * lines thread and a TX reader, per [parallel] port a sampler, and the stall
  * sensors: one on each CPU the readers are pinned to, or one for all when a reader
  * is not. At run time the registry holds those, main's own ring, and a sensor per
- * CPU the readers may use, up to PARTS_SENSORS. */
-#define PARTS_MAX_THREADS (2 + 3 * CONF_MAX_PORTS + CONF_MAX_PORTS + CONF_MAX_PORTS)
-#define PARTS_SENSORS 256
-#define PARTS_MAX (1 + PARTS_MAX_THREADS - CONF_MAX_PORTS + PARTS_SENSORS)
+ * CPU the readers may use. */
 #define PARTS_MAIN_RING 256     /* records in main's own ring */
 
 /* Lists the threads c asks for (flusher, timer, serial readers with their lines
- * threads and TX readers, samplers: the order of the config's keys) into out;
- * returns how many. */
-unsigned parts_plan(const struct conf *c, struct part_plan out[PARTS_MAX_THREADS]);
+ * threads and TX readers, samplers: the order of the config's keys, then the
+ * sensors) in a new array (the caller frees it), their count in *n. NULL only when
+ * out of memory. */
+struct part_plan *parts_plan(const struct conf *c, unsigned *n);
 
 /* Where a thread's CPU is set: "[serial gps] cpu", "[logger] flusher_cpu". */
 void parts_cpu_key(const struct part_plan *t, char *buf, size_t len);
@@ -114,20 +112,24 @@ struct part {
 	uint64_t overruns_said; /* flusher-private: a ringless part's overruns in OVERRUN lines */
 };
 
+/* As many parts as were registered: the arrays grow while main registers them,
+ * before any thread starts, and stay as they are from then on. */
 struct parts {
-	struct part part[PARTS_MAX];
+	struct part *part;      /* n of them */
 	unsigned n;
 	/* the parts that have a thread, for the watchdog (notify.c) */
-	struct health_probe probe[PARTS_MAX];
+	struct health_probe *probe;     /* nprobe of them */
 	unsigned nprobe;
 };
 
+/* An empty registry. */
 void parts_init(struct parts *ps);
+/* Frees it; empty after. */
+void parts_fini(struct parts *ps);
 
 /*
  * Registers a part, and beat as its thread's progress (NULL: no thread of its
- * own). In main, before any thread starts. False when the registry is full:
- * PARTS_MAX is derived from the config's limits, so that is a bug.
+ * own). In main, before any thread starts. False when out of memory.
  */
 bool parts_add(struct parts *ps, const struct part *p, struct health_beat *beat);
 

@@ -125,3 +125,21 @@ int rootfs_write(const char *root, const char *text, const char *fmt, ...)
 	}
 	return close(fd) < 0 ? -errno : 0;
 }
+
+const char *rootfs_field(const char *text, const char *key)
+{
+	size_t kl = strlen(key);
+	const char *l = text;
+
+	while (l != NULL && *l != '\0') {
+		if (strncmp(l, key, kl) == 0) {
+			l += kl;
+			while (*l == ':' || *l == ' ' || *l == '\t')
+				l++;
+			return l;
+		}
+		l = strchr(l, '\n');
+		l = l != NULL ? l + 1 : NULL;
+	}
+	return NULL;
+}

@@ -24,6 +24,10 @@ int rootfs_vread(const char *root, char *buf, size_t len, const char *fmt, va_li
 int rootfs_read(const char *root, char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* The value after "key" in a "Key: value" or "Key   value" file (status, limits,
+ * meminfo): where it starts in text, or NULL. */
+const char *rootfs_field(const char *text, const char *key);
+
 /* Calls fn(name, arg) for each entry of the directory ROOT + the path made from fmt, "."
  * and ".." left out, until fn returns non-zero. Returns 0 at the end of the directory,
  * fn's non-zero value, or -errno when the directory cannot be opened or read. readdir's

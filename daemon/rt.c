@@ -2,10 +2,12 @@
 /* rt.c - memory locking, CPU idle states, SCHED_FIFO: set up, or say what is missing. */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -29,16 +31,27 @@ static const char *const item_name[RT_NITEMS] = {
 
 void rt_init(struct rt *rt, const struct conf *c)
 {
-	struct part_plan t[PARTS_MAX_THREADS];
-	unsigned n = parts_plan(c, t);
+	unsigned n;
+	struct part_plan *t = parts_plan(c, &n);
 	int prio = 0;
 	cpu_set_t cpus;
 	enum conf_idle idle = idle_plan(c, &cpus);
 
 	memset(rt, 0, sizeof(*rt));
 	rt->idle.dma_fd = -1;
+	rt->memlock = -1;
+	/*
+	 * One malloc arena for every thread. glibc gives each thread that calls malloc
+	 * (pthread_getattr_np does, in thread.c) an arena of its own, a 64 MiB
+	 * reservation; mlockall counts reservations in VmLck and against RLIMIT_MEMLOCK,
+	 * 64 MiB a thread for nothing. The threads allocate only at start-up and when a
+	 * port reopens, never on the real-time path, so sharing one arena costs no wait
+	 * that matters. Before any thread starts: the probe below is the first.
+	 */
+	(void)mallopt(M_ARENA_MAX, 1);      /* cannot fail for 1 */
 	for (unsigned i = 0; i < n; i++)
 		prio = t[i].priority > prio ? t[i].priority : prio;
+	free(t);        /* NULL when out of memory: no probe, the threads will say */
 	rt->fifo_prio = prio;
 	rt->wanted[RT_FIFO] = prio > 0;
 	rt->wanted[RT_MLOCK] = !RT_SANITIZER;
@@ -92,16 +105,21 @@ static bool cpus_pinnable(cpu_set_t *out)
 
 int rt_check_cpus(const struct conf *c, char *err, size_t errlen)
 {
-	struct part_plan t[PARTS_MAX_THREADS];
-	unsigned n = parts_plan(c, t);
+	unsigned n;
+	struct part_plan *t;
 	cpu_set_t allowed;
+	int rc = 0;
 
 	if (!cpus_pinnable(&allowed))
 		return 0;       /* cannot know: pthread_create will say EINVAL */
-	for (unsigned i = 0; i < n; i++)
-		if (check_cpu(&allowed, &t[i], c, err, errlen) < 0)
-			return -1;
-	return 0;
+	if ((t = parts_plan(c, &n)) == NULL) {
+		snprintf(err, errlen, "%s: out of memory", c->path);
+		return -1;
+	}
+	for (unsigned i = 0; i < n && rc == 0; i++)
+		rc = check_cpu(&allowed, &t[i], c, err, errlen);
+	free(t);
+	return rc;
 }
 
 static void *probe(void *arg)
@@ -124,9 +142,17 @@ void rt_probe_fifo(struct rt *rt)
 	rt->err[RT_FIFO] = degraded ? EPERM : 0;
 }
 
-void rt_lock_memory(struct rt *rt)
+void rt_lock_memory(struct rt *rt, uint64_t need, bool lockable, long long memlock)
 {
-	if (rt->wanted[RT_MLOCK] && mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
+	rt->lock_need = need;
+	if (!rt->wanted[RT_MLOCK])
+		return;
+	if (!lockable) {
+		rt->err[RT_MLOCK] = ENOMEM;
+		rt->memlock = memlock;
+		return;
+	}
+	if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
 		rt->err[RT_MLOCK] = errno;
 }
 
@@ -186,10 +212,23 @@ bool rt_describe(const struct rt *rt, enum rt_item item, char *kv, size_t kvlen,
 	case RT_MLOCK:
 		fmt_kv_str(&f, "need", "CAP_IPC_LOCK");
 		fmt_kv_i64(&f, "rlimit_memlock", limit(RLIMIT_MEMLOCK));
-		snprintf(prose, proselen, "cannot lock memory with mlockall (%s): under memory "
-			 "pressure a real-time thread can take a page fault, milliseconds with a "
-			 "disk. Grant CAP_IPC_LOCK (AmbientCapabilities=CAP_IPC_LOCK) or raise "
-			 "RLIMIT_MEMLOCK (LimitMEMLOCK=infinity)", strerrorname_np(e));
+		if (rt->lock_need > 0)
+			fmt_kv_u64(&f, "locks_kib", rt->lock_need >> 10);
+		if (rt->memlock >= 0)
+			snprintf(prose, proselen, "not locking memory: the config locks about %llu "
+				 "MiB and RLIMIT_MEMLOCK is %lld KiB, so mlockall would make the "
+				 "threads' stacks fail; under memory pressure a real-time thread can "
+				 "take a page fault, milliseconds with a disk. Grant CAP_IPC_LOCK "
+				 "(AmbientCapabilities=CAP_IPC_LOCK) or raise RLIMIT_MEMLOCK "
+				 "(LimitMEMLOCK=infinity, or at least %llu MiB)",
+				 (unsigned long long)(rt->lock_need >> 20) + 1, rt->memlock >> 10,
+				 (unsigned long long)(rt->lock_need >> 20) + 1);
+		else
+			snprintf(prose, proselen, "cannot lock memory with mlockall (%s): under "
+				 "memory pressure a real-time thread can take a page fault, "
+				 "milliseconds with a disk. Grant CAP_IPC_LOCK "
+				 "(AmbientCapabilities=CAP_IPC_LOCK) or raise RLIMIT_MEMLOCK "
+				 "(LimitMEMLOCK=infinity)", strerrorname_np(e));
 		break;
 	case RT_DMA:
 		fmt_kv_str(&f, "need", "write:/dev/cpu_dma_latency");

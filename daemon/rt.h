@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "conf.h"
 #include "idle.h"
@@ -27,6 +28,8 @@ struct rt {
 	int err[RT_NITEMS];     /* 0: in place or not asked for; else the errno that refused it */
 	bool wanted[RT_NITEMS];
 	int fifo_prio;          /* the highest SCHED_FIFO priority configured */
+	uint64_t lock_need;     /* what the config locks (memory.h); 0: not known */
+	long long memlock;      /* RLIMIT_MEMLOCK when it refused the lock before mlockall; else -1 */
 	struct idle idle;       /* what keeps CPUs out of slow idle states */
 };
 
@@ -48,9 +51,12 @@ int rt_check_cpus(const struct conf *c, char *err, size_t errlen);
 void rt_probe_fifo(struct rt *rt);
 
 /* mlockall, after everything is allocated and before the threads start (then
- * RLIMIT_MEMLOCK refuses the lock, not a later allocation). Skipped in sanitizer
- * builds, whose shadow memory cannot be locked. */
-void rt_lock_memory(struct rt *rt);
+ * RLIMIT_MEMLOCK refuses the lock, not a later allocation). Not even tried when
+ * `lockable` is false: RLIMIT_MEMLOCK (memlock, bytes) is below `need`, what the config
+ * locks (memory.h), and there is no CAP_IPC_LOCK; a lock of what is allocated now
+ * would make the threads' stacks fail later (ENOMEM is the item's errno then).
+ * Skipped in sanitizer builds, whose shadow memory cannot be locked. */
+void rt_lock_memory(struct rt *rt, uint64_t need, bool lockable, long long memlock);
 
 /* Keeps CPUs out of idle states slower than [timer] idle_latency (idle.h): all
  * of them through /dev/cpu_dma_latency, as cyclictest does, or those of the

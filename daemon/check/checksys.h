@@ -59,7 +59,12 @@ void checksys_tty_worker(const struct checksys *cs, struct checksys_result *r);
 /* stall-sensors: their period, CPUs, priority and what they cost (sensor.h). */
 void checksys_sensors(const struct checksys *cs, struct checksys_result *r);
 void checksys_rlimit_rtprio(const struct checksys *cs, struct checksys_result *r);
+/* What the config locks (memory.h) against RLIMIT_MEMLOCK, and against the machine's
+ * memory (MemAvailable, MemTotal); the threads it starts against RLIMIT_NPROC, the
+ * cgroup's pids.max and kernel.threads-max. */
 void checksys_rlimit_memlock(const struct checksys *cs, struct checksys_result *r);
+void checksys_memory(const struct checksys *cs, struct checksys_result *r);
+void checksys_threads(const struct checksys *cs, struct checksys_result *r);
 void checksys_clocksource(const struct checksys *cs, struct checksys_result *r);
 /* The synchronisation daemons below ROOT/proc; the kernel's state through
  * clockq_read (adjtimex: the running kernel's, whatever the root; tests wrap it). */

@@ -76,20 +76,7 @@ static inline int read_at(const struct checksys *cs, char *buf, size_t len, cons
 /* The value after "key" in a "Key: value" or "Key   value" file (status, limits). */
 static inline const char *field_of(const char *text, const char *key)
 {
-	size_t kl = strlen(key);
-	const char *l = text;
-
-	while (l != NULL && *l != '\0') {
-		if (strncmp(l, key, kl) == 0) {
-			l += kl;
-			while (*l == ':' || *l == ' ' || *l == '\t')
-				l++;
-			return l;
-		}
-		l = strchr(l, '\n');
-		l = l != NULL ? l + 1 : NULL;
-	}
-	return NULL;
+	return rootfs_field(text, key);
 }
 
 /* Is capability `bit` in CapEff of ROOT/proc/self/status? -errno when unknown. */

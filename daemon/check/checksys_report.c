@@ -26,7 +26,8 @@ int checksys_run(const struct checksys *cs, FILE *out)
 		checksys_cpuidle, checksys_cpu_dma_latency, checksys_smt, checksys_isolation,
 		checksys_irqbalance, checksys_rt_tasks, checksys_tty_worker, checksys_sensors,
 		checksys_rlimit_rtprio,
-		checksys_rlimit_memlock, checksys_clocksource, checksys_clock,
+		checksys_rlimit_memlock, checksys_memory, checksys_threads, checksys_clocksource,
+		checksys_clock,
 	};
 	const size_t nsys = sizeof(system_checks) / sizeof(system_checks[0]);
 	const struct conf *c = cs->conf;

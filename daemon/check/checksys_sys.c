@@ -12,6 +12,7 @@
 #include "clockq.h"
 #include "idle.h"
 #include "irq.h"
+#include "memory.h"
 #include "parts.h"
 #include "rec.h"
 
@@ -86,17 +87,19 @@ static void widen(int prio, int *lo, int *hi)
  * counts (1) and the timer's default is the highest. */
 static void prio_range(const struct checksys *cs, int *lo, int *hi)
 {
-	struct part_plan t[PARTS_MAX_THREADS];
-	unsigned n = parts_plan(cs->conf, t);
+	unsigned n;
+	struct part_plan *t = parts_plan(cs->conf, &n);    /* NULL: out of memory, none */
 	int l = INT_MAX, h = 0;
 
 	if (!cs->have_conf) {
 		*lo = 1;
 		*hi = cs->conf->timer.priority;
+		free(t);
 		return;
 	}
 	for (unsigned i = 0; i < n; i++)
 		widen(t[i].priority, &l, &h);
+	free(t);
 	*lo = h > 0 ? l : 0;
 	*hi = h;
 }
@@ -104,13 +107,14 @@ static void prio_range(const struct checksys *cs, int *lo, int *hi)
 /* The CPUs real-time threads are pinned to. */
 static void pinned_cpus(const struct conf *c, struct cpus *s)
 {
-	struct part_plan t[PARTS_MAX_THREADS];
-	unsigned n = parts_plan(c, t);
+	unsigned n;
+	struct part_plan *t = parts_plan(c, &n);
 
 	memset(s, 0, sizeof(*s));
 	for (unsigned i = 0; i < n; i++)
 		if (t[i].priority > 0 && t[i].cpu >= 0)
 			cpus_add(s, t[i].cpu);
+	free(t);
 }
 
 /* The first pinned thread (any policy) whose CPU is not in `allowed`, as
@@ -118,19 +122,21 @@ static void pinned_cpus(const struct conf *c, struct cpus *s)
 static bool pinned_outside(const struct conf *c, const struct cpus *allowed, char *out,
 			   size_t len)
 {
-	struct part_plan t[PARTS_MAX_THREADS];
-	unsigned n = parts_plan(c, t);
+	unsigned n;
+	struct part_plan *t = parts_plan(c, &n);
+	bool found = false;
 
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n && !found; i++)
 		if (t[i].cpu >= 0 && !cpus_has(allowed, t[i].cpu)) {
 			size_t k;
 
 			parts_cpu_key(&t[i], out, len);
 			k = strlen(out);
 			snprintf(out + k, len - k, " = %d", t[i].cpu);
-			return true;
+			found = true;
 		}
-	return false;
+	free(t);
+	return found;
 }
 
 /* ---- system-wide checks ---- */
@@ -859,7 +865,7 @@ struct busy {
 
 struct tty_scan {
 	struct cpus online;
-	int irq[3 * CONF_MAX_PORTS];    /* the ports' interrupt lines: their threads are ours */
+	int *irq;                       /* the ports' interrupt lines: their threads are ours */
 	unsigned nirq;
 	unsigned long long now;         /* clock ticks since boot; 0: not known */
 	struct busy *busy;
@@ -966,16 +972,19 @@ static void ports_irqs(const struct checksys *cs, struct tty_scan *sc)
 	const char *why;
 	int irq;
 
-	for (unsigned i = 0; cs->have_conf && i < c->nserial; i++) {
+	/* two a serial port (a tap's second port), one a parallel port */
+	sc->irq = calloc(2 * (size_t)c->nserial + c->nparallel + 1, sizeof(*sc->irq));
+	for (unsigned i = 0; cs->have_conf && sc->irq != NULL && i < c->nserial; i++) {
 		if ((irq = irq_of_device(cs->root, c->serial[i].device, &why)) > 0)
 			sc->irq[sc->nirq++] = irq;
 		if (c->serial[i].tx_device[0] != '\0'
 		    && (irq = irq_of_device(cs->root, c->serial[i].tx_device, &why)) > 0)
 			sc->irq[sc->nirq++] = irq;
 	}
-	for (unsigned i = 0; cs->have_conf && i < c->nparallel; i++)
+	for (unsigned i = 0; cs->have_conf && sc->irq != NULL && i < c->nparallel; i++)
 		if ((irq = irq_of_parallel(cs->root, &c->parallel[i], &why)) > 0)
 			sc->irq[sc->nirq++] = irq;
+	sc->nomem |= sc->irq == NULL;
 }
 
 /* "4242 spin SCHED_FIFO 50 on CPUs 1 (99% of a CPU)" for each busy task that may run on
@@ -1033,6 +1042,7 @@ void checksys_tty_worker(const struct checksys *cs, struct checksys_result *r)
 	rc = each_task(cs, tty_task, &sc);
 	if (rc < 0 || sc.nomem) {
 		free(sc.busy);
+		free(sc.irq);
 		unlisted(cs, r, "tty-worker", "which real-time tasks can starve the tty worker is "
 			 "unknown", rc < 0 ? rc : -ENOMEM);
 		return;
@@ -1081,6 +1091,7 @@ void checksys_tty_worker(const struct checksys *cs, struct checksys_result *r)
 		    "WORKER)", mask, cpus, list, idle, fix);
 	}
 	free(sc.busy);
+	free(sc.irq);
 }
 
 /* ---- the stall sensors ---- */
@@ -1088,8 +1099,8 @@ void checksys_tty_worker(const struct checksys *cs, struct checksys_result *r)
 void checksys_sensors(const struct checksys *cs, struct checksys_result *r)
 {
 	const struct conf *c = cs->conf;
-	struct part_plan t[PARTS_MAX_THREADS];
-	unsigned n = parts_plan(c, t), ncpu = 0;
+	unsigned n, ncpu = 0;
+	struct part_plan *t = parts_plan(c, &n);
 	struct cpus on = { 0 }, online;
 	long period = (long)c->logger.sensor_period_us;
 	long per_s = 1000000 / period;
@@ -1099,6 +1110,7 @@ void checksys_sensors(const struct checksys *cs, struct checksys_result *r)
 
 	if (!cs->have_conf || c->nserial == 0) {
 		set(r, CHECKSYS_OK, "stall-sensors", "no stall sensors (no [serial] port)");
+		free(t);
 		return;
 	}
 	for (unsigned i = 0; i < n; i++)
@@ -1106,12 +1118,12 @@ void checksys_sensors(const struct checksys *cs, struct checksys_result *r)
 			any |= t[i].cpu == CONF_CPU_ANY;
 			cpus_add(&on, t[i].cpu);
 		}
+	free(t);
 	if (any) {
 		cpus_online(cs, &online);
 		on = online;
 	}
 	ncpu = cpus_count(&on);
-	ncpu = ncpu < PARTS_SENSORS ? ncpu : PARTS_SENSORS;
 	cpus_format(&on, list, sizeof(list));
 	snprintf(where, sizeof(where), "%s%s%s", any ? "each CPU it may use (online: " : "CPUs ",
 		 list, any ? "; a reader is not pinned)" : " (the readers')");
@@ -1205,24 +1217,99 @@ void checksys_rlimit_rtprio(const struct checksys *cs, struct checksys_result *r
 		.limits_fix = limits_fix }, r);
 }
 
+/* What the config locks: its sensors on each online CPU when a reader is not pinned. */
+static void plan_memory(const struct checksys *cs, struct memory *m)
+{
+	struct cpus online;
+
+	memory_plan(cs->conf, cpus_online(cs, &online) ? cpus_count(&online) : 1, m);
+}
+
 void checksys_rlimit_memlock(const struct checksys *cs, struct checksys_result *r)
 {
-	struct part_plan t[PARTS_MAX_THREADS];
-	unsigned n = parts_plan(cs->conf, t);
-	unsigned long long rings = PARTS_MAIN_RING;     /* the daemon's own ring */
-	char shortfall[96];
+	struct memory m;
+	char shortfall[96], allows[64], total[24];
 
-	/* mlockall(MCL_FUTURE) counts every mapping, the rings are only the largest */
-	for (unsigned i = 0; i < n; i++)
-		rings += t[i].ring ? cs->conf->logger.ring_records : 0;
-	snprintf(shortfall, sizeof(shortfall), " bytes, not unlimited (the rings alone take "
-		 "%llu MiB)", (rings * REC_SIZE + (1 << 20) - 1) >> 20);
+	plan_memory(cs, &m);
+	memory_size(m.total, total, sizeof(total));
+	snprintf(allows, sizeof(allows), "mlockall of the %s the config locks", total);
+	snprintf(shortfall, sizeof(shortfall), " bytes, below the %s the config locks (--check-"
+		 "config)", total);
 	check_privilege(cs, &(struct privilege){
 		.check = "rlimit-memlock", .cap = "CAP_IPC_LOCK", .rlimit = "RLIMIT_MEMLOCK",
 		.key = "Max locked memory", .cap_bit = CAP_IPC_LOCK_BIT, .ulimit = 'l',
-		.need = -1, .allows = "mlockall", .shortfall = shortfall,
+		.need = (long long)m.total, .allows = allows, .shortfall = shortfall,
 		.lost = "memory stays unlocked and a page fault can stall a real-time thread",
 		.unit_fix = "LimitMEMLOCK=infinity", .limits_fix = "memlock unlimited" }, r);
+}
+
+void checksys_memory(const struct checksys *cs, struct checksys_result *r)
+{
+	struct memory_limits l;
+	struct memory m;
+	char total[24], rings[24], stacks[24], bufs[24], have[24], all[24], err[512];
+
+	plan_memory(cs, &m);
+	memory_limits_read(cs->root, &l);
+	snprintf(err, sizeof(err), "the config locks about %s (%u rings %s, %u threads' stacks "
+		 "%s, buffers %s, the program and its libraries)",
+		 memory_size(m.total, total, sizeof(total)), m.nrings,
+		 memory_size(m.rings, rings, sizeof(rings)), m.threads,
+		 memory_size(m.stacks, stacks, sizeof(stacks)),
+		 memory_size(m.buffers, bufs, sizeof(bufs)));
+	if (l.available < 0 || l.total < 0) {
+		set(r, CHECKSYS_WARN, "memory", "%s; cannot read MemAvailable and MemTotal in "
+		    "/proc/meminfo; fix: check free(1) for room", err);
+		return;
+	}
+	memory_size((uint64_t)l.available, have, sizeof(have));
+	memory_size((uint64_t)l.total, all, sizeof(all));
+	if (memory_check_ram(cs->conf, &m, &l, err, sizeof(err)) < 0)
+		set(r, CHECKSYS_FAIL, "memory", "the daemon will not start: %s", err);
+	else if (m.total > (uint64_t)l.total / 2)
+		set(r, CHECKSYS_WARN, "memory", "%s of the %s this machine has (%s available): more "
+		    "than half, what else runs here may be killed when memory runs short; fix: "
+		    "lower [logger] ring_seconds (now %u) or set ring_records (portlogd.conf(5), "
+		    "MEMORY)", err, all, have, cs->conf->logger.ring_seconds);
+	else
+		set(r, CHECKSYS_OK, "memory", "%s of the %s available (MemAvailable; %s in all)", err,
+		    have, all);
+}
+
+void checksys_threads(const struct checksys *cs, struct checksys_result *r)
+{
+	struct memory_limits l;
+	struct memory m;
+	char err[512], nproc[48] = "", pids[96] = "", kernel[96] = "";
+
+	plan_memory(cs, &m);
+	memory_limits_read(cs->root, &l);
+	if (memory_check_threads(&m, &l, err, sizeof(err)) < 0) {
+		set(r, CHECKSYS_FAIL, "threads", "the daemon will not start: %s", err);
+		return;
+	}
+	if (l.root)
+		snprintf(nproc, sizeof(nproc), "root: no RLIMIT_NPROC");
+	else if (l.nproc == -1)
+		snprintf(nproc, sizeof(nproc), "RLIMIT_NPROC unlimited");
+	else if (l.nproc >= 0)
+		snprintf(nproc, sizeof(nproc), "RLIMIT_NPROC %lld", l.nproc);
+	if (l.pids_max == -1)
+		snprintf(pids, sizeof(pids), ", the cgroup's pids.max unlimited");
+	else if (l.pids_max >= 0 && l.pids_now >= 0)
+		snprintf(pids, sizeof(pids), ", the cgroup's pids.max %lld (%lld now)", l.pids_max,
+			 l.pids_now);
+	if (l.threads_max >= 0 && l.threads_now >= 0)
+		snprintf(kernel, sizeof(kernel), ", kernel.threads-max %lld (%lld now)",
+			 l.threads_max, l.threads_now);
+	if (nproc[0] == '\0' && kernel[0] == '\0') {
+		set(r, CHECKSYS_WARN, "threads", "the config starts %u threads; cannot read "
+		    "/proc/self/limits and /proc/sys/kernel/threads-max; fix: check ulimit -u and "
+		    "the unit's TasksMax=", m.threads);
+		return;
+	}
+	set(r, CHECKSYS_OK, "threads", "the config starts %u threads: %s%s%s", m.threads,
+	    nproc[0] != '\0' ? nproc : "RLIMIT_NPROC not known", pids, kernel);
 }
 
 void checksys_clocksource(const struct checksys *cs, struct checksys_result *r)

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* bench.c - ring (beside ck_ring) and flusher throughput: prints numbers, never a verdict. */
+/* bench.c - ring (beside ck_ring), flusher and merge throughput: prints numbers, never a verdict.
+ *
+ * `bench merge` runs the merge across 1-256 rings alone. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -335,7 +337,7 @@ static void bench_flush(void)
 	struct source s;
 	struct flusher f;
 	static struct parts ps;     /* the bench's one ring, as the flusher finds it */
-	struct conf c;
+	struct conf c = { 0 };
 	uint64_t x = 0x9e3779b97f4a7c15u;
 
 	p[0].len = p[1].len = 20;
@@ -377,6 +379,104 @@ static void bench_flush(void)
 	source_fini(&s);
 	(void)unlink(c.logger.log_file);
 	(void)rmdir(dir);
+	conf_free(&c);
+}
+
+/* ---- the flusher's merge across many rings (issue 31) ---- */
+
+#define MERGE_RECORDS (1u << 18)    /* lines per merge run, spread over the rings */
+
+/* flush_drain + flush_write of MERGE_RECORDS 20-byte RX records spread round-robin over
+ * n rings in time order (each line from the next ring), best of RUNS: ns per line. */
+static double merge_row(unsigned n, const char *dir)
+{
+	struct source *s = calloc(n, sizeof(*s));
+	struct parts *ps = calloc(1, sizeof(*ps));
+	uint32_t per = MERGE_RECORDS / n, slots = 2;
+	char err[CONF_ERR_MAX];
+	struct flusher f;
+	struct conf c = { 0 };
+	double best = 0;
+	uint8_t data[20];
+	int64_t t_real = real_ns();
+
+	memset(data, 0x5a, sizeof(data));
+	while (slots < per + 1)
+		slots *= 2;
+	conf_defaults(&c);
+	snprintf(c.logger.log_file, sizeof(c.logger.log_file), "%s/merge.log", dir);
+	parts_init(ps);
+	for (unsigned i = 0; s != NULL && i < n; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "p%u", i);
+		if (source_init(&s[i], name, slots) < 0
+		    || !parts_add(ps, &(struct part){ .kind = PART_SERIAL, .port = s[i].name,
+						      .src = &s[i] }, NULL)) {
+			printf("  %u rings: out of memory or registry full\n", n);
+			return -1;
+		}
+	}
+	if (s == NULL || flush_init(&f, &c, ps, err, sizeof(err)) < 0) {
+		printf("  %u rings: %s\n", n, s == NULL ? "out of memory" : err);
+		return -1;
+	}
+	for (int run = 0; run < RUNS; run++) {
+		double t0, t1;
+
+		if (ftruncate(f.log.fd, 0) < 0)
+			break;
+		for (uint32_t k = 0; k < per * n; k++) {
+			struct rec head = {
+				.t_real = t_real + (int64_t)k * 10000, .t_mono = k, .kind = REC_RX,
+			};
+
+			(void)source_push(&s[k % n], &head, data, sizeof(data));
+		}
+		t0 = now_s();
+		(void)flush_drain(&f, false);
+		(void)flush_write(&f);
+		t1 = now_s();
+		if (run == 0 || t1 - t0 < best)
+			best = t1 - t0;
+	}
+	flush_fini(&f);
+	for (unsigned i = 0; i < n; i++)
+		source_fini(&s[i]);
+	free(s);
+	parts_fini(ps);
+	free(ps);
+	(void)unlink(c.logger.log_file);
+	conf_free(&c);
+	return best * 1e9 / (double)(per * n);
+}
+
+static void bench_merge(void)
+{
+	static const unsigned rings[] = { 1, 8, 32, 64, 128, 256 };
+	char dir[] = "/tmp/portlogd-bench-XXXXXX";
+	double one = 0;
+
+	if (mkdtemp(dir) == NULL) {
+		printf("merge: cannot create a directory in /tmp: %s\n", strerror(errno));
+		return;
+	}
+	printf("\nflusher merge: flush_drain + flush_write of %u pre-filled 20 B RX records\n"
+	       "spread round-robin over N rings in time order (each line from the next ring),\n"
+	       "payload = both, best of %d: the cost of a line, and what the merge adds to it\n",
+	       MERGE_RECORDS, RUNS);
+	printf("  %6s  %9s  %11s  %12s\n", "rings", "Mlines/s", "ns per line", "merge ns/line");
+	for (size_t i = 0; i < sizeof(rings) / sizeof(rings[0]); i++) {
+		double ns = merge_row(rings[i], dir);
+
+		if (ns < 0)
+			continue;
+		if (rings[i] == 1)
+			one = ns;
+		printf("  %6u  %9.2f  %11.0f  %12.0f\n", rings[i], 1e3 / ns, ns, ns - one);
+		fflush(stdout);
+	}
+	(void)rmdir(dir);
 }
 
 static void header(void)
@@ -412,12 +512,16 @@ static void header(void)
 	       );
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	double t0 = now_s();
 
 	ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	header();
+	if (argc > 1 && strcmp(argv[1], "merge") == 0) {     /* that part alone */
+		bench_merge();
+		return 0;
+	}
 	printf("\nring: one producer thread, one consumer thread%s, %u slots of %u B,\n"
 	       "spin with pause on full/empty, best of %d. portlogd: source_push, consumer\n"
 	       "reads the head in place and copies a longer payload out; ck_ring 0.7.1:\n"
@@ -436,6 +540,7 @@ int main(void)
 	printf("  (ck_ring: not built; install libck-dev and reconfigure)\n");
 #endif
 	bench_flush();
+	bench_merge();
 	printf("\ntotal %.1f s\n", now_s() - t0);
 	return 0;
 }

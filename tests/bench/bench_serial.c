@@ -21,8 +21,11 @@
  * Options set the daemon's [timer] idle_latency and pin the serial readers (and
  * the flusher), so that idle-state and pinning settings can be compared.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -30,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,7 +45,10 @@
 #define MAX_PACKET 512
 #define STALL_GAP_US 2000
 #define STALL_PACKETS 20
-#define MAX_PORTS 32
+#define MAX_PORTS 1024
+#define SCALE_BAUD 115200           /* the scale run: the line its writes are paced at */
+#define SCALE_GAP_US 2000           /* ... the daemon's gap (above the machine's jitter) */
+#define SCALE_WAIT_MS 300000        /* start-up of hundreds of ports on a loaded machine */
 
 struct opts {
 	unsigned ports, seconds;
@@ -50,6 +57,9 @@ struct opts {
 	int stall_us[16];
 	unsigned nstall;
 	bool keep;
+	bool scale;                 /* the scale traffic (--scale), after a minimal reader's run */
+	const char *memory;         /* --memory N,N,...: idle ports, memory at each count */
+	const char *bauds;          /* ... at each of these bauds */
 };
 
 static int64_t mono(void)
@@ -117,6 +127,21 @@ static int stop(struct e2e_daemon *d)
 	if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		fprintf(stderr, "bench_serial: the daemon did not stop cleanly (status %d)\n", status);
 		return -1;
+	}
+	return 0;
+}
+
+/* Stops the daemon and reads its log in dir; 0, or 1 when either failed (said). */
+static int stop_read(struct e2e_daemon *d, const char *dir, struct e2e_log *log)
+{
+	char path[300];
+
+	if (stop(d) != 0)
+		return 1;
+	snprintf(path, sizeof(path), "%s/portlogd.log", dir);
+	if (e2e_read_log(log, path) != 0) {
+		perror(path);
+		return 1;
 	}
 	return 0;
 }
@@ -242,7 +267,7 @@ static void tally_port(const struct e2e_log *log, const struct sim_port *p, size
 		}
 		ty->wrong_unmarked++;
 		for (size_t j = c; j <= e && j < nlines; j++)
-			if (line_lateness(log, p, starts, idx, j) * 2 > (int64_t)GAP_US * 1000) {
+			if (line_lateness(log, p, starts, idx, j) * 2 > (int64_t)p->cfg.gap_us * 1000) {
 				ty->wrong_unseen++;
 				break;
 			}
@@ -268,6 +293,35 @@ static void tally_port(const struct e2e_log *log, const struct sim_port *p, size
 	free(idx);
 }
 
+/* What the log says of the packets: exact, marked, unmarked; the marks; the error. */
+static void print_tally(const struct tally *ty, int acc, const char *why)
+{
+	printf("packets sent            %zu (%zu with clean timing at the simulator)\n", ty->sent,
+	       ty->clean);
+	printf("exactly one RX line     %zu (%.3f%%)\n", ty->once,
+	       ty->sent ? 100.0 * (double)ty->once / (double)ty->sent : 0.0);
+	printf("wrong boundaries        %zu marked, %zu unmarked (clean packets); of the unmarked, "
+	       "%zu where the reader took a line more than half a gap after its write (a late "
+	       "wake-up it cannot see)\n", ty->wrong_marked, ty->wrong_unmarked, ty->wrong_unseen);
+	printf("EV late-delivery        %zu = %.2f per 10,000 packets (late-wake %zu, "
+	       "deadline-read %zu, slow-read %zu, held %zu, stall %zu; stage cpu %zu, tty %zu, "
+	       "wire %zu)\n", ty->marks,
+	       ty->sent ? 10000.0 * (double)ty->marks / (double)ty->sent : 0.0, ty->by_case[1],
+	       ty->by_case[2], ty->by_case[3], ty->by_case[4], ty->by_case[6], ty->by_stage[2],
+	       ty->by_stage[3], ty->by_stage[4]);
+	printf("first-byte error us     p50 %.1f  p99 %.1f  max %.1f  (min %.1f; %zu packets)\n",
+	       (double)e2e_pct(ty->err, ty->nerr, 50) / 1e3, (double)e2e_pct(ty->err, ty->nerr, 99) / 1e3,
+	       (double)e2e_pct(ty->err, ty->nerr, 100) / 1e3, (double)e2e_pct(ty->err, ty->nerr, 0) / 1e3,
+	       ty->nerr);
+	if (acc < 0)
+		printf("accounting              FAILED: %s\n", why);
+	else
+		printf("accounting              every record a line or in a DROP count, at %d STAT "
+		       "lines\n", acc);
+	if (ty->lost_bytes > 0)
+		printf("bytes                   %zu sent bytes not in the log as sent\n", ty->lost_bytes);
+}
+
 /* ---- the traffic run ---- */
 
 static int run_traffic(const struct opts *o)
@@ -278,7 +332,7 @@ static int run_traffic(const struct opts *o)
 		.intra_gap_max_us = 400, .inter_gap_min_us = 10000, .inter_gap_max_us = 12000,
 		.gap_us = GAP_US, .seed = tu_seed("bench_serial"),
 	};
-	char dir[256], conf[300], path[300], why[512];
+	char dir[256], conf[300], why[512];
 	struct e2e_daemon d;
 	struct e2e_log log = { 0 };
 	struct tally ty = { 0 };
@@ -309,13 +363,8 @@ static int run_traffic(const struct opts *o)
 		atomic_store(&p[i].stop, true);
 	(void)sim_bg_join(&bg);
 	usleep(200000);     /* the last packets' gaps pass */
-	if (stop(&d) != 0)
+	if (stop_read(&d, dir, &log) != 0)
 		return 1;
-	snprintf(path, sizeof(path), "%s/portlogd.log", dir);
-	if (e2e_read_log(&log, path) != 0) {
-		perror(path);
-		return 1;
-	}
 	{
 		size_t total = 0;
 
@@ -339,30 +388,7 @@ static int run_traffic(const struct opts *o)
 		       "idle_latency %s, readers %s, flusher %s\n", o->ports, o->seconds, GAP_US,
 		       o->idle ? o->idle : "default", rcpu, fcpu);
 	}
-	printf("packets sent            %zu (%zu with clean timing at the simulator)\n", ty.sent,
-	       ty.clean);
-	printf("exactly one RX line     %zu (%.3f%%)\n", ty.once,
-	       ty.sent ? 100.0 * (double)ty.once / (double)ty.sent : 0.0);
-	printf("wrong boundaries        %zu marked, %zu unmarked (clean packets); of the unmarked, "
-	       "%zu where the reader took a line more than half a gap after its write (a late "
-	       "wake-up it cannot see)\n", ty.wrong_marked, ty.wrong_unmarked, ty.wrong_unseen);
-	printf("EV late-delivery        %zu = %.2f per 10,000 packets (late-wake %zu, "
-	       "deadline-read %zu, slow-read %zu, held %zu, stall %zu; stage cpu %zu, tty %zu, "
-	       "wire %zu)\n", ty.marks,
-	       ty.sent ? 10000.0 * (double)ty.marks / (double)ty.sent : 0.0, ty.by_case[1],
-	       ty.by_case[2], ty.by_case[3], ty.by_case[4], ty.by_case[6], ty.by_stage[2],
-	       ty.by_stage[3], ty.by_stage[4]);
-	printf("first-byte error us     p50 %.1f  p99 %.1f  max %.1f  (min %.1f; %zu packets)\n",
-	       (double)e2e_pct(ty.err, ty.nerr, 50) / 1e3, (double)e2e_pct(ty.err, ty.nerr, 99) / 1e3,
-	       (double)e2e_pct(ty.err, ty.nerr, 100) / 1e3, (double)e2e_pct(ty.err, ty.nerr, 0) / 1e3,
-	       ty.nerr);
-	if (acc < 0)
-		printf("accounting              FAILED: %s\n", why);
-	else
-		printf("accounting              every record a line or in a DROP count, at %d STAT "
-		       "lines\n", acc);
-	if (ty.lost_bytes > 0)
-		printf("bytes                   %zu sent bytes not in the log as sent\n", ty.lost_bytes);
+	print_tally(&ty, acc, why);
 	e2e_free_log(&log);
 	free(ty.err);
 	for (unsigned i = 0; i < o->ports; i++)
@@ -372,6 +398,456 @@ static int run_traffic(const struct opts *o)
 		e2e_remove_dir(dir);
 	else
 		printf("kept %s\n", dir);
+	return 0;
+}
+
+/* ---- the scale runs (issue 31): many ports, their memory, their CPU ---- */
+
+/* VmRSS, VmLck (kB) and Threads of a process; false when it is gone. */
+static bool proc_status(pid_t pid, long *rss, long *lck, long *threads)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return false;
+	*rss = *lck = *threads = -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		(void)sscanf(line, "VmRSS: %ld", rss);
+		(void)sscanf(line, "VmLck: %ld", lck);
+		(void)sscanf(line, "Threads: %ld", threads);
+	}
+	fclose(f);
+	return true;
+}
+
+/* utime + stime in seconds of /proc/.../stat at path; 0 when unreadable. */
+static double stat_cpu(const char *path)
+{
+	char line[1024];
+	unsigned long ut = 0, st = 0;
+	const char *p;
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (f == NULL)
+		return 0;
+	n = fread(line, 1, sizeof(line) - 1, f);
+	fclose(f);
+	line[n] = '\0';
+	/* the name in parentheses may hold anything: fields from the last ')' */
+	if ((p = strrchr(line, ')')) == NULL
+	    || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* CPU seconds of a process, or of its threads named comm. */
+static double proc_cpu(pid_t pid, const char *comm)
+{
+	char path[96], name[32];
+	double sum = 0;
+
+	if (comm == NULL) {
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		return stat_cpu(path);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *dir = opendir(path);
+	struct dirent *e;
+
+	while (dir != NULL && (e = readdir(dir)) != NULL) {
+		char cpath[400];
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(cpath, sizeof(cpath), "%s/%s/comm", path, e->d_name);
+		if ((f = fopen(cpath, "r")) == NULL)
+			continue;
+		name[0] = '\0';
+		if (fgets(name, sizeof(name), f) != NULL)
+			name[strcspn(name, "\n")] = '\0';
+		fclose(f);
+		if (strcmp(name, comm) != 0)
+			continue;
+		snprintf(cpath, sizeof(cpath), "%s/%s/stat", path, e->d_name);
+		sum += stat_cpu(cpath);
+	}
+	if (dir != NULL)
+		closedir(dir);
+	return sum;
+}
+
+/* The first line of a file (the daemon's stderr), for a start that failed. */
+static void first_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = '\0';
+	if (f != NULL) {
+		if (fgets(buf, (int)len, f) != NULL)
+			buf[strcspn(buf, "\n")] = '\0';
+		fclose(f);
+	}
+}
+
+/* n ptys in dir, named p0.. with links dir/tty0..; false (closed again) on failure. */
+static bool open_ports(struct sim_port *p, unsigned n, const char *dir)
+{
+	for (unsigned i = 0; i < n; i++) {
+		char name[16], link[300];
+
+		snprintf(name, sizeof(name), "p%u", i);
+		snprintf(link, sizeof(link), "%s/tty%u", dir, i);
+		if (sim_port_open(&p[i], name, link) != 0) {
+			fprintf(stderr, "bench_serial: pty %u: %s\n", i, strerror(errno));
+			while (i-- > 0)
+				sim_port_close(&p[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void close_ports(struct sim_port *p, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		sim_port_close(&p[i]);
+}
+
+/* Waits until every port is open; the seconds since t0, or -1. */
+static double wait_all_open(struct sim_port *p, unsigned n, int64_t t0)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (sim_port_wait_open(&p[i], SCALE_WAIT_MS) != 0)
+			return -1;
+	return (double)(mono() - t0) / 1e9;
+}
+
+/* A config of n ports at baud: the defaults but for the log file and, with gap_us, the
+ * scale run's packets. */
+static void write_plain_conf(const char *dir, unsigned n, unsigned baud, unsigned gap_us,
+			     char *conf, size_t len)
+{
+	size_t cap = 256 + (size_t)n * 160, k;
+	char *text = malloc(cap);
+
+	k = (size_t)snprintf(text, cap, "# generated by bench_serial\n[logger]\n"
+			     "log_file = %s/portlogd.log\n", dir);
+	for (unsigned i = 0; i < n; i++) {
+		k += (size_t)snprintf(text + k, cap - k, "[serial p%u]\ndevice = %s/tty%u\nbaud = %u\n",
+				      i, dir, i, baud);
+		if (gap_us > 0)
+			k += (size_t)snprintf(text + k, cap - k, "gap_us = %u\nmax_packet = %d\n",
+					      gap_us, MAX_PACKET);
+	}
+	snprintf(conf, len, "%s/portlogd.conf", dir);
+	e2e_write_file(conf, text);
+	free(text);
+}
+
+static const char *daemon_path(void)
+{
+	const char *b = getenv("PORTLOGD_BIN");
+
+	return b != NULL && *b != '\0' ? b : "this build's portlogd";
+}
+
+/* One count of idle ports at one baud: memory, threads, start time. */
+static int memory_row(const struct opts *o, unsigned n, unsigned baud)
+{
+	struct sim_port *p = calloc(n, sizeof(*p));
+	char dir[256], conf[300], why[256];
+	struct e2e_daemon d;
+	long rss, lck, thr;
+	double ready, open;
+	int64_t t0;
+	int rc = 0;
+
+	e2e_tmpdir(dir, sizeof(dir));
+	if (p == NULL || !open_ports(p, n, dir)) {
+		free(p);
+		return 1;
+	}
+	write_plain_conf(dir, n, baud, 0, conf, sizeof(conf));
+	t0 = mono();
+	if (e2e_start(&d, dir, conf) != 0 || e2e_wait_ready(&d, SCALE_WAIT_MS) != 0) {
+		first_line(d.err_path, why, sizeof(why));
+		printf("| %u | %u | - | - | - | - | - | did not start: %s |\n", n, baud, why);
+		e2e_kill(&d);
+		goto out;
+	}
+	ready = (double)(mono() - t0) / 1e9;
+	open = wait_all_open(p, n, t0);
+	sleep(1);       /* the threads' first rounds */
+	if (!proc_status(d.pid, &rss, &lck, &thr)) {
+		rc = 1;
+		goto out;
+	}
+	{
+		/* what the daemon says it locks (a daemon before issue 31 says nothing) */
+		char *said = e2e_sh(&(int){ 0 }, "'%s' -c '%s' --check-config 2>/dev/null | sed -n "
+				    "'s/^# memory: the daemon locks about \\([^:]*\\):.*/\\1/p' | "
+				    "tr -d '\\n'", getenv("PORTLOGD_BIN") != NULL
+				    && *getenv("PORTLOGD_BIN") != '\0' ? getenv("PORTLOGD_BIN")
+				    : PORTLOGD_BIN, conf);
+
+		printf("| %u | %u | %.1f | %.1f | %.2f | %s | %ld | %.2f s to READY, %.2f s to "
+		       "every port open |\n", n, baud, (double)rss / 1024, (double)lck / 1024,
+		       (double)lck / 1024 / n, said != NULL && *said ? said : "-", thr, ready, open);
+		free(said);
+	}
+	if (stop(&d) != 0)
+		rc = 1;
+out:
+	close_ports(p, n);
+	free(p);
+	if (!o->keep)
+		e2e_remove_dir(dir);
+	return rc;
+}
+
+static int run_memory(const struct opts *o)
+{
+	char counts[256], bauds[256], *save = NULL, *c;
+	char *load = e2e_sh(&(int){ 0 }, "cut -d' ' -f1-3 /proc/loadavg | tr -d '\\n'");
+	int rc = 0;
+
+	snprintf(counts, sizeof(counts), "%s", o->memory);
+	printf("bench_serial --memory: idle ptys, default config but log_file and baud; daemon %s; "
+	       "load average at start %s\n", daemon_path(), load);
+	free(load);
+	printf("| ports | baud | VmRSS MiB | VmLck MiB | VmLck MiB per port | --check-config says "
+	       "| threads | start |\n|---|---|---|---|---|---|---|---|\n");
+	for (c = strtok_r(counts, ",", &save); c != NULL; c = strtok_r(NULL, ",", &save)) {
+		char *save2 = NULL, *b;
+
+		snprintf(bauds, sizeof(bauds), "%s", o->bauds != NULL ? o->bauds : "9600,115200");
+		for (b = strtok_r(bauds, ",", &save2); b != NULL; b = strtok_r(NULL, ",", &save2))
+			rc |= memory_row(o, (unsigned)strtoul(c, NULL, 10), (unsigned)strtoul(b, NULL, 10));
+	}
+	return rc;
+}
+
+/* The minimal reader: every port opened raw, read and discarded on every wake-up
+ * (poll), in a child process; its byte count comes back through a pipe at SIGTERM. */
+static volatile sig_atomic_t floor_stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	floor_stop = 1;
+}
+
+static pid_t floor_start(const struct sim_port *p, unsigned n, int *result_fd)
+{
+	int pfd[2];
+	pid_t pid;
+
+	if (pipe(pfd) < 0)
+		return -1;
+	pid = fork();
+	if (pid != 0) {
+		close(pfd[1]);
+		*result_fd = pfd[0];
+		return pid;
+	}
+	{
+		struct pollfd *fds = calloc(n, sizeof(*fds));
+		struct sigaction sa = { .sa_handler = on_term };
+		uint64_t bytes = 0;
+		char buf[4096];
+
+		sigaction(SIGTERM, &sa, NULL);  /* no SA_RESTART: poll returns */
+		for (unsigned i = 0; i < n; i++) {
+			struct termios t;
+
+			fds[i].fd = open(p[i].link, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+			fds[i].events = POLLIN;
+			if (fds[i].fd < 0 || tcgetattr(fds[i].fd, &t) < 0)
+				_exit(1);
+			cfmakeraw(&t);
+			(void)tcsetattr(fds[i].fd, TCSANOW, &t);
+		}
+		while (!floor_stop) {
+			if (poll(fds, n, -1) <= 0)
+				continue;
+			for (unsigned i = 0; i < n; i++) {
+				ssize_t r;
+
+				if (fds[i].revents == 0)
+					continue;
+				while ((r = read(fds[i].fd, buf, sizeof(buf))) > 0)
+					bytes += (uint64_t)r;
+			}
+		}
+		if (write(pfd[1], &bytes, sizeof(bytes)) != sizeof(bytes))
+			_exit(1);
+		_exit(0);
+	}
+}
+
+/* What one reader of the scale traffic cost. */
+struct cost {
+	double cpu_s, flusher_s;    /* after every port was open; the flusher: the daemon's */
+	uint64_t bytes;             /* sent */
+	size_t lines;
+	double ready_s, open_s;
+	long rss, lck, threads;
+};
+
+static void scale_cfg(struct sim_cfg *cfg)
+{
+	static uint64_t seed;       /* one for both runs: the same traffic */
+
+	if (seed == 0)
+		seed = tu_seed("bench_serial");
+	*cfg = (struct sim_cfg){
+		.kind = SIM_BINARY, .min_len = 10, .max_len = 200, .max_frags = 2,
+		.intra_gap_max_us = 200, .inter_gap_min_us = 3 * SCALE_GAP_US,
+		.inter_gap_max_us = 4 * SCALE_GAP_US, .gap_us = SCALE_GAP_US, .baud = SCALE_BAUD,
+		.seed = seed,
+	};
+}
+
+/* Plays the scale traffic for the seconds of o into p; the sent bytes. */
+static uint64_t play_scale(const struct opts *o, struct sim_port *p)
+{
+	struct sim_cfg cfg;
+	struct sim_bg bg;
+	uint64_t bytes = 0;
+
+	scale_cfg(&cfg);
+	if (sim_bg_start(&bg, p, o->ports, &cfg, 50) != 0) {
+		fprintf(stderr, "bench_serial: cannot start the simulator\n");
+		return 0;
+	}
+	sleep(o->seconds);
+	for (unsigned i = 0; i < o->ports; i++)
+		atomic_store(&p[i].stop, true);
+	(void)sim_bg_join(&bg);
+	for (unsigned i = 0; i < o->ports; i++)
+		bytes += p[i].data_len;
+	return bytes;
+}
+
+/* The minimal reader's run. */
+static int scale_floor(const struct opts *o, struct cost *c)
+{
+	struct sim_port *p = calloc(o->ports, sizeof(*p));
+	char dir[256];
+	double cpu0;
+	uint64_t got = 0;
+	int fd, status;
+	pid_t pid;
+
+	e2e_tmpdir(dir, sizeof(dir));
+	if (p == NULL || !open_ports(p, o->ports, dir))
+		return 1;
+	pid = floor_start(p, o->ports, &fd);
+	if (pid < 0 || wait_all_open(p, o->ports, mono()) < 0)
+		return 1;
+	cpu0 = proc_cpu(pid, NULL);
+	c->bytes = play_scale(o, p);
+	usleep(300000);
+	c->cpu_s = proc_cpu(pid, NULL) - cpu0;
+	kill(pid, SIGTERM);
+	if (read(fd, &got, sizeof(got)) != sizeof(got))
+		got = 0;
+	close(fd);
+	waitpid(pid, &status, 0);
+	if (got != c->bytes)
+		printf("minimal reader: read %llu of %llu bytes sent\n", (unsigned long long)got,
+		       (unsigned long long)c->bytes);
+	close_ports(p, o->ports);
+	free(p);
+	e2e_remove_dir(dir);
+	return 0;
+}
+
+/* The daemon's run: its cost, and what its log says of every packet. */
+static int scale_daemon(const struct opts *o, struct cost *c)
+{
+	struct sim_port *p = calloc(o->ports, sizeof(*p));
+	char dir[256], conf[300], why[512];
+	struct e2e_daemon d;
+	struct e2e_log log = { 0 };
+	struct tally ty = { 0 };
+	double cpu0, fl0;
+	size_t total = 0;
+	int64_t t0;
+	int acc;
+
+	e2e_tmpdir(dir, sizeof(dir));
+	if (p == NULL || !open_ports(p, o->ports, dir))
+		return 1;
+	write_plain_conf(dir, o->ports, SCALE_BAUD, SCALE_GAP_US, conf, sizeof(conf));
+	t0 = mono();
+	if (e2e_start(&d, dir, conf) != 0 || e2e_wait_ready(&d, SCALE_WAIT_MS) != 0) {
+		first_line(d.err_path, why, sizeof(why));
+		printf("the daemon did not start: %s\n", why);
+		e2e_kill(&d);
+		return 1;
+	}
+	c->ready_s = (double)(mono() - t0) / 1e9;
+	c->open_s = wait_all_open(p, o->ports, t0);
+	cpu0 = proc_cpu(d.pid, NULL);
+	fl0 = proc_cpu(d.pid, "plog-flush");
+	c->bytes = play_scale(o, p);
+	usleep(300000);     /* the last packets' gaps pass, the flusher writes them */
+	c->cpu_s = proc_cpu(d.pid, NULL) - cpu0;
+	c->flusher_s = proc_cpu(d.pid, "plog-flush") - fl0;
+	(void)proc_status(d.pid, &c->rss, &c->lck, &c->threads);
+	if (stop_read(&d, dir, &log) != 0)
+		return 1;
+	c->lines = log.n;
+	for (unsigned i = 0; i < o->ports; i++)
+		total += p[i].npkt;
+	ty.err = calloc(total + 1, sizeof(int64_t));
+	for (unsigned i = 0; i < o->ports; i++)
+		tally_port(&log, &p[i], p[i].npkt, &ty);
+	acc = e2e_check_accounting(&log, why, sizeof(why));
+	print_tally(&ty, acc, why);
+	e2e_free_log(&log);
+	free(ty.err);
+	close_ports(p, o->ports);
+	free(p);
+	if (!o->keep)
+		e2e_remove_dir(dir);
+	else
+		printf("kept %s\n", dir);
+	return 0;
+}
+
+static int run_scale(const struct opts *o)
+{
+	struct cost fl = { 0 }, dm = { 0 };
+	char *load = e2e_sh(&(int){ 0 }, "cut -d' ' -f1-3 /proc/loadavg | tr -d '\\n'");
+
+	printf("bench_serial --scale: %u ports x %u s, packets of 10-200 bytes in up to 2 writes "
+	       "paced at %d baud, %d-%d us apart (gap_us %d); daemon %s; load average at start "
+	       "%s\n", o->ports, o->seconds, SCALE_BAUD, 3 * SCALE_GAP_US, 4 * SCALE_GAP_US,
+	       SCALE_GAP_US, daemon_path(), load);
+	free(load);
+	if (scale_floor(o, &fl) != 0 || scale_daemon(o, &dm) != 0)
+		return 1;
+	printf("start                   %.2f s to READY=1, %.2f s to every port open\n",
+	       dm.ready_s, dm.open_s);
+	printf("memory                  VmRSS %.1f MiB, VmLck %.1f MiB, %ld threads\n",
+	       (double)dm.rss / 1024, (double)dm.lck / 1024, dm.threads);
+	printf("minimal reader          %.3f MB in %u s: %.2f CPU s, %.3f CPU s per MB\n",
+	       (double)fl.bytes / 1e6, o->seconds, fl.cpu_s, fl.cpu_s / ((double)fl.bytes / 1e6));
+	printf("daemon                  %.3f MB in %u s: %.2f CPU s, %.3f CPU s per MB (%.1f x "
+	       "the minimal reader's)\n", (double)dm.bytes / 1e6, o->seconds, dm.cpu_s,
+	       dm.cpu_s / ((double)dm.bytes / 1e6),
+	       fl.cpu_s > 0 ? (dm.cpu_s / (double)dm.bytes) / (fl.cpu_s / (double)fl.bytes) : 0.0);
+	printf("flusher                 %zu lines: %.2f CPU s, %.2f us per line\n", dm.lines,
+	       dm.flusher_s, dm.lines ? dm.flusher_s * 1e6 / (double)dm.lines : 0.0);
+	load = e2e_sh(&(int){ 0 }, "cut -d' ' -f1-3 /proc/loadavg | tr -d '\\n'");
+	printf("load average at the end %s\n", load);
+	free(load);
 	return 0;
 }
 
@@ -514,6 +990,15 @@ static void usage(FILE *out)
 		"      --flusher-cpu N   pin the flusher to CPU N\n"
 		"      --stall US        instead of the traffic: 20 packets of 4 + 19 bytes, the\n"
 		"                        reader's CPU taken until US after each deadline (repeatable)\n"
+		"      --scale           instead of the accuracy traffic: packets of 10-200 bytes in\n"
+		"                        up to 2 writes paced at 115200 baud, 3-4 gaps (gap_us 2000)\n"
+		"                        apart, on every port; first read by a minimal reader (read\n"
+		"                        and discard), then by the daemon: CPU per MB and per line,\n"
+		"                        the time from start to every port open, memory\n"
+		"      --memory N,N,...  instead: N idle ports with the default config at each baud\n"
+		"                        of --bauds (9600,115200): VmRSS, VmLck, threads, start time\n"
+		"                        ($PORTLOGD_BIN: another daemon, such as an old build)\n"
+		"      --bauds B,B,...   the bauds of --memory\n"
 		"      --keep            keep the run's directory (config, log)\n"
 		"  -v, --verbose         print every unmarked wrong boundary with its lines\n"
 		"Run as root (SCHED_FIFO). Prints numbers; never fails on them.\n");
@@ -525,7 +1010,8 @@ int main(int argc, char **argv)
 		{ "ports", required_argument, NULL, 'n' }, { "seconds", required_argument, NULL, 's' },
 		{ "idle-latency", required_argument, NULL, 'D' }, { "cpu", required_argument, NULL, 'c' },
 		{ "flusher-cpu", required_argument, NULL, 'F' }, { "stall", required_argument, NULL, 'S' },
-		{ "keep", no_argument, NULL, 'k' }, { "verbose", no_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' },
+		{ "keep", no_argument, NULL, 'k' }, { "scale", no_argument, NULL, 'X' },
+		{ "memory", required_argument, NULL, 'M' }, { "bauds", required_argument, NULL, 'B' }, { "verbose", no_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .ports = 8, .seconds = 30, .cpu = -1, .flusher_cpu = -1 };
@@ -544,12 +1030,15 @@ int main(int argc, char **argv)
 				o.stall_us[o.nstall++] = atoi(optarg);
 			break;
 		case 'k': o.keep = true; break;
+		case 'X': o.scale = true; break;
+		case 'M': o.memory = optarg; break;
+		case 'B': o.bauds = optarg; break;
 		case 'v': verbose = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (o.ports == 0 || o.ports > MAX_PORTS || o.seconds == 0) {
+	if ((o.ports == 0 || o.ports > MAX_PORTS || o.seconds == 0) && o.memory == NULL) {
 		usage(stderr);
 		return 2;
 	}
@@ -580,5 +1069,9 @@ int main(int argc, char **argv)
 		pthread_join(spin.thread, NULL);
 		return rc;
 	}
+	if (o.memory != NULL)
+		return run_memory(&o);
+	if (o.scale)
+		return run_scale(&o);
 	return run_traffic(&o);
 }

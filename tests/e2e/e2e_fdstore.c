@@ -916,9 +916,10 @@ static void read_stderr(char *buf, size_t len)
 }
 
 /*
- * A thread that cannot start (RLIMIT_NPROC for the user it runs as) ends the start-up:
- * the store is left as it was (nothing forgotten), so the next daemon still finds the
- * port open and logs every byte the device sent meanwhile.
+ * A start-up that fails (RLIMIT_NPROC for the user it runs as: the threads the config
+ * needs are counted before any starts) leaves the store as it was (nothing forgotten),
+ * so the next daemon still finds the port open and logs every byte the device sent
+ * meanwhile.
  */
 static void failed_start_keeps_store(void **state)
 {
@@ -936,8 +937,8 @@ static void failed_start_keeps_store(void **state)
 	listen_ms(300);
 	assert_true(WIFEXITED(stop_daemon(SIGTERM)));
 	assert_true(e2e_store_find(&store, "a/rx") >= 0);
-	/* the next start as a user of its own, with room for three threads: its sensors'
-	 * second cannot start */
+	/* the next start as a user of its own, with room for three threads: fewer than the
+	 * config needs */
 	assert_int_equal(chmod(dir, 0777), 0);
 	snprintf(path, sizeof(path), "%s/portlogd.log", dir);
 	assert_int_equal(chmod(path, 0666), 0);
@@ -950,7 +951,7 @@ static void failed_start_keeps_store(void **state)
 	printf("# the start that failed: exit %d; store: %s\n",
 	       WIFEXITED(status) ? WEXITSTATUS(status) : -1, store.log);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
-	assert_non_null(strstr(err, "cannot start"));
+	assert_non_null(strstr(err, "RLIMIT_NPROC"));
 	assert_null(strstr(store.log, "-"));
 	assert_true(e2e_store_find(&store, "a/rx") >= 0);
 	assert_true(e2e_store_find(&store, "portlogd-state") >= 0);

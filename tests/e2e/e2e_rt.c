@@ -184,6 +184,23 @@ static void open_port(struct sim_port *p, const char *name, const char *dir)
 	assert_int_equal(sim_port_open(p, name, link), 0);
 }
 
+/* Every byte each of the n ports sent is in the log, in order, as RX lines; then the
+ * ports are closed. */
+static void every_byte(const struct e2e_log *log, struct sim_port *p, int n)
+{
+	for (int i = 0; i < n; i++) {
+		size_t len, *starts, *idx, nl;
+		uint8_t *got = e2e_concat(log, p[i].name, &len, &starts, &idx, &nl);
+
+		assert_int_equal(len, p[i].data_len);
+		assert_memory_equal(got, p[i].data, len);
+		free(got);
+		free(starts);
+		free(idx);
+		sim_port_close(&p[i]);
+	}
+}
+
 /* " key=value..." of the last STAT line for `name` in a log (with its leading space). */
 static bool last_stat(const struct e2e_log *log, const char *name, char *out, size_t len)
 {
@@ -303,17 +320,7 @@ static void threads_as_configured(void **state)
 				assert_int_equal(field(f, "lines_majflt"), 0);
 		}
 	}
-	for (int i = 0; i < 2; i++) {
-		size_t len, *starts, *idx, nl;
-		uint8_t *got = e2e_concat(&log, p[i].name, &len, &starts, &idx, &nl);
-		/* every byte arrived: the pinning took nothing away */
-		assert_int_equal(len, p[i].data_len);
-		assert_memory_equal(got, p[i].data, len);
-		free(got);
-		free(starts);
-		free(idx);
-		sim_port_close(&p[i]);
-	}
+	every_byte(&log, p, 2);        /* the pinning took nothing away */
 	e2e_free_log(&log);
 }
 
@@ -425,11 +432,136 @@ static void unprivileged_user(void **state)
 	sim_port_close(&p);
 }
 
+/*
+ * Issue 31: a config beyond what this machine can hold stops the start-up, exit 1,
+ * saying which limit and what to do, before anything is allocated. Memory: rings of
+ * 2^24 records (2 GiB each) on more ports than MemAvailable holds.
+ */
+static void beyond_memory(void **state)
+{
+	char dir[256], conf[300], err[4096], *text, *avail;
+	const char *const argv[] = { "portlogd", "-f", "-c", conf, NULL };
+	size_t cap, o;
+	unsigned long long kb;
+	unsigned n;
+	int status, rc;
+
+	(void)state;
+	avail = e2e_sh(&status, "sed -n 's/^MemAvailable: *\\([0-9]*\\) kB/\\1/p' /proc/meminfo");
+	assert_non_null(avail);
+	kb = strtoull(avail, NULL, 10);
+	free(avail);
+	assert_true(kb > 0);
+	n = (unsigned)(kb / (2ull << 20)) + 2;      /* 2 GiB a ring: more than there is */
+	e2e_tmpdir(dir, sizeof(dir));
+	snprintf(conf, sizeof(conf), "%s/portlogd.conf", dir);
+	cap = 128 + (size_t)n * 64;
+	text = malloc(cap);
+	assert_non_null(text);
+	o = (size_t)snprintf(text, cap, "[logger]\nlog_file = %s/portlogd.log\n"
+			     "ring_records = 16777216\n", dir);
+	for (unsigned i = 0; i < n; i++)
+		o += (size_t)snprintf(text + o, cap - o, "[serial p%u]\ndevice = %s/p%u\n", i, dir, i);
+	e2e_write_file(conf, text);
+	free(text);
+	rc = e2e_run(argv, err, sizeof(err));
+	printf("# %u ports of 2 GiB rings, %llu MiB available: exit %d: %s", n, kb >> 10, rc, err);
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(err, "portlogd.conf: the config takes about "));
+	assert_non_null(strstr(err, "this machine has available (MemAvailable in /proc/meminfo); "
+			       "fix: lower [logger] ring_seconds (now 10) or set ring_records"));
+	/* --check-config says what it would lock; --check-system that it will not start */
+	{
+		const char *const check[] = { "portlogd", "-c", conf, "--check-config", NULL };
+		const char *const sys[] = { "portlogd", "-c", conf, "--check-system", NULL };
+		char out[1 << 16];
+
+		assert_int_equal(e2e_run(check, out, sizeof(out)), 0);
+		assert_non_null(strstr(out, "# rings of 16777216 records (2097152 KiB each)"));
+		assert_non_null(strstr(out, "# memory: the daemon locks about "));
+		assert_int_equal(e2e_run(sys, out, sizeof(out)), 1);
+		assert_non_null(strstr(out, "FAIL memory "));
+	}
+	e2e_remove_dir(dir);
+}
+
+/*
+ * RLIMIT_MEMLOCK at 8 MiB (systemd's default for a service), above what the daemon has
+ * when it locks but below what its config locks with the threads' stacks (2 ports at
+ * 1200 baud: about 10 MiB). Before issue 31 mlockall locked what there was, and the
+ * stall sensors' stacks then failed: "cannot start the stall sensors' threads: Resource
+ * temporarily unavailable", exit 1. Now mlockall is not tried, one EV rt-missing says
+ * what the config locks and the limit, and every port opens and logs.
+ */
+static void memlock_below_the_config(void **state)
+{
+	enum { N = 2 };
+	const struct e2e_child nobody = { .uid = 65534, .gid = 65534, .rtprio = -1,
+					  .memlock = 8 << 20 };
+	struct sim_port p[N];
+	char dir[256], conf[300], logp[300], err[8192], *text;
+	size_t cap = 256 + N * 300, o;
+	struct e2e_daemon d;
+	struct e2e_log log = { 0 };
+	struct sim_cfg cfg = traffic(5);
+	int status;
+
+	(void)state;
+	if (SANITIZER) {
+		printf("# built with a sanitizer: the daemon locks nothing\n");
+		return;
+	}
+	e2e_tmpdir(dir, sizeof(dir));
+	assert_int_equal(chmod(dir, 0777), 0);
+	snprintf(logp, sizeof(logp), "%s/portlogd.log", dir);
+	snprintf(conf, sizeof(conf), "%s/portlogd.conf", dir);
+	text = malloc(cap);
+	assert_non_null(text);
+	o = (size_t)snprintf(text, cap, "[logger]\nlog_file = %s\n", logp);
+	for (int i = 0; i < N; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "p%d", i);
+		open_port(&p[i], name, dir);
+		assert_int_equal(chmod(p[i].slave, 0666), 0);
+		o += (size_t)snprintf(text + o, cap - o, "[serial p%d]\ndevice = %s/p%d\nbaud = 1200\n"
+				      "gap_us = %d\n", i, dir, i, GAP_US);
+	}
+	e2e_write_file(conf, text);
+	free(text);
+	e2e_set_child(&nobody);
+	assert_int_equal(e2e_start(&d, dir, conf), 0);
+	live = d;
+	if (e2e_wait_ready(&d, 20000) != 0) {
+		e2e_show_file(d.err_path);
+		fail_msg("the daemon did not become ready under RLIMIT_MEMLOCK 8 MiB");
+	}
+	for (int i = 0; i < N; i++)
+		assert_int_equal(sim_port_wait_open(&p[i], 5000), 0);
+	assert_int_equal(sim_run_all(p, N, &cfg, 0), 0);
+	status = e2e_stop(&d, SIGTERM, 10000, NULL);
+	live.pid = 0;
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(e2e_read_log(&log, logp), 0);
+	e2e_expect_accounted(&log);
+	every_byte(&log, p, N);
+	assert_true(log_has(&log, " portlogd EV rt-missing item=mlockall need=CAP_IPC_LOCK "
+			    "rlimit_memlock=8388608 locks_kib=", "errno=ENOMEM"));
+	assert_int_equal(read_text(d.err_path, err, sizeof(err)), 0);
+	printf("# warnings:\n%s", err);
+	assert_non_null(strstr(err, "not locking memory: the config locks about "));
+	assert_non_null(strstr(err, "MiB and RLIMIT_MEMLOCK is 8192 KiB"));
+	e2e_free_log(&log);
+	e2e_remove_dir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(threads_as_configured, teardown),
 		cmocka_unit_test_teardown(unprivileged_user, teardown),
+		cmocka_unit_test_teardown(beyond_memory, teardown),
+		cmocka_unit_test_teardown(memlock_below_the_config, teardown),
 	};
 
 	if (geteuid() != 0) {

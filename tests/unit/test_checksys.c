@@ -40,6 +40,14 @@
 	"Max realtime timeout      unlimited            unlimited            us        \n"
 #define STATUS(capeff) "Name:\tportlogd\nCapInh:\t0000000000000000\nCapEff:\t" capeff \
 	"\nCpus_allowed_list:\t0-3\n"
+#define STATUS_UID(uid) "Name:\tportlogd\nUid:\t" uid "\t" uid "\t" uid "\t" uid "\nCapEff:\t" \
+	CAP_NONE "\n"
+#define LIMITS_NPROC(n) \
+	"Limit                     Soft Limit           Hard Limit           Units     \n" \
+	"Max processes             " n "                 " n "                 processes \n"
+#define MEMINFO(total_kb, avail_kb) { "/proc/meminfo", "MemTotal:       " total_kb " kB\n" \
+	"MemFree:         100000 kB\nMemAvailable:   " avail_kb " kB\n" }
+#define LOADAVG(tasks) "0.10 0.20 0.30 2/" tasks " 4242\n"
 #define CAP_NONE "0000000000000000"
 #define CAP_SYS_NICE "0000000000800000"
 #define CAP_IPC_LOCK "0000000000004000"
@@ -745,23 +753,74 @@ static const struct row rows[] = {
 	  NULL, CHECKSYS_OK, "rlimit-rtprio", "every thread is SCHED_OTHER", NULL, NULL },
 	{ "no /proc/self", checksys_rlimit_rtprio, NULL, {{0}}, NULL, CHECKSYS_WARN,
 	  "rlimit-rtprio", "cannot read", "; fix: ", NULL },
-	/* rlimit-memlock */
+	/* rlimit-memlock: against what the config locks (memory.h; gps at 115200: a ring of
+	 * 32768 records, 4 MiB, and the rest, about 12 MiB) */
 	{ "CAP_IPC_LOCK", checksys_rlimit_memlock, RT_REQ,
 	  { { "/proc/self/status", STATUS(CAP_IPC_LOCK) }, { "/proc/self/limits", LIMITS("0", "65536") } },
-	  NULL, CHECKSYS_OK, "rlimit-memlock", "CAP_IPC_LOCK: mlockall allowed", NULL, NULL },
+	  NULL, CHECKSYS_OK, "rlimit-memlock", "CAP_IPC_LOCK: mlockall of the ", " MiB the config "
+	  "locks allowed", NULL },
 	{ "RLIMIT_MEMLOCK unlimited", checksys_rlimit_memlock, RT_REQ,
 	  { { "/proc/self/status", STATUS(CAP_NONE) }, { "/proc/self/limits", LIMITS("0", "unlimited") } },
 	  NULL, CHECKSYS_OK, "rlimit-memlock", "RLIMIT_MEMLOCK = unlimited", NULL, NULL },
+	{ "RLIMIT_MEMLOCK 1 GiB: above what it locks", checksys_rlimit_memlock, RT_REQ,
+	  { { "/proc/self/status", STATUS(CAP_NONE) }, { "/proc/self/limits", LIMITS("0", "1073741824") } },
+	  NULL, CHECKSYS_OK, "rlimit-memlock", "RLIMIT_MEMLOCK = 1073741824: mlockall of the ", NULL,
+	  NULL },
 	{ "RLIMIT_MEMLOCK 8 MiB, best-effort", checksys_rlimit_memlock, NULL,
 	  { { "/proc/self/status", STATUS(CAP_SYS_NICE) }, { "/proc/self/limits", LIMITS("0", "8388608") } },
 	  NULL, CHECKSYS_WARN, "rlimit-memlock", "no CAP_IPC_LOCK and RLIMIT_MEMLOCK = 8388608 "
-	  "bytes, not unlimited (the rings alone take 9 MiB)", "; fix: AmbientCapabilities=CAP_IPC_LOCK or LimitMEMLOCK=infinity", NULL },
+	  "bytes, below the 1", "; fix: AmbientCapabilities=CAP_IPC_LOCK or LimitMEMLOCK=infinity", NULL },
 	{ "RLIMIT_MEMLOCK 8 MiB, required", checksys_rlimit_memlock, RT_REQ,
 	  { { "/proc/self/status", STATUS(CAP_NONE) }, { "/proc/self/limits", LIMITS("0", "8388608") } },
 	  NULL, CHECKSYS_FAIL, "rlimit-memlock", "rt = required stops the start", "; fix: ",
 	  NULL },
 	{ "no limits", checksys_rlimit_memlock, NULL,
 	  { { "/proc/self/status", STATUS(CAP_NONE) } }, NULL, CHECKSYS_WARN, "rlimit-memlock",
+	  "cannot read", "; fix: ", NULL },
+	/* memory: what the config locks against the machine's */
+	{ "6 GiB available", checksys_memory, NULL, { MEMINFO("8388608", "6291456") }, NULL,
+	  CHECKSYS_OK, "memory", "the config locks about 1", " MiB (2 rings 4.0 MiB, 3 threads' "
+	  "stacks 780 KiB, buffers ", "WARN" },
+	{ "2 GiB rings, 1 GiB available", checksys_memory, "[logger]\nring_records = 16777216\n" GPS,
+	  { MEMINFO("8388608", "1048576") }, NULL, CHECKSYS_FAIL, "memory", "more than the 1.0 GiB "
+	  "this machine has available (MemAvailable in /proc/meminfo); fix: lower [logger] "
+	  "ring_seconds (now 10) or set ring_records", "the daemon will not start: ", NULL },
+	{ "2 GiB rings of 3 GiB", checksys_memory, "[logger]\nring_records = 16777216\n" GPS,
+	  { MEMINFO("3145728", "3145728") }, NULL, CHECKSYS_WARN, "memory", "of the 3.0 GiB this "
+	  "machine has (3.0 GiB available): more than half", "; fix: lower [logger] ring_seconds",
+	  NULL },
+	{ "no meminfo", checksys_memory, NULL, {{0}}, NULL, CHECKSYS_WARN, "memory",
+	  "cannot read MemAvailable and MemTotal", "; fix: ", NULL },
+	/* threads: gps starts 3 (its reader, the flusher, a sensor on the one CPU known) */
+	{ "RLIMIT_NPROC 1000", checksys_threads, NULL,
+	  { { "/proc/self/status", STATUS_UID("1000") }, { "/proc/self/limits", LIMITS_NPROC("1000") },
+	    { "/proc/sys/kernel/threads-max", "60000\n" }, { "/proc/loadavg", LOADAVG("300") } },
+	  NULL, CHECKSYS_OK, "threads", "the config starts 3 threads: RLIMIT_NPROC 1000, "
+	  "kernel.threads-max 60000 (300 now)", NULL, NULL },
+	{ "root, a cgroup with room", checksys_threads, NULL,
+	  { { "/proc/self/status", STATUS_UID("0") }, { "/proc/self/limits", LIMITS_NPROC("3") },
+	    { "/proc/self/cgroup", "0::/system.slice/portlogd.service\n" },
+	    { "/sys/fs/cgroup/system.slice/portlogd.service/pids.max", "100\n" },
+	    { "/sys/fs/cgroup/system.slice/portlogd.service/pids.current", "1\n" } },
+	  NULL, CHECKSYS_OK, "threads", "root: no RLIMIT_NPROC, the cgroup's pids.max 100 (1 now)",
+	  NULL, NULL },
+	{ "RLIMIT_NPROC 3", checksys_threads, NULL,
+	  { { "/proc/self/status", STATUS_UID("1000") }, { "/proc/self/limits", LIMITS_NPROC("3") } },
+	  NULL, CHECKSYS_FAIL, "threads", "the config starts 3 threads, more than RLIMIT_NPROC (3) "
+	  "lets this user run; fix: raise it (LimitNPROC=", "the daemon will not start: ", NULL },
+	{ "TasksMax 3, 2 taken", checksys_threads, NULL,
+	  { { "/proc/self/status", STATUS_UID("0") },
+	    { "/proc/self/cgroup", "0::/system.slice/portlogd.service\n" },
+	    { "/sys/fs/cgroup/system.slice/portlogd.service/pids.max", "3\n" },
+	    { "/sys/fs/cgroup/system.slice/portlogd.service/pids.current", "2\n" } },
+	  NULL, CHECKSYS_FAIL, "threads", "the service's cgroup has room for 1 more (pids.max 3, "
+	  "pids.current 2); fix: raise TasksMax=", NULL, NULL },
+	{ "kernel.threads-max all but taken", checksys_threads, NULL,
+	  { { "/proc/self/status", STATUS_UID("0") }, { "/proc/sys/kernel/threads-max", "300\n" },
+	    { "/proc/loadavg", LOADAVG("299") } },
+	  NULL, CHECKSYS_FAIL, "threads", "the kernel has room for 1 more (kernel.threads-max 300, "
+	  "299 tasks now)", NULL, NULL },
+	{ "nothing readable", checksys_threads, NULL, {{0}}, NULL, CHECKSYS_WARN, "threads",
 	  "cannot read", "; fix: ", NULL },
 	/* clocksource */
 	{ "tsc", checksys_clocksource, NULL, { { CLK "/current_clocksource", "tsc\n" } }, NULL,
@@ -1128,7 +1187,7 @@ static void test_rows_cover_every_check(void **state)
 	static const char *const names[] = {
 		"config", "kernel-rt", "rt-throttle", "cpufreq", "cpuidle", "cpu-dma-latency",
 		"smt", "isolation", "irqbalance", "rt-tasks", "tty-worker", "rlimit-rtprio",
-		"rlimit-memlock",
+		"rlimit-memlock", "memory", "threads",
 		"clocksource", "clock", "port:gps", "port:gps:tx", "port:gps:tx:irq", "port:gps:pass",
 		"port:gps:delivery", "metrics-file",
 		"port:lpt", "port:gps:irq", "port:lpt:irq",
@@ -1282,6 +1341,9 @@ static void fx_all_ok(void)
 	fx_write("/proc/cmdline", "isolcpus=2-3 nohz_full=2-3 rcu_nocbs=2-3\n");
 	fx_write("/proc/self/status", STATUS(CAP_SYS_NICE));
 	fx_write("/proc/self/limits", LIMITS("0", "unlimited"));
+	fx_write("/proc/meminfo", "MemTotal:  8388608 kB\nMemAvailable:  6291456 kB\n");
+	fx_write("/proc/sys/kernel/threads-max", "60000\n");
+	fx_write("/proc/loadavg", LOADAVG("300"));
 	fx_write(CLK "/current_clocksource", "tsc\n");
 	fx_write("/sys/devices/virtual/workqueue/cpumask", "f\n");
 	fx_write("/proc/812/comm", "chronyd\n");
@@ -1353,14 +1415,14 @@ static void test_report(void **state)
 	fx_begin(ALL_PORTS);
 	fx_all_ok();
 	rc = run_report(&text);
-	/* 16 system checks; gps: device, low-latency, delivery, irq (no FTDI); ttyUSB0: 5;
+	/* 18 system checks; gps: device, low-latency, delivery, irq (no FTDI); ttyUSB0: 5;
 	 * lpt: 2 */
-	if (rc != 0 || count_lines(text, "OK", &col) != 27 || strstr(text, "WARN ") != NULL)
-		fail_msg("expected 27 OK lines and exit status 0, got %d:\n%s", rc, text);
+	if (rc != 0 || count_lines(text, "OK", &col) != 29 || strstr(text, "WARN ") != NULL)
+		fail_msg("expected 29 OK lines and exit status 0, got %d:\n%s", rc, text);
 	last = strrchr(text, '\n');
 	while (last > text && last[-1] != '\n')
 		last--;
-	assert_string_equal(last, "27 OK, 0 WARN, 0 FAIL\n");
+	assert_string_equal(last, "29 OK, 0 WARN, 0 FAIL\n");
 	/* the name column fits the longest name, and the text starts after it */
 	assert_non_null(strstr(text, "\nOK   port:a-long-port-name:ftdi-latency ttyUSB0: "));
 	assert_int_equal(col, strlen("OK   port:a-long-port-name:ftdi-latency "));
@@ -1380,7 +1442,7 @@ static void test_report(void **state)
 	assert_non_null(strstr(text, "FAIL port:a-long-port-name "));
 	/* the missing device has no low-latency, FTDI, delivery or irq line */
 	assert_null(strstr(text, "port:a-long-port-name:"));
-	assert_non_null(strstr(text, "\n21 OK, 1 WARN, 1 FAIL\n"));
+	assert_non_null(strstr(text, "\n23 OK, 1 WARN, 1 FAIL\n"));
 	free(text);
 	fx_end();
 }
@@ -1400,7 +1462,7 @@ static void test_report_without_config(void **state)
 	assert_int_equal(count_lines(text, "WARN", &col), 2);  /* config, nothing pinned */
 	assert_non_null(strstr(text, "WARN config "));
 	assert_null(strstr(text, "port:"));
-	assert_non_null(strstr(text, "\n14 OK, 2 WARN, 0 FAIL\n"));
+	assert_non_null(strstr(text, "\n16 OK, 2 WARN, 0 FAIL\n"));
 	free(text);
 	fx_end();
 }

@@ -78,6 +78,7 @@ static void expect_conf_equal(const char *what, const struct conf *g, const stru
 	EQ_NUM(what, g->logger.sync_interval_ms, w->logger.sync_interval_ms);
 	EQ_NUM(what, g->logger.stat_interval_s, w->logger.stat_interval_s);
 	EQ_NUM(what, g->logger.ring_records, w->logger.ring_records);
+	EQ_NUM(what, g->logger.ring_seconds, w->logger.ring_seconds);
 	EQ_NUM(what, g->logger.flusher_priority, w->logger.flusher_priority);
 	EQ_NUM(what, g->logger.flusher_cpu, w->logger.flusher_cpu);
 	EQ_NUM(what, g->logger.rt_required, w->logger.rt_required);
@@ -89,7 +90,7 @@ static void expect_conf_equal(const char *what, const struct conf *g, const stru
 	EQ_NUM(what, g->timer.idle_us, w->timer.idle_us);
 	EQ_NUM(what, g->nserial, w->nserial);
 	EQ_NUM(what, g->nparallel, w->nparallel);
-	for (unsigned i = 0; i < g->nserial && i < CONF_MAX_PORTS; i++) {
+	for (unsigned i = 0; i < g->nserial && i < w->nserial; i++) {
 		const struct conf_serial *s = &g->serial[i], *ws = &w->serial[i];
 
 		EQ_STR(what, s->name, ws->name);
@@ -114,7 +115,7 @@ static void expect_conf_equal(const char *what, const struct conf *g, const stru
 		if (lines)
 			EQ_NUM(what, s->line, ws->line);
 	}
-	for (unsigned i = 0; i < g->nparallel && i < CONF_MAX_PORTS; i++) {
+	for (unsigned i = 0; i < g->nparallel && i < w->nparallel; i++) {
 		const struct conf_parallel *pp = &g->parallel[i], *wp = &w->parallel[i];
 
 		EQ_STR(what, pp->name, wp->name);
@@ -139,12 +140,13 @@ static void expect_conf_equal(const char *what, const struct conf *g, const stru
 static void test_defaults(void **state)
 {
 	struct conf *c = &conf_a;
-	const struct conf_serial *s = &c->serial[0];
+	const struct conf_serial *s;
 	char err[CONF_ERR_MAX];
 
 	(void)state;
 	if (parse(c, GPS, err) != 0)
 		fail_msg("minimal config rejected: %s", err);
+	s = c->serial;      /* each parse makes the ports anew */
 	EQ_STR("minimal", c->path, PATH);
 	EQ_STR("minimal", c->logger.log_file, "/var/log/portlogd/portlogd.log");
 	EQ_NUM("minimal", c->logger.timestamp, CONF_TS_ISO);
@@ -152,7 +154,8 @@ static void test_defaults(void **state)
 	EQ_NUM("minimal", c->logger.flush_interval_ms, 100);
 	EQ_NUM("minimal", c->logger.sync_interval_ms, 1000);
 	EQ_NUM("minimal", c->logger.stat_interval_s, 60);
-	EQ_NUM("minimal", c->logger.ring_records, 65536);
+	EQ_NUM("minimal", c->logger.ring_records, CONF_RING_AUTO);
+	EQ_NUM("minimal", c->logger.ring_seconds, 10);
 	EQ_NUM("minimal", c->logger.flusher_priority, CONF_PRIO_OTHER);
 	EQ_NUM("minimal", c->timer.period_us, 1000);
 	EQ_NUM("minimal", c->timer.priority, 99);
@@ -184,7 +187,7 @@ static void test_defaults(void **state)
 
 	/* conf_defaults alone: the same logger and timer, no ports */
 	conf_defaults(&conf_b);
-	conf_b.nserial = 1;
+	assert_non_null(conf_add_serial(&conf_b));
 	conf_b.serial[0] = *s;
 	expect_conf_equal("conf_defaults", c, &conf_b, true);
 	conf_defaults(&conf_b);
@@ -224,7 +227,7 @@ static const char every_key[] =
 	"flusher_cpu = 1\n"
 	"rt = required\n"
 	"irq_priority = off\n"
-	"\n"
+	"ring_seconds = 30\n"
 	"[timer]\n"                                     /* 15 */
 	"period_us = 500\n"
 	"priority = 90\n"
@@ -273,6 +276,7 @@ static void test_every_key(void **state)
 	w->logger.stat_interval_s = 3600;
 	snprintf(w->logger.metrics_file, sizeof(w->logger.metrics_file), "/srv/metrics/portlogd.prom");
 	w->logger.ring_records = 1024;
+	w->logger.ring_seconds = 30;
 	w->logger.flusher_priority = 10;
 	w->logger.flusher_cpu = 1;
 	w->logger.rt_required = true;
@@ -282,7 +286,7 @@ static void test_every_key(void **state)
 	w->timer.cpu = 0;
 	w->timer.idle_scope = CONF_IDLE_PINNED;
 	w->timer.idle_us = 5;
-	w->nserial = 1;
+	assert_non_null(conf_add_serial(w));
 	w->serial[0] = (struct conf_serial){
 		.name = "plc", .device = "/dev/serial/by-id/usb-FTDI_FT232R-if00-port0",
 		.tty = { .baud = 19200, .data_bits = 7, .parity = 'E', .stop_bits = 2,
@@ -291,7 +295,7 @@ static void test_every_key(void **state)
 		.lines = true, .priority = 80, .cpu = 1, .irq_priority = 85, .line = 21,
 		.pass_group = "dialout", .pass_mode = 0660,
 	};
-	w->nparallel = 1;
+	assert_non_null(conf_add_parallel(w));
 	w->parallel[0] = (struct conf_parallel){
 		.name = "lpt0", .driver = drv_input_find("sim"),
 		.in = { .device = "/run/portlogd/lpt0.sim", .read = DRV_READ_BOTH,
@@ -310,14 +314,14 @@ enum field {
 	F_SYNC, F_STAT, F_RING, F_FPRIO, F_LOG_FILE, F_PERIOD, F_TPRIO, F_PDRIVER, F_PDEVICE,
 	F_PREAD, F_PMASK, F_PPRIO, F_NPARALLEL, F_SCPU, F_RT, F_PBITS, F_CHAR_NS,
 	F_LIRQ, F_SIRQ, F_PIRQ, F_IDLE, F_IDLE_US, F_STROBE, F_STROBE_BIT, F_STROBE_US,
-	F_STROBE_HIGH, F_METRICS_FILE,
+	F_STROBE_HIGH, F_METRICS_FILE, F_RSEC,
 };
 
 /* Numeric fields of the first serial/parallel port, or of [logger]/[timer]. */
 static long long get_num(const struct conf *c, enum field f)
 {
-	const struct conf_serial *s = &c->serial[0];
-	const struct conf_parallel *pp = &c->parallel[0];
+	const struct conf_serial *s = c->serial;
+	const struct conf_parallel *pp = c->parallel;
 
 	switch (f) {
 	case F_DELIM: return s->delimiter;
@@ -339,6 +343,7 @@ static long long get_num(const struct conf *c, enum field f)
 	case F_SYNC: return c->logger.sync_interval_ms;
 	case F_STAT: return c->logger.stat_interval_s;
 	case F_RING: return c->logger.ring_records;
+	case F_RSEC: return c->logger.ring_seconds;
 	case F_FPRIO: return c->logger.flusher_priority;
 	case F_PERIOD: return c->timer.period_us;
 	case F_TPRIO: return c->timer.priority;
@@ -507,6 +512,9 @@ static const struct good_case {
 	{ "ring_records 64", "[logger]\nring_records = 64\n" GPS, F_RING, 64, NULL },
 	{ "ring_records 2^24", "[logger]\nring_records = 16777216\n" GPS, F_RING, 16777216,
 	  NULL },
+	{ "ring_records auto", "[logger]\nring_records = auto\n" GPS, F_RING, CONF_RING_AUTO, NULL },
+	{ "ring_seconds 1", "[logger]\nring_seconds = 1\n" GPS, F_RSEC, 1, NULL },
+	{ "ring_seconds 3600", "[logger]\nring_seconds = 3600\n" GPS, F_RSEC, 3600, NULL },
 	{ "log_file", "[logger]\nlog_file = /tmp/p.log\n" GPS, F_LOG_FILE, 0, "/tmp/p.log" },
 	{ "metrics_file off", GPS, F_METRICS_FILE, 0, "" },
 	{ "metrics_file", "[logger]\nmetrics_file = /var/lib/prometheus/node-exporter/portlogd.prom\n"
@@ -692,6 +700,12 @@ static const struct bad_case {
 	  { "[logger] ring_records", "out of range" } },
 	{ "ring_records above range", "[logger]\nring_records = 33554432\n" GPS, 2,
 	  { "[logger] ring_records", "out of range" } },
+	{ "ring_records a word", "[logger]\nring_records = big\n" GPS, 2,
+	  { "[logger] ring_records", "'big' is not a power of two or 'auto'" } },
+	{ "ring_seconds 0", "[logger]\nring_seconds = 0\n" GPS, 2,
+	  { "[logger] ring_seconds", "out of range; expected 1 to 3600" } },
+	{ "ring_seconds an hour and one", "[logger]\nring_seconds = 3601\n" GPS, 2,
+	  { "[logger] ring_seconds", "out of range" } },
 	{ "priority 0", GPS "priority = 0\n", 3, { "[serial gps] priority", "out of range" } },
 	{ "priority 100", GPS "priority = 100\n", 3, { "[serial gps] priority", "out of range" } },
 	{ "priority high", GPS "priority = high\n", 3,
@@ -869,11 +883,11 @@ static void test_small_err_buffer(void **state)
 	}
 }
 
-/* ---- the port limits, with generated configs ---- */
+/* ---- no port limit (issue 31), with generated configs ---- */
 
 static char *gen(unsigned nserial, unsigned nparallel, bool logger_timer, const char *tail)
 {
-	size_t cap = 128 + 64 * (nserial + nparallel) + strlen(tail), n = 0;
+	size_t cap = 128 + 64 * ((size_t)nserial + nparallel) + strlen(tail), n = 0;
 	char *t = malloc(cap);
 
 	assert_non_null(t);
@@ -897,24 +911,19 @@ static void test_port_limits(void **state)
 		int want_rc, line;      /* line 0: no message */
 		const char *frag;
 	} cases[] = {
-		{ "32 serial ports", 32, 0, false, "", 0, 0, NULL },
-		{ "32 parallel ports", 0, 32, false, "", 0, 0, NULL },
-		{ "every section there can be", 32, 32, true, "", 0, 0, NULL },
-		{ "33 serial ports", 32, 0, false, "[serial s32]\ndevice = /dev/x\n", -1, 65,
-		  "more than 32 serial ports" },
-		{ "33 parallel ports", 0, 32, false, "[parallel p32]\ndevice = x\n", -1, 65,
-		  "more than 32 parallel ports" },
-		/* these overflowed the parser's section table before */
-		{ "a 33rd serial after every section", 32, 32, true,
-		  "[serial s32]\ndevice = /dev/x\n", -1, 131, "more than 32 serial ports" },
-		{ "a 33rd parallel after every section", 32, 32, true,
-		  "[parallel p32]\ndevice = x\n", -1, 131, "more than 32 parallel ports" },
-		{ "a duplicate [logger] after every section", 32, 32, true, "[logger]\n", -1, 131,
+		{ "33 serial ports (32 was the limit)", 33, 0, false, "", 0, 0, NULL },
+		{ "33 parallel ports", 0, 33, false, "", 0, 0, NULL },
+		{ "256 serial and 32 parallel ports", 256, 32, true, "", 0, 0, NULL },
+		{ "2000 serial and 300 parallel ports", 2000, 300, true, "", 0, 0, NULL },
+		/* the tables grow: every check still sees every section */
+		{ "a duplicate [logger] after 2300 sections", 2000, 300, true, "[logger]\n", -1, 4603,
 		  "duplicate section (first at line 1)" },
-		{ "a duplicate port after every section", 32, 32, true, "[serial s0]\n", -1, 131,
+		{ "a duplicate port after 2300 sections", 2000, 300, true, "[serial s0]\n", -1, 4603,
 		  "duplicate section (first at line 3)" },
-		{ "a name clash after every section", 32, 32, true, "[serial p0]\n", -1, 131,
-		  "already used by [parallel p0]" },
+		{ "a name clash after 2300 sections", 2000, 300, true, "[serial p299]\n", -1, 4603,
+		  "already used by [parallel p299]" },
+		{ "a key of the last of 2000 ports", 2000, 0, false, "baud = x\n", -1, 4001,
+		  "[serial s1999] baud" },
 	};
 	char err[CONF_ERR_MAX], prefix[64];
 	unsigned left_out = 0;
@@ -938,8 +947,17 @@ static void test_port_limits(void **state)
 		if (rc == 0) {
 			EQ_NUM(cases[i].name, conf_a.nserial, cases[i].nserial);
 			EQ_NUM(cases[i].name, conf_a.nparallel, cases[i].nparallel);
-			if (conf_a.nserial > 0)
-				EQ_STR(cases[i].name, conf_a.serial[conf_a.nserial - 1].name, "s31");
+			for (unsigned k = 0; k < conf_a.nserial; k++) {
+				char want[16];
+
+				snprintf(want, sizeof(want), "s%u", k);
+				EQ_STR(cases[i].name, conf_a.serial[k].name, want);
+				EQ_NUM(cases[i].name, conf_a.serial[k].tty.baud, 115200);  /* defaults */
+				EQ_NUM(cases[i].name, conf_a.serial[k].line, 2 * (int)k + 1
+				       + (cases[i].logger_timer ? 2 : 0));
+			}
+			for (unsigned k = 0; k < conf_a.nparallel; k++)
+				EQ_NUM(cases[i].name, conf_a.parallel[k].mask, 0xff);
 			continue;
 		}
 		snprintf(prefix, sizeof(prefix), PATH ":%d: ", cases[i].line);
@@ -950,6 +968,54 @@ static void test_port_limits(void **state)
 	if (left_out > 0)
 		printf("# built without libieee1284: %u cases with parallel ports left out\n",
 		       left_out);
+}
+
+/*
+ * The rings' records (issue 31): what a port can make in ring_seconds, a power of
+ * two rounded up, CONF_RING_MIN at least; ring_records overrides.
+ */
+static void test_ring_formula(void **state)
+{
+	static const struct {
+		const char *name, *keys;
+		unsigned records;
+	} cases[] = {
+		/* 960 B/s, packets of 1 byte and 3.5 characters of gap: 213/s, 2133 in 10 s */
+		{ "9600 8N1", "baud = 9600\n", 4096 },
+		{ "115200 8N1: 2560/s", "baud = 115200\n", 32768 },
+		{ "9600, 1 s: the least", "baud = 9600\n", 256 },
+		{ "300 baud", "baud = 300\n", 256 },
+		{ "4000000 baud: 88889/s", "baud = 4000000\n", 1 << 20 },
+		/* a delimiter ends packets of one byte: 960/s */
+		{ "9600 with a delimiter", "baud = 9600\ndelimiter = \\n\n", 16384 },
+		{ "9600, max_packet 1", "baud = 9600\nmax_packet = 1\n", 16384 },
+		{ "9600, max_packet 2", "baud = 9600\nmax_packet = 2\n", 8192 },
+		/* a long gap: the packets longer than a slot's 80 bytes set it, 1 per 40 */
+		{ "9600, gap 100 ms", "baud = 9600\ngap_us = 100000\n", 256 },
+		{ "115200, gap 100 ms", "baud = 115200\ngap_us = 100000\n", 4096 },
+		{ "9600 7E2: 873 B/s", "baud = 9600\nformat = 7E2\n", 2048 },
+		{ "ring_records set", "baud = 9600\n", 64 },
+	};
+	char text[256], err[CONF_ERR_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *logger = i == 2 ? "[logger]\nring_seconds = 1\n"
+				     : i == 3 + 8 ? "[logger]\nring_records = 64\n" : "";
+
+		snprintf(text, sizeof(text), "%s[serial a]\ndevice = /dev/ttyS0\n%s", logger,
+			 cases[i].keys);
+		if (parse(&conf_a, text, err) != 0)
+			fail_msg("%s: %s", cases[i].name, err);
+		EQ_NUM(cases[i].name, conf_ring_serial(&conf_a.logger, &conf_a.serial[0]),
+		       cases[i].records);
+	}
+	/* a parallel port: one record a timer period, 10000 in 10 s */
+	if (parse(&conf_a, GPS, err) != 0)
+		fail_msg("%s", err);
+	EQ_NUM("period 1 ms", conf_ring_parallel(&conf_a.logger, &conf_a.timer), 16384);
+	conf_a.timer.period_us = 100000;
+	EQ_NUM("period 100 ms", conf_ring_parallel(&conf_a.logger, &conf_a.timer), 256);
 }
 
 /* ---- conf_load on real files ---- */
@@ -1111,26 +1177,25 @@ static void test_second_direction(void **state)
 {
 	char err[CONF_ERR_MAX], dir[64] = "/tmp/portlogd-test-conf-XXXXXX", text[512];
 	char dev[96], link[96], *out;
-	const struct conf_serial *s = &conf_a.serial[0];
 	const struct group *dialout = getgrnam("dialout");
 	int fd;
 
 	(void)state;
 	if (parse(&conf_a, GPS "pass = plc\n", err) != 0)
 		fail_msg("pass: rejected: %s", err);
-	EQ_STR("pass", s->pass_path, CONF_PASS_DIR "/plc");
-	EQ_NUM("pass", s->pass_mode, 0660);
-	EQ_NUM("pass", s->pass_uid, -1);
+	EQ_STR("pass", conf_a.serial->pass_path, CONF_PASS_DIR "/plc");
+	EQ_NUM("pass", conf_a.serial->pass_mode, 0660);
+	EQ_NUM("pass", conf_a.serial->pass_uid, -1);
 	if (dialout != NULL)
-		EQ_NUM("pass", s->pass_gid, dialout->gr_gid);
-	assert_true(conf_serial_has_tx(s));
+		EQ_NUM("pass", conf_a.serial->pass_gid, dialout->gr_gid);
+	assert_true(conf_serial_has_tx(conf_a.serial));
 	if (parse(&conf_a, GPS "pass = /tmp/x/plc\npass_owner = root\npass_group = 20\n"
 		  "pass_mode = 600\n", err) != 0)
 		fail_msg("pass with owner: rejected: %s", err);
-	EQ_STR("pass", s->pass_path, "/tmp/x/plc");
-	EQ_NUM("pass", s->pass_uid, 0);
-	EQ_NUM("pass", s->pass_gid, 20);
-	EQ_NUM("pass", s->pass_mode, 0600);
+	EQ_STR("pass", conf_a.serial->pass_path, "/tmp/x/plc");
+	EQ_NUM("pass", conf_a.serial->pass_uid, 0);
+	EQ_NUM("pass", conf_a.serial->pass_gid, 20);
+	EQ_NUM("pass", conf_a.serial->pass_mode, 0600);
 	out = print_conf(&conf_a);
 	if (strstr(out, "pass_mode = 0600\n") == NULL || strstr(out, "# tx_device = (not set)\n") == NULL)
 		fail_msg("printed: %s", out);
@@ -1140,10 +1205,10 @@ static void test_second_direction(void **state)
 	free(out);
 	if (parse(&conf_a, GPS "tx_device = /dev/ttyUSB1\npass_mode = 0600\n", err) != 0)
 		fail_msg("tx_device: rejected: %s", err);
-	assert_true(conf_serial_has_tx(s));
-	EQ_STR("tx_device", s->pass_path, "");
+	assert_true(conf_serial_has_tx(conf_a.serial));
+	EQ_STR("tx_device", conf_a.serial->pass_path, "");
 	assert_int_equal(parse(&conf_a, GPS, err), 0);
-	assert_false(conf_serial_has_tx(s));
+	assert_false(conf_serial_has_tx(conf_a.serial));
 
 	/* tx_device as a link to the port's device is the same device */
 	assert_non_null(mkdtemp(dir));
@@ -1257,6 +1322,7 @@ int main(void)
 		cmocka_unit_test(test_bad_configs),
 		cmocka_unit_test(test_small_err_buffer),
 		cmocka_unit_test(test_port_limits),
+		cmocka_unit_test(test_ring_formula),
 		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_print_reparse),
 		cmocka_unit_test(test_drivers),

@@ -21,6 +21,8 @@
 #include "fdstore.h"
 
 #define HIGH 200                /* our descriptors live here, out of LISTEN_FDS's way */
+#define TEST_SLOTS 16            /* the state page of a config of 8 ports */
+#define PAGE_LEN (sizeof(struct fdstore_page) + TEST_SLOTS * sizeof(struct fdstore_slot))
 
 static struct fdstore fs;
 static char sock_path[108];
@@ -154,7 +156,7 @@ static void init(void)
 {
 	char err[256] = "";
 
-	assert_int_equal(fdstore_init(&fs, err, sizeof(err)), 0);
+	assert_int_equal(fdstore_init(&fs, TEST_SLOTS, err, sizeof(err)), 0);
 	/* LISTEN_* are gone for our children either way */
 	assert_null(getenv("LISTEN_FDS"));
 	assert_null(getenv("LISTEN_FDNAMES"));
@@ -318,12 +320,12 @@ static void page_of_another_layout(void **state)
 	struct fdstore_page *pg;
 
 	(void)state;
-	assert_int_equal(ftruncate(fd, sizeof(*pg)), 0);
-	pg = mmap(NULL, sizeof(*pg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_int_equal(ftruncate(fd, PAGE_LEN), 0);
+	pg = mmap(NULL, PAGE_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	assert_true(pg != MAP_FAILED);
 	memcpy(pg->magic, "PLGDFS00", 8);       /* an older layout */
 	pg->size = sizeof(*pg);
-	pg->nslots = FDSTORE_SLOTS;
+	pg->nslots = TEST_SLOTS;
 	hand_over(&fd, 1, NULL, FDSTORE_STATE_NAME);
 	init();
 	assert_false(fs.page_kept);
@@ -338,7 +340,7 @@ static void page_of_another_layout(void **state)
 		assert_int_equal(fstat(fs.page_fd, &now), 0);
 		assert_true(old.st_ino != now.st_ino);  /* a page of its own, the old one closed */
 	}
-	munmap(pg, sizeof(*pg));
+	munmap(pg, PAGE_LEN);
 	close(fd);
 	fdstore_fini(&fs);
 	/* a pipe named so */
@@ -363,12 +365,12 @@ static void page_with_garbage(void **state)
 	struct fdstore_slot *s;
 
 	(void)state;
-	assert_int_equal(ftruncate(fd, sizeof(*pg)), 0);
-	pg = mmap(NULL, sizeof(*pg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_int_equal(ftruncate(fd, PAGE_LEN), 0);
+	pg = mmap(NULL, PAGE_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	assert_true(pg != MAP_FAILED);
-	memcpy(pg->magic, "PLGDFS01", 8);
+	memcpy(pg->magic, "PLGDFS02", 8);
 	pg->size = sizeof(*pg);
-	pg->nslots = FDSTORE_SLOTS;
+	pg->nslots = TEST_SLOTS;
 	memset(pg->slot[0].key, 'k', sizeof(pg->slot[0].key));
 	snprintf(pg->slot[1].key, sizeof(pg->slot[1].key), "a/rx");
 	atomic_store(&pg->slot[1].empty_mono, INT64_MAX);
@@ -381,7 +383,7 @@ static void page_with_garbage(void **state)
 	assert_true(s == &fs.page->slot[1]);
 	assert_int_equal(atomic_load(&s->empty_mono), 0);
 	assert_int_equal(s->trigger_found, 0);
-	munmap(pg, sizeof(*pg));
+	munmap(pg, PAGE_LEN);
 	close(fd);
 }
 
@@ -456,12 +458,12 @@ static void swapped(void **state)
 	(void)state;
 	pty_new(&a);
 	pty_new(&b);
-	assert_int_equal(ftruncate(pfd, sizeof(*pg)), 0);
-	pg = mmap(NULL, sizeof(*pg), PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
+	assert_int_equal(ftruncate(pfd, PAGE_LEN), 0);
+	pg = mmap(NULL, PAGE_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
 	assert_true(pg != MAP_FAILED);
-	memcpy(pg->magic, "PLGDFS01", 8);
+	memcpy(pg->magic, "PLGDFS02", 8);
 	pg->size = sizeof(*pg);
-	pg->nslots = FDSTORE_SLOTS;
+	pg->nslots = TEST_SLOTS;
 	snprintf(pg->slot[0].key, sizeof(pg->slot[0].key), "a/rx");
 	pg->slot[0].trigger_found = 8;
 	snprintf(pg->slot[1].key, sizeof(pg->slot[1].key), "b/rx");
@@ -498,7 +500,7 @@ static void swapped(void **state)
 	assert_string_equal(sa->key, "a/rx");
 	close(ka);
 	close(kb);
-	munmap(pg, sizeof(*pg));
+	munmap(pg, PAGE_LEN);
 	close(pfd);
 	pty_free(&a);
 	pty_free(&b);
@@ -520,12 +522,12 @@ static void other_device(void **state)
 	(void)state;
 	pty_new(&a);
 	pty_new(&b);
-	assert_int_equal(ftruncate(pfd, sizeof(*pg)), 0);
-	pg = mmap(NULL, sizeof(*pg), PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
+	assert_int_equal(ftruncate(pfd, PAGE_LEN), 0);
+	pg = mmap(NULL, PAGE_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
 	assert_true(pg != MAP_FAILED);
-	memcpy(pg->magic, "PLGDFS01", 8);
+	memcpy(pg->magic, "PLGDFS02", 8);
 	pg->size = sizeof(*pg);
-	pg->nslots = FDSTORE_SLOTS;
+	pg->nslots = TEST_SLOTS;
 	snprintf(pg->slot[3].key, sizeof(pg->slot[3].key), "a/rx");
 	pg->slot[3].trigger_found = 8;
 	fds[0] = a.slave;
@@ -545,7 +547,7 @@ static void other_device(void **state)
 	assert_int_equal(gone, DRV_KEPT_OTHER);
 	/* the same with the device hung up meanwhile */
 	fdstore_fini(&fs);
-	munmap(pg, sizeof(*pg));
+	munmap(pg, PAGE_LEN);
 	close(pfd);
 	close(a.master);
 	a.master = -1;

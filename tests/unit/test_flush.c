@@ -77,7 +77,8 @@ static int setup(void **state)
 	conf_defaults(&fx->conf);
 	snprintf(fx->conf.logger.log_file, sizeof(fx->conf.logger.log_file), "%s", fx->path);
 	/* the flusher sizes its packet buffer by the largest configured max_packet */
-	fx->conf.nserial = 1;
+	if (conf_add_serial(&fx->conf) == NULL)
+		return -1;
 	snprintf(fx->conf.serial[0].name, sizeof(fx->conf.serial[0].name), "a");
 	fx->conf.serial[0].max_packet = 4096;
 	failio_reset();
@@ -108,6 +109,8 @@ static int teardown(void **state)
 		closedir(d);
 	}
 	(void)rmdir(fx->dir);
+	conf_free(&fx->conf);
+	parts_fini(&fx->parts);
 	free(fx);
 	return 0;
 }
@@ -471,6 +474,86 @@ static void test_merge_random_interleaving(void **state)
 	assert_int_equal(got[0], next[0]);
 	assert_int_equal(got[1], next[1]);
 	free_lines(&l);
+}
+
+/*
+ * The merge over many rings (a heap since issue 31): 300 rings, records pushed in
+ * time order to random rings, times often equal (ties go in ring order, as the
+ * scan before took them). Two of the rings are a port's pair whose TX side says
+ * nothing: its RX records wait, while every other ring's flow past them; at stop
+ * they come in their place. Every record once, in time order, ties by ring.
+ */
+static void test_merge_many_rings(void **state)
+{
+	enum { RINGS = 300, N = 20000 };
+	struct fx *fx = *state;
+	struct source *src = calloc(RINGS, sizeof(*src));
+	struct parts *ps = calloc(1, sizeof(*ps));
+	struct flusher f;
+	uint64_t rng = tu_mix(seed ^ 0x300);
+	unsigned *count = calloc(RINGS, sizeof(*count)), held = 0;
+	int64_t t = 0, last_t = -1;
+	long last_ring = -1;
+	struct lines l;
+	uint32_t slots = 0;
+
+	assert_non_null(src);
+	assert_non_null(ps);
+	assert_non_null(count);
+	fx->conf.logger.timestamp = CONF_TS_EPOCH;
+	parts_init(ps);
+	for (unsigned i = 0; i < RINGS; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "r%03u", i);
+		assert_int_equal(source_init(&src[i], name, 256), 0);
+		assert_true(parts_add(ps, &(struct part){ .kind = PART_SERIAL, .port = src[i].name,
+						      .src = &src[i] }, NULL));
+	}
+	src[7].pair = &src[8];      /* a port's RX (7) and TX (8); TX says nothing */
+	src[8].pair = &src[7];
+	src[8].dir = REC_DIR_TX;
+	assert_int_equal(flush_init(&f, &fx->conf, ps, fx->err, sizeof(fx->err)), 0);
+	for (unsigned k = 0; k < N; k++) {
+		unsigned i;
+
+		rng = tu_mix(rng);
+		i = (unsigned)(rng % RINGS);
+		if (i == 8 || count[i] == 64)
+			continue;       /* the silent TX side; a full ring */
+		t += (int64_t)((rng >> 32) % 3);        /* 0: a tie */
+		assert_true(push_label(&src[i], t, 'r', 3, i));
+		count[i]++;
+		held += i == 7;
+	}
+	for (unsigned i = 0; i < RINGS; i++)
+		slots += count[i];
+	assert_true(held > 0);
+	assert_int_equal(flush_drain(&f, false), slots - held);
+	assert_int_equal(flush_drain(&f, true), held);     /* at stop nothing waits */
+	assert_int_equal(flush_write(&f), 0);
+	read_lines(fx->path, &l);
+	assert_int_equal(l.n, slots);
+	/* first every other ring's lines by time, ties by ring; then the held ones */
+	for (size_t j = 0; j < l.n; j++) {
+		long long sec, tt;
+		long ring;
+
+		assert_int_equal(sscanf(l.v[j], "%lld.%lld r%ld ", &sec, &tt, &ring), 3);
+		assert_true((ring == 7) == (j >= l.n - held));
+		if (j > 0 && j != l.n - held)
+			assert_true(tt > last_t || (tt == last_t && ring >= last_ring));
+		last_t = tt;
+		last_ring = ring;
+	}
+	free_lines(&l);
+	flush_fini(&f);
+	for (unsigned i = 0; i < RINGS; i++)
+		source_fini(&src[i]);
+	free(src);
+	parts_fini(ps);
+	free(ps);
+	free(count);
 }
 
 /* ---- payloads and events ---- */
@@ -1089,6 +1172,7 @@ static void test_overrun_waits_for_room(void **state)
 	assert_int_equal(l.n, 1);
 	assert_string_equal(after_time(l.v[0]), "portlogd OVERRUN 9");
 	free_lines(&l);
+	parts_fini(&ps);
 }
 
 int main(void)
@@ -1096,6 +1180,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_merge_keeps_source_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_random_interleaving, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_merge_many_rings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pair_waits_for_horizon, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_multislot_rejoined, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ev_lines, setup, teardown),

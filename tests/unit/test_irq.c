@@ -225,7 +225,7 @@ static void kernel_threads_interrupts(void **state)
 static void affinity(void **state)
 {
 	cpu_set_t s;
-	struct conf c;
+	static struct conf c;    /* zeroed: each parse frees what the last held */
 	char err[CONF_ERR_MAX];
 
 	(void)state;
@@ -661,7 +661,7 @@ static void idle_plans(void **state)
 		  CONF_IDLE_OFF, "" },
 	};
 	char err[CONF_ERR_MAX];
-	struct conf c;
+	static struct conf c;    /* zeroed: each parse frees what the last held */
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -694,7 +694,7 @@ static void expect_file(const char *rel, const char *want)
 /* Per CPU: "n/a" for 0 us (sysfs's "0" means no limit), the value found put back. */
 static void idle_pinned(void **state)
 {
-	struct conf c;
+	static struct conf c;    /* zeroed: each parse frees what the last held */
 	struct idle s;
 	char err[CONF_ERR_MAX];
 
@@ -735,7 +735,7 @@ static void idle_pinned(void **state)
 /* A CPU file refused: the ones set go back and the global device is held instead. */
 static void idle_falls_back(void **state)
 {
-	struct conf c;
+	static struct conf c;    /* zeroed: each parse frees what the last held */
 	struct idle s;
 	char err[CONF_ERR_MAX], path[PATH_MAX];
 	int32_t v = -1;

@@ -133,6 +133,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	metrics_fini(&m);
+	parts_fini(&ps);
 	return 0;
 }
 
@@ -361,6 +362,7 @@ static void test_no_sensors(void **state)
 	expect_no(mm.out, "cpu_stall");
 	expect_no(mm.out, "sensor");
 	metrics_fini(&mm);
+	parts_fini(&few);
 }
 
 /* At stop no port is logged: every port_up is 0, the counters are the last STAT's. */
@@ -587,13 +589,15 @@ static void full_hist(const void *obj, const uint32_t *le_us, unsigned n, uint64
 	*sum_ns = INT64_MAX;
 }
 
-/* The text has room for the registry's largest: 32 serial ports with a TX reader
- * and lines = on, names of 31 characters, a stall sensor on each of PARTS_SENSORS
- * CPUs, every counter at 2^64 - 1. */
+/* The text has room for what the registry holds (sized by it): 256 serial ports
+ * with a TX reader and lines = on, names of 31 characters, a stall sensor on each
+ * of 256 CPUs, every counter at 2^64 - 1. */
+#define BIG_PORTS 256
+#define BIG_SENSORS 256
 static void test_room_for_the_largest(void **state)
 {
 	static struct parts big;
-	static struct fake port[CONF_MAX_PORTS], sensor = {
+	static struct fake port[BIG_PORTS], sensor = {
 		.fields = "cpu=1023 period_us=100000 unseen_us=125000 ticks=18446744073709551615 "
 			  "stalls=18446744073709551615 stall_max_us=18446744073709551615 "
 			  "stall_late_us=18446744073709551615 tty_probes=18446744073709551615 "
@@ -601,7 +605,7 @@ static void test_room_for_the_largest(void **state)
 			  "tty_p50_us=10240 tty_p99_us=10240 minflt=18446744073709551615 "
 			  "majflt=18446744073709551615",
 	};
-	static char names[CONF_MAX_PORTS][CONF_NAME_MAX];
+	static char names[BIG_PORTS][CONF_NAME_MAX];
 	static const char *const keys[] = {
 		"records", "bytes", "drops", "drop_bytes", "late", "reopens", "frame", "parity",
 		"overrun", "brk", "buf_overrun", "relay_lost", "lines_records", "lines_drops",
@@ -620,7 +624,7 @@ static void test_room_for_the_largest(void **state)
 	assert_true(parts_add(&big, &(struct part){ .kind = PART_MAIN, .obj = &main_part,
 						     .count = fake_count }, NULL));
 	assert_true(timer_parts(&timer, &big));
-	for (unsigned i = 0; i < CONF_MAX_PORTS; i++) {
+	for (unsigned i = 0; i < BIG_PORTS; i++) {
 		snprintf(names[i], sizeof(names[i]), "port-%026u", i);
 		port[i] = (struct fake){ .fields = fields, .c = { .port = true, .up = true } };
 		assert_true(parts_add(&big, &(struct part){ .kind = PART_SERIAL, .port = names[i],
@@ -633,7 +637,7 @@ static void test_room_for_the_largest(void **state)
 	}
 	assert_true(parts_add(&big, &(struct part){ .kind = PART_FLUSHER, .obj = &flusher,
 						     .count = fake_count, .stat = fake_stat }, NULL));
-	for (unsigned i = 0; i < PARTS_SENSORS; i++)
+	for (unsigned i = 0; i < BIG_SENSORS; i++)
 		assert_true(parts_add(&big, &(struct part){ .kind = PART_SENSOR, .obj = &sensor,
 							     .stat = fake_stat, .latency = full_hist },
 				      NULL));
@@ -648,9 +652,9 @@ static void test_room_for_the_largest(void **state)
 	}
 	n = metrics_format(&mm, false);
 	assert_true(n > 0);
-	print_message("32 ports and %d sensors, every counter at its largest: %zu bytes of %zu\n",
-		      PARTS_SENSORS, n, mm.cap);
-	last = "portlogd_modem_line_dropped_records_total{port=\"port-00000000000000000000000031\","
+	print_message("%d ports and %d sensors, every counter at its largest: %zu bytes of %zu\n",
+		      BIG_PORTS, BIG_SENSORS, n, mm.cap);
+	last = "portlogd_modem_line_dropped_records_total{port=\"port-00000000000000000000000255\","
 	       "dir=\"tx\"} 18446744073709551615\n";
 	assert_non_null(memmem(mm.out, n, last, strlen(last)));
 	last = "portlogd_cpu_stall_lateness_seconds_total{cpu=\"1023\"} 18446744073709.551615\n";
@@ -660,6 +664,7 @@ static void test_room_for_the_largest(void **state)
 	last = "\nportlogd_watchdog_withheld 0\n";        /* the last line: all of it fits */
 	assert_int_equal(memcmp(mm.out + n - strlen(last), last, strlen(last)), 0);
 	metrics_fini(&mm);
+	parts_fini(&big);
 }
 
 int main(void)

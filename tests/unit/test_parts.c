@@ -47,29 +47,34 @@ static void test_plan_every_kind(void **state)
 		enum part_kind kind;
 		const char *port, *key;
 		int priority, cpu, line;
-		bool ring;
+		uint32_t ring;          /* its records (conf_ring_*); 0: none */
 	} want[] = {
-		{ PART_FLUSHER, NULL, "[logger] flusher_cpu", 10, 1, 1, false },
-		{ PART_TIMER, NULL, "[timer] cpu", 90, 0, 4, false },
-		{ PART_SERIAL, "gps", "[serial gps] cpu", 70, 1, 7, true },
-		{ PART_LINES, "gps", "[serial gps] cpu", 70, 1, 7, true },
-		{ PART_SERIAL, "plc", "[serial plc] cpu", 97, CONF_CPU_ANY, 12, true },
-		{ PART_TX, "plc", "[serial plc] cpu", 97, CONF_CPU_ANY, 12, true },
-		{ PART_PARALLEL, "lpt0", "[parallel lpt0] cpu", CONF_PRIO_OTHER, 0, 15, true },
+		{ PART_FLUSHER, NULL, "[logger] flusher_cpu", 10, 1, 1, 0 },
+		{ PART_TIMER, NULL, "[timer] cpu", 90, 0, 4, 0 },
+		/* 9600 baud: 2133 records in 10 s */
+		{ PART_SERIAL, "gps", "[serial gps] cpu", 70, 1, 7, 4096 },
+		{ PART_LINES, "gps", "[serial gps] cpu", 70, 1, 7, 4096 },
+		/* 115200 baud: 25600 */
+		{ PART_SERIAL, "plc", "[serial plc] cpu", 97, CONF_CPU_ANY, 13, 32768 },
+		{ PART_TX, "plc", "[serial plc] cpu", 97, CONF_CPU_ANY, 13, 32768 },
+		/* a timer period of 1 ms: 10000 */
+		{ PART_PARALLEL, "lpt0", "[parallel lpt0] cpu", CONF_PRIO_OTHER, 0, 16, 16384 },
 		/* plc's readers may run on any CPU: a sensor on each, at gps's 70 */
-		{ PART_SENSOR, NULL, "[serial NAME] cpu", 70, CONF_CPU_ANY, 1, false },
+		{ PART_SENSOR, NULL, "[serial NAME] cpu", 70, CONF_CPU_ANY, 1, 0 },
 	};
-	struct part_plan t[PARTS_MAX_THREADS];
+	struct part_plan *t;
 	unsigned n;
 
 	(void)state;
 	load("[logger]\nflusher_priority = 10\nflusher_cpu = 1\n"          /* 1 */
 	     "[timer]\npriority = 90\ncpu = 0\n"                            /* 4 */
 	     "[serial gps]\ndevice = /dev/ttyS0\npriority = 70\ncpu = 1\nlines = on\n" /* 7 */
-	     "[serial plc]\ndevice = /dev/ttyS1\ntx_device = /dev/ttyS2\n"   /* 12 */
-	     "[parallel lpt0]\ndevice = parport0\npriority = other\ncpu = 0\n" /* 15 */
+	     "baud = 9600\n"
+	     "[serial plc]\ndevice = /dev/ttyS1\ntx_device = /dev/ttyS2\n"   /* 13 */
+	     "[parallel lpt0]\ndevice = parport0\npriority = other\ncpu = 0\n" /* 16 */
 	     LPT_DRIVER);
-	n = parts_plan(&conf, t);
+	t = parts_plan(&conf, &n);
+	assert_non_null(t);
 	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
 	for (unsigned i = 0; i < n; i++) {
 		char key[64];
@@ -86,6 +91,7 @@ static void test_plan_every_kind(void **state)
 		parts_cpu_key(&t[i], key, sizeof(key));
 		assert_string_equal(key, want[i].key);
 	}
+	free(t);
 }
 
 /*
@@ -95,14 +101,16 @@ static void test_plan_every_kind(void **state)
  */
 static void test_timer_rule(void **state)
 {
-	struct part_plan t[PARTS_MAX_THREADS];
+	struct part_plan *t;
 	struct rt rt;
 	char err[CONF_ERR_MAX];
+	unsigned n;
 
 	(void)state;
 	load("[timer]\npriority = 99\ncpu = 1023\n[serial gps]\ndevice = /dev/ttyS0\n");
 	assert_false(parts_timer_runs(&conf));
-	assert_int_equal(parts_plan(&conf, t), 3);
+	t = parts_plan(&conf, &n);
+	assert_int_equal(n, 3);
 	assert_int_equal(t[0].kind, PART_FLUSHER);
 	assert_int_equal(t[1].kind, PART_SERIAL);
 	assert_int_equal(t[2].kind, PART_SENSOR);
@@ -113,8 +121,11 @@ static void test_timer_rule(void **state)
 	load("[timer]\npriority = 99\ncpu = 1023\n[parallel lpt0]\ndevice = parport0\n"
 	     LPT_DRIVER);
 	assert_true(parts_timer_runs(&conf));
-	assert_int_equal(parts_plan(&conf, t), 3);     /* no serial port: no sensor */
+	free(t);
+	t = parts_plan(&conf, &n);
+	assert_int_equal(n, 3);     /* no serial port: no sensor */
 	assert_int_equal(t[1].kind, PART_TIMER);
+	free(t);
 	rt_init(&rt, &conf);
 	assert_int_equal(rt.fifo_prio, 99);
 	assert_int_equal(rt_check_cpus(&conf, err, sizeof(err)), -1);
@@ -123,30 +134,50 @@ static void test_timer_rule(void **state)
 		fail_msg("not the timer's CPU error: %s", err);
 }
 
-/* The most the config allows fills PARTS_MAX_THREADS exactly: every port, each
- * serial one pinned to a CPU of its own (a stall sensor each). */
-static void test_plan_capacity(void **state)
+/* No limit but the machine's (issue 31): 256 serial ports, each pinned to a CPU of
+ * its own (a stall sensor each) with a lines thread and a tap's second port, and 32
+ * parallel ports: every thread in the plan, every ring sized by its port. */
+static void test_plan_scale(void **state)
 {
-	static struct part_plan t[PARTS_MAX_THREADS + 1];
+	struct part_plan *t;
 	unsigned rings = 0, n;
 
 	(void)state;
 	conf_defaults(&conf);
-	conf.nserial = conf.nparallel = CONF_MAX_PORTS;
-	for (unsigned i = 0; i < CONF_MAX_PORTS; i++) {
-		conf.serial[i].lines = true;
-		conf.serial[i].cpu = (int)i;
-		snprintf(conf.serial[i].name, sizeof(conf.serial[i].name), "s%u", i);
-		snprintf(conf.serial[i].tx_device, sizeof(conf.serial[i].tx_device), "/dev/t%u", i);
-		snprintf(conf.parallel[i].name, sizeof(conf.parallel[i].name), "p%u", i);
+	for (unsigned i = 0; i < 256; i++) {
+		struct conf_serial *s = conf_add_serial(&conf);
+
+		assert_non_null(s);
+		s->lines = true;
+		s->cpu = (int)i;
+		s->tty.baud = i % 2 ? 9600 : 115200;
+		snprintf(s->name, sizeof(s->name), "s%u", i);
+		snprintf(s->device, sizeof(s->device), "/dev/s%u", i);
+		snprintf(s->tx_device, sizeof(s->tx_device), "/dev/t%u", i);
+		conf_resolve_serial(s);
 	}
-	n = parts_plan(&conf, t);
-	assert_int_equal(n, PARTS_MAX_THREADS);
-	for (unsigned i = 0; i < n; i++)
-		rings += t[i].ring;
-	assert_int_equal(rings, 4 * CONF_MAX_PORTS);
-	/* and main's own ring; at run time a sensor per CPU, not per plan */
-	assert_int_equal(PARTS_MAX, n + 1 - CONF_MAX_PORTS + PARTS_SENSORS);
+	for (unsigned i = 0; i < 32; i++) {
+		struct conf_parallel *p = conf_add_parallel(&conf);
+
+		assert_non_null(p);
+		snprintf(p->name, sizeof(p->name), "p%u", i);
+	}
+	t = parts_plan(&conf, &n);
+	assert_non_null(t);
+	/* flusher, timer, 3 a serial port, 32 samplers, a sensor on each of 256 CPUs */
+	assert_int_equal(n, 2 + 3 * 256 + 32 + 256);
+	for (unsigned i = 0; i < n; i++) {
+		if (t[i].ring == 0)
+			continue;
+		rings++;
+		if (t[i].kind == PART_PARALLEL)
+			assert_int_equal(t[i].ring, 16384);
+		else    /* the port's baud: s0 115200, s1 9600 ... */
+			assert_int_equal(t[i].ring, strtoul(t[i].port + 1, NULL, 10) % 2 ? 4096 : 32768);
+	}
+	assert_int_equal(rings, 3 * 256 + 32);
+	free(t);
+	conf_free(&conf);
 }
 
 /* ---- the registry ---- */
@@ -166,7 +197,8 @@ static void fake_stat(const void *obj, struct fmt_kv *kv)
 	fmt_kv_str(kv, "x", ((const struct fake *)obj)->fields);
 }
 
-/* Probes only for parts with a thread, named kind or kind:port; full means full. */
+/* Probes only for parts with a thread, named kind or kind:port; the registry grows
+ * as parts come (thousands), each part and probe where it was put. */
 static void test_registry(void **state)
 {
 	static struct parts ps;
@@ -192,11 +224,18 @@ static void test_registry(void **state)
 	assert_int_equal(health_find(ps.probe, ps.nprobe, "serial:gps"), 1);
 	assert_string_equal(parts_stat_name(&ps.part[1]), "timer");
 	assert_string_equal(parts_stat_name(&ps.part[2]), "gps");
-	while (ps.n < PARTS_MAX)
+	while (ps.n < 5000)
 		assert_true(parts_add(&ps, &(struct part){ .kind = PART_LINES, .port = "x" },
-				      &beat[0]));
-	assert_false(parts_add(&ps, &(struct part){ .kind = PART_LINES, .port = "y" }, NULL));
-	assert_int_equal(ps.n, PARTS_MAX);
+				      ps.n % 2 ? &beat[0] : NULL));
+	assert_int_equal(ps.n, 5000);
+	assert_int_equal(ps.nprobe, 3 + 4996 / 2);
+	assert_string_equal(ps.probe[1].name, "serial:gps");
+	assert_ptr_equal(ps.probe[1].beat, &beat[1]);
+	assert_string_equal(ps.probe[ps.nprobe - 1].name, "lines:x");
+	assert_int_equal(ps.part[4999].kind, PART_LINES);
+	assert_ptr_equal(ps.part[2].src, &src);
+	parts_fini(&ps);
+	assert_int_equal(ps.n, 0);
 }
 
 /* STATUS= sums the parts' figures: ports and the ones up, the ports' records and
@@ -317,7 +356,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plan_every_kind),
 		cmocka_unit_test(test_timer_rule),
-		cmocka_unit_test(test_plan_capacity),
+		cmocka_unit_test(test_plan_scale),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_status_figures),
 		cmocka_unit_test(test_stat_lines),
