@@ -361,11 +361,32 @@ static int64_t cpu_since(const struct sensor_cpu *sc, int64_t w, int64_t unseen)
 	return t;
 }
 
+/*
+ * When any CPU's stall can have held the bytes: the tty work of a port runs on the
+ * kernel's unbound workers, on any CPU, not where the probe's ran (a worker caught
+ * in flush_to_ldisc by a stopped vCPU hands the bytes on when it resumes, the probes
+ * meanwhile served by another), and a reader woken on a stopped CPU can be moved to
+ * the one it reads on before that CPU's sensor runs again. A window that had not
+ * closed `unseen` before d (the bytes reached the line discipline after it), or a
+ * sensor overdue at w (its CPU may be stopped still: since its latest look).
+ * INT64_MAX: none.
+ */
+static int64_t any_since(const struct sensor_cpu *sc, int64_t d, int64_t w, int64_t unseen)
+{
+	int64_t latest, before, from, to, t = INT64_MAX;
+
+	if (win_get(&sc->looks, &latest, &before) && w - latest > unseen)
+		t = latest;
+	if (win_get(&sc->cpu_win, &from, &to) && to >= d - unseen && from < t)
+		t = from;
+	return t;
+}
+
 int64_t sensors_from(const struct sensors *s, int cpu, int64_t w, bool woken,
 		     enum reasm_stage *stage)
 {
 	int k = cpu >= 0 && cpu <= CONF_CPU_MAX ? s->cpu_index[cpu] : -1;
-	int64_t d = w, from = INT64_MIN, sent, back;
+	int64_t d = w, from = INT64_MIN, sent, back, held = INT64_MAX;
 
 	*stage = REASM_STAGE_TTY;
 	if (s->n == 0)
@@ -395,9 +416,12 @@ int64_t sensors_from(const struct sensors *s, int cpu, int64_t w, bool woken,
 		if (out != 0 && d - out > LD(s->period_ns) / 4 && out < from)
 			from = out;
 	}
-	if (w - d >= d - from)
+	/* ... and every CPU's stall that can have held them, seen or still going on */
+	for (unsigned i = 0; i < s->n; i++)
+		held = MIN(held, any_since(&s->cpu[i], d, w, LD(s->unseen_ns)));
+	if (w - d >= d - from || held < from)
 		*stage = REASM_STAGE_CPU;
-	return from;
+	return MIN(from, held);
 }
 
 /* ---- figures ---- */

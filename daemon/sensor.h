@@ -108,8 +108,9 @@ void sensors_stop(struct sensors *s);
 /*
  * The earliest the first byte of a read can have reached the kernel: a read woken
  * at w on cpu (-1: not known), or (woken false) one that found bytes the line
- * discipline did not hold at w (the read before it emptied it then). *stage: the
- * stage that set the bound (the reader's CPU or the tty path). Real-time safe:
+ * discipline did not hold at w (the read before it emptied it then); any CPU's stall
+ * counts, as the port's tty work may have waited there. *stage: the stage that set
+ * the bound (a CPU or the tty path). Real-time safe:
  * loads only. Without sensors, w.
  */
 int64_t sensors_from(const struct sensors *s, int cpu, int64_t w, bool woken,

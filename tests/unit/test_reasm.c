@@ -548,6 +548,14 @@ static const struct rule_case rule_cases[] = {
 	  { SENSED("a", 10000, 10005, 9500, REASM_STAGE_CPU), EXP(10005),
 	    SENSED("b", 10500, 10505, 10005, REASM_STAGE_CPU), FL },
 	  "[ab FLUSH 10000]" },
+	/* e2e_serial's four_ports on this VM: a packet read 9.4 ms after it was written
+	 * (another CPU stopped: the sensors' bound reaches back to its last look), the
+	 * next read 0.6 ms later: it may have come a gap after the first, said */
+	{ "a packet read late by another CPU's stall, the next soon after: said", 4000, 0,
+	  { SENSED("abcd", 100000, 100050, 90600, REASM_STAGE_CPU), EXP(100050),
+	    SENSED("ef", 100600, 100605, 100050, REASM_STAGE_TTY), FL },
+	  "<stall:cpu new 100000 wait=9400 n=4><stall:cpu joined 100000 wait=9400 n=2>"
+	  "[abcdef FLUSH 100000]" },
 	/* with char times: more bytes than the baud brings since the sensors' bound */
 	{ "char_ns: bytes the baud could not bring since the bound prove it wrong, said", 1000, 100,
 	  { SENSED("abcdefghij", 5000, 5000, 4900, REASM_STAGE_CPU), FL },
