@@ -27,6 +27,7 @@ static void emit(struct reasm *r, enum reasm_end end)
 
 	r->len = 0;
 	r->first_read_n = 0;
+	r->hidden = false;
 	r->emit(r->ctx, &pkt);
 }
 
@@ -42,6 +43,11 @@ static int64_t byte_mono(const struct reasm *r, size_t n, size_t i, int64_t now_
 void reasm_set_dev(struct reasm *r, const struct reasm_dev *dev)
 {
 	r->dev = *dev;
+}
+
+void reasm_want(struct reasm *r, int64_t want_ns)
+{
+	r->want_ns = want_ns > 0 && want_ns < r->gap_ns ? want_ns : 0;
 }
 
 void reasm_on_doubt(struct reasm *r, reasm_doubt_fn *fn)
@@ -70,8 +76,10 @@ static struct handover handover(const struct reasm *r, size_t n, bool blur)
 	const struct reasm_dev *d = &r->dev;
 	/* a FIFO: two hand-overs or more (the last the trigger's or the timeout's);
 	 * fewer than the trigger came by its RX timeout, the trigger's worth with its
-	 * last byte; an adapter, or a FIFO of level unknown: anywhere in its hold */
-	bool two = d->trigger > 1 && n > d->trigger + 1;
+	 * last byte (its handler may take one more; an adapter's transfer holds at most
+	 * the trigger's); an adapter on a timer, or a FIFO of level unknown: anywhere
+	 * in its hold */
+	bool two = d->trigger > 1 && n > d->trigger + !d->whole;
 	int64_t mid = two ? d->timeout_ns / 2 : d->trigger > 1 ? (n < d->trigger ? d->timeout_ns : 0)
 		      : d->blur_ns;
 	int64_t b = !blur ? 0 : two ? d->blur_ns + mid : d->blur_ns;
@@ -82,10 +90,11 @@ static struct handover handover(const struct reasm *r, size_t n, bool blur)
 }
 
 /* Bytes of a read beyond what one hand-over holds (a FIFO: its trigger and one more;
- * a wire with no device: one; a pty, an adapter: no limit known), a character each. */
+ * an adapter of known transfers: one transfer; a wire with no device: one; a pty, an
+ * adapter on a timer: no limit known), a character each. */
 static int64_t extra(const struct reasm *r, size_t n)
 {
-	size_t cap = r->dev.trigger > 1 ? r->dev.trigger + 1
+	size_t cap = r->dev.trigger > 1 ? r->dev.trigger + !r->dev.whole
 		     : r->dev.hold_ns == 0 && r->char_ns > 0 ? 1 : n;
 
 	return n > cap ? (int64_t)(n - cap) : 0;
@@ -204,6 +213,18 @@ static void doubt_of(const struct reasm *r, size_t n, const struct reasm_read *r
 	d->joined = MAX(lo, 0) / 2 + hi / 2 < r->gap_ns;
 }
 
+/* Can the read hide a silence of want_ns among its bytes, or (joining the packet in
+ * progress) just before them, with the packet not marked yet? (reasm_want) */
+static bool hides(const struct reasm *r, size_t n, int64_t end, const struct view *v)
+{
+	int64_t span = r->want_ns + (int64_t)n * r->char_ns;
+
+	if (r->want_ns == 0 || r->hidden)
+		return false;
+	return (n > 1 && end - (v->from - v->hold - r->char_ns) >= span)
+	       || (r->len > 0 && end - v->ho.lo - last_lo(r, false, v->blur) >= span);
+}
+
 /* ---- reads ---- */
 
 /* Adds the bytes of a read to the packet in progress (or begins one), dated from
@@ -304,14 +325,21 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	 * at the baud (a pty fed faster), and the model's pacing judges nothing */
 	unpaced = wire < r->floor;
 	doubt = contradicted || unpaced || doubtful(r, n, end, &full, false);
-	if (doubt) {
-		int64_t first = byte_mono(r, n, 0, seen);
-
+	if (doubt)
 		doubt_of(r, n, rd, end, &full, &mine, contradicted, unpaced ? r->floor - wire : 0,
 			 stage, wire, &d);
+	else if (hides(r, n, end, &full))
+		d = (struct reasm_doubt){ .why = REASM_HIDDEN, .stage = REASM_STAGE_DEVICE,
+					  .bytes = n, .joined = r->len > 0,
+					  .wait_ns = r->len > 0 ? MAX(est_silence(r, n, seen), 0) : 0 };
+	if (d.why != 0) {
+		int64_t first = byte_mono(r, n, 0, seen);
+
 		r->first_read_n = 0;    /* a packet with a doubt keeps the date it has */
 		if (!d.joined && r->len > 0)
 			emit(r, REASM_GAP);
+		/* a doubt marks the packet the bytes join or begin: no other for want_ns */
+		r->hidden = r->want_ns > 0;
 		d.t_mono = r->len > 0 ? r->first_mono : first;
 		d.t_real = r->len > 0 ? r->first_real : seen_real - (seen - first);
 		if (r->doubt != NULL)
@@ -322,7 +350,7 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	keep_last(r, n, end, own, full.from, stage);
 	if (!began && r->first_read_n > 0)
 		redate(r, n, seen);
-	if (began && r->len == n && r->dev.hold_ns > 0 && r->dev.trigger == 0 && !doubt) {
+	if (began && r->len == n && r->dev.hold_ns > 0 && r->dev.trigger == 0 && d.why == 0) {
 		/* an adapter's read that began a packet: dated from the middle of the
 		 * hold until its next transfer may say better */
 		r->first_read_n = n;
