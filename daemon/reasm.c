@@ -45,9 +45,10 @@ void reasm_set_dev(struct reasm *r, const struct reasm_dev *dev)
 	r->dev = *dev;
 }
 
-void reasm_want(struct reasm *r, int64_t want_ns)
+void reasm_set_gap(struct reasm *r, int64_t gap_ns, int64_t want_ns)
 {
-	r->want_ns = want_ns > 0 && want_ns < r->gap_ns ? want_ns : 0;
+	r->gap_ns = gap_ns;
+	r->want_ns = want_ns > 0 && want_ns < gap_ns ? want_ns : 0;
 }
 
 void reasm_on_doubt(struct reasm *r, reasm_doubt_fn *fn)
@@ -214,7 +215,7 @@ static void doubt_of(const struct reasm *r, size_t n, const struct reasm_read *r
 }
 
 /* Can the read hide a silence of want_ns among its bytes, or (joining the packet in
- * progress) just before them, with the packet not marked yet? (reasm_want) */
+ * progress) just before them, with the packet not marked yet? (reasm_set_gap) */
 static bool hides(const struct reasm *r, size_t n, int64_t end, const struct view *v)
 {
 	int64_t span = r->want_ns + (int64_t)n * r->char_ns;

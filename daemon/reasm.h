@@ -73,7 +73,7 @@ enum reasm_doubt_case {
 				  * saw it stall, or cannot rule out what it cannot see, or
 				  * the wire proved it): they may have come earlier */
 	REASM_HIDDEN,            /* the device resolves no silence as short as the gap asked
-				  * for (reasm_want): one may hide among the bytes of this
+				  * for (reasm_set_gap): one may hide among the bytes of this
 				  * line from here on, or just before them (once a line) */
 };
 #define REASM_DOUBT_CASES (REASM_HIDDEN + 1)   /* for tables indexed by the case */
@@ -140,7 +140,7 @@ struct reasm {
 	size_t len;              /* bytes of the packet in progress */
 	int64_t gap_ns;
 	int64_t want_ns;         /* the gap asked for, when the device resolves only gap_ns
-				  * (reasm_want); 0: gap_ns */
+				  * (reasm_set_gap); 0: gap_ns */
 	bool hidden;             /* the packet in progress was marked REASM_HIDDEN */
 	int64_t char_ns;
 	int delim;               /* -1: none */
@@ -172,13 +172,15 @@ void reasm_init(struct reasm *r, uint8_t *buf, size_t max_len, int64_t gap_ns,
 void reasm_set_dev(struct reasm *r, const struct reasm_dev *dev);
 
 /*
- * The gap the user asked for, when the device hides silences that short (delivery.h:
- * the port resolves only gap_ns, which reasm_init was given). Packets are still cut
- * at gap_ns; a packet whose bytes may hold a silence of want_ns (one of its reads
- * has more than one byte, or joined it without a proof of less) gets one doubt,
- * REASM_HIDDEN, at the first such read. 0 (or gap_ns or more): none.
+ * The gap the port resolves (gap_ns; reasm_init's until then) and the gap the user
+ * asked for (want_ns), when the device hides silences that short (delivery.h).
+ * Packets are cut at gap_ns; a packet whose bytes may hold a silence of want_ns (one
+ * of its reads has more than one byte, or joined it without a proof of less) gets one
+ * doubt, REASM_HIDDEN, at the first such read. want_ns 0 (or gap_ns or more): none.
+ * With the device (reasm_set_dev), changed between packets when the port's model
+ * changes (learn.h).
  */
-void reasm_want(struct reasm *r, int64_t want_ns);
+void reasm_set_gap(struct reasm *r, int64_t gap_ns, int64_t want_ns);
 
 /* Reports the reads that cannot be judged to fn(ctx) (the ctx of reasm_init):
  * after the packet in progress was ended by them, if it was, and before their

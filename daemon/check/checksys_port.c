@@ -247,14 +247,15 @@ static bool serial_delivery_at(const struct checksys *cs, const struct conf_seri
 		    base) >= 0)
 		latency = atoi(val);
 	delivery_find(cs->root, rel, strncmp(rel, "/dev/pts/", 9) == 0, latency,
-		      s->tty.delivery, s->tty.delivery_n, &d);
+		      &s->tty.delivery, &d);
 	delivery_reread(cs->root, rel, latency, &d);
 	m = delivery_model(&d, s->char_ns);
 	gap = delivery_gap(&d, s->gap_ns, s->gap_us == 0, s->char_ns) / 1000;
 	path_at(cs, path, sizeof(path), "/sys/class/tty/%s/rx_trig_bytes", base);
 	if (d.configured) {
-		set(r, CHECKSYS_OK, name, "delivery = %s:%u in the config (%s): boundaries judged "
-		    "in wire time, gap %lld us", delivery_kind_name(d.kind), s->tty.delivery_n,
+		set(r, CHECKSYS_OK, name, "delivery = %s in the config (%s): boundaries judged "
+		    "in wire time, gap %lld us", delivery_conf_text(&s->tty.delivery, val,
+								   sizeof(val)),
 		    d.what, (long long)gap);
 	} else if (d.kind == DELIVERY_FIFO && d.trigger > 1 && s->tty.rx_trigger != DELIVERY_TRIGGER_KEEP
 		   && access(path, W_OK) == 0) {

@@ -391,7 +391,7 @@ bool rm_play(struct rm_run *m, const struct rm_reader *rdr, void *ctx, struct rm
 	     : deliver_direct(m->wire, m->n, t, at);
 	reasm_init(&r, buf, mc->max_len, mc->gap_ns, mc->char_ns, mc->delim, bench_emit, &b);
 	reasm_set_dev(&r, &m->dev);
-	reasm_want(&r, mc->want_ns);
+	reasm_set_gap(&r, mc->gap_ns, mc->want_ns);
 	reasm_on_doubt(&r, bench_doubt);
 	read_all(&b, &r, t, at, nd);
 	reasm_flush(&r);

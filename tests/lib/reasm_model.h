@@ -57,7 +57,7 @@ struct rm_machine {
 	unsigned xfer;           /* RM_ADAPTER: its transfers' size, 2.. */
 	int64_t poll_ns;         /* RM_ADAPTER: the host takes a transfer up to this much later */
 	int64_t want_ns;         /* the gap asked for, when the device resolves only gap_ns
-				  * (reasm_want): the wire's truth; 0: gap_ns */
+				  * (reasm_set_gap): the wire's truth; 0: gap_ns */
 	size_t max_len;
 	int delim;               /* -1: none */
 	bool sensors;            /* the reads carry the sensors' bound, else none (on time) */

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* learn.c - an adapter's transfer size and receive timeout, from the traffic it carries. */
+#include <string.h>
+
+#include "learn.h"
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+/* Two reads a streaming pair apart: the reader's own scatter between its two wake-ups */
+#define LEARN_TOL_NS 100000
+
+void learn_init(struct learn *l, int64_t char_ns)
+{
+	memset(l, 0, sizeof(*l));
+	l->char_ns = char_ns;
+	l->state = LEARN_ASSUMED;
+}
+
+const char *learn_state_name(enum learn_state s)
+{
+	switch (s) {
+	case LEARN_LEARNED: return "learned";
+	case LEARN_WIDENED: return "widened";
+	case LEARN_WITHDRAWN: return "withdrawn";
+	default: return "assumed";
+	}
+}
+
+bool learn_get(const struct learn *l, struct learn_model *m)
+{
+	if (l->state != LEARN_LEARNED && l->state != LEARN_WIDENED)
+		return false;
+	*m = l->model;
+	return true;
+}
+
+/* Back to the assumption, and learning anew. */
+static void withdraw(struct learn *l)
+{
+	int64_t c = l->char_ns;
+
+	learn_init(l, c);
+	l->state = LEARN_WITHDRAWN;
+}
+
+/* The transfer size the streaming pairs show: one size with LEARN_PAIRS or more and
+ * every other size a quarter of that at most (a timer's hand-overs stream on in two
+ * sizes or more); 0 when none. */
+static unsigned xfer_shown(const struct learn *l)
+{
+	unsigned best = 0;
+
+	for (unsigned k = 1; k <= LEARN_MAX_XFER; k++)
+		if (l->pairs[k] > l->pairs[best])
+			best = k;
+	if (best == 0 || l->pairs[best] < (best == 1 ? LEARN_SAMPLES : LEARN_PAIRS))
+		return 0;
+	for (unsigned k = 1; k <= LEARN_MAX_XFER; k++)
+		if (k != best && 4u * l->pairs[k] > l->pairs[best])
+			return 0;
+	return best;
+}
+
+/* The model the samples kept show: the cluster at the least, if it holds three
+ * quarters of them; false when it does not (or too few). */
+static bool cluster(const struct learn *l, struct learn_model *m)
+{
+	int64_t lo = INT64_MAX, hi = 0, w;
+	unsigned k = 0;
+
+	if (l->nring < LEARN_SAMPLES)
+		return false;
+	for (unsigned i = 0; i < l->nring; i++)
+		lo = MIN(lo, l->ring[i].lo);
+	w = LEARN_SPREAD_NS + lo / 4;
+	for (unsigned i = 0; i < l->nring; i++) {
+		if (l->ring[i].lo > lo + w)
+			continue;       /* the sender paused, or the model is wrong */
+		hi = MAX(hi, l->ring[i].hi);
+		k++;
+	}
+	if (4 * k < 3 * l->nring)
+		return false;
+	*m = (struct learn_model){ .xfer = l->xfer, .hold_lo_ns = lo, .hold_hi_ns = hi,
+				   .samples = k };
+	return true;
+}
+
+/* After a sample: the model, and whether the one in use changed. */
+static bool judge(struct learn *l)
+{
+	struct learn_model m;
+	bool in_use = l->state == LEARN_LEARNED || l->state == LEARN_WIDENED;
+
+	if (!cluster(l, &m)) {
+		if (!in_use || l->nring < LEARN_SAMPLES)
+			return false;
+		withdraw(l);
+		return true;
+	}
+	if (!in_use) {
+		l->model = m;
+		l->state = LEARN_LEARNED;
+		return true;
+	}
+	/* learned: only ever wider, never narrower, while it holds */
+	l->model.samples = m.samples;
+	if (m.hold_lo_ns >= l->model.hold_lo_ns && m.hold_hi_ns <= l->model.hold_hi_ns)
+		return false;
+	l->model.hold_lo_ns = MIN(l->model.hold_lo_ns, m.hold_lo_ns);
+	l->model.hold_hi_ns = MAX(l->model.hold_hi_ns, m.hold_hi_ns);
+	l->state = LEARN_WIDENED;
+	return true;
+}
+
+bool learn_read(struct learn *l, size_t n, int64_t from, int64_t seen)
+{
+	int64_t c = l->char_ns, bytes = (int64_t)n * c;
+	bool changed = false;
+
+	if (n == 0 || c <= 0)
+		return false;
+	from = MIN(from, seen);
+	if (l->have_last) {
+		/* the two hand-overs came this far apart, at least and at most */
+		int64_t ilo = from - l->last_seen, ihi = seen - l->last_from;
+		int64_t d = seen - l->last_seen, tol = MAX(c / 2, LEARN_TOL_NS);
+		/* its bytes fill the time since the last read's: the sender streamed on and
+		 * the adapter handed them over as the last of them ended */
+		bool streaming = d >= bytes - tol && d <= bytes + tol;
+
+		if (streaming) {
+			l->npairs++;
+			if (n == l->last_n && n <= LEARN_MAX_XFER && l->pairs[n] < UINT16_MAX)
+				l->pairs[n]++;
+			/* a read handed over before it was full, and the stream went on into
+			 * another that was not full either: a timer's hand-overs, not a
+			 * receive timeout's (the sender would have to pause for exactly the
+			 * timeout less a character, and then the second one was full) */
+			if (l->xfer > 1 && l->last_n < l->xfer && n < l->xfer)
+				l->odd++;
+		}
+		if (l->xfer == 0) {
+			l->xfer = xfer_shown(l);
+			if (l->xfer == 1) {
+				/* each byte alone, a character after the one before: the
+				 * timeout ran out before the next byte ended, every time */
+				l->model = (struct learn_model){ .xfer = 1, .hold_lo_ns = 0,
+					.hold_hi_ns = c + MAX(c / 2, LEARN_TOL_NS),
+					.samples = l->pairs[1] };
+				l->state = LEARN_LEARNED;
+				changed = true;
+			}
+		}
+		if (l->xfer != 0 && 8 * l->odd > l->npairs && l->npairs >= 8) {
+			bool in_use = l->state == LEARN_LEARNED || l->state == LEARN_WIDENED;
+
+			withdraw(l);
+			changed = in_use;
+		} else if (l->xfer > 1 && l->last_n == l->xfer && n < l->xfer
+			   && ihi - bytes <= LEARN_MAX_NS) {
+			/* the last part after a full transfer: its delay beyond its bytes */
+			struct learn_sample s = { MAX(ilo - bytes, 0), MAX(ihi - bytes, 0) };
+
+			l->ring[l->head] = s;
+			l->head = (l->head + 1) % LEARN_RING;
+			if (l->nring < LEARN_RING)
+				l->nring++;
+			l->samples++;
+			changed = judge(l);
+		}
+	}
+	/* each byte alone, and now more at once though the stream went on: not so */
+	if (l->xfer == 1 && n > 1 && l->state == LEARN_LEARNED && !changed) {
+		withdraw(l);
+		changed = true;
+	}
+	l->have_last = true;
+	l->last_n = n;
+	l->last_from = from;
+	l->last_seen = seen;
+	return changed;
+}

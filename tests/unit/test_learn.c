@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* test_learn.c - the learner (daemon/learn.c) on the simulator's adapter models, in the rule's loop.
+ *
+ * The bench (tests/lib/reasm_model.c) plays a wire through an adapter on a receive
+ * timeout (a transfer of xfer bytes as soon as they wait, the rest `hold` after the
+ * last byte, taken by the host up to `poll` later) to a reader that feeds every read
+ * to the learner and to the reassembler, as the daemon's reader does: the port starts
+ * on the assumption for an adapter Linux shows no timer of (delivery.h), and the
+ * model the learner shows replaces it before the next read (delivery_learned,
+ * delivery_model, delivery_gap), the gap asked for kept as the wire's truth.
+ * LEARN_ONLY="9600 baud, hold 2000 us, transfers of 64" runs one case; LEARN_DEBUG=1
+ * prints each change of the model.
+ */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "delivery.h"
+#include "learn.h"
+#include "reasm.h"
+#include "reasm_model.h"
+#include "testutil.h"
+
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+	return tu_rand(&rng_state);
+}
+
+/* The reader: on time within lat, its sensors' bound within slack before; the port's
+ * delivery and learner, applied between packets as serial.c does. */
+struct reader {
+	int64_t lat, slack;
+	int64_t stall_every;        /* 0: none; else about one wake-up in this many stalls */
+	int64_t stall_end;
+	struct delivery d;
+	struct learn l;
+	int64_t char_ns, want_ns;
+	bool gap_auto;
+	bool learn;                 /* false: the assumption throughout (the rule before) */
+	bool pending;               /* the learner changed the model: apply before the next read */
+	unsigned changes, reads;
+	int64_t learned_at_packet;  /* wire packets begun when it was first applied, -1 none */
+	size_t learned_at_byte;     /* the first byte of the read it was first applied at */
+	bool *in_use;               /* by the first byte of each read: a learned model judged it */
+	struct rm_run *m;
+	size_t lines;
+	struct learn_model first;   /* the model first applied */
+	int64_t gap_now;
+};
+
+static int64_t r_wake(void *ctx, int64_t t)
+{
+	struct reader *rd = ctx;
+	int64_t seen = t + (int64_t)(rng() % (uint64_t)(rd->lat + 1));
+
+	if (rd->stall_every > 0 && rng() % (uint64_t)rd->stall_every == 0)
+		rd->stall_end = t + 200000 + (int64_t)(rng() % 40000000);
+	if (seen < rd->stall_end)
+		seen = rd->stall_end + (int64_t)(rng() % (uint64_t)(rd->lat + 1));
+	return seen;
+}
+
+static int64_t r_look(void *ctx, int64_t at)
+{
+	struct reader *rd = ctx;
+
+	at += (int64_t)(rng() % (uint64_t)(rd->lat + 1));
+	return at < rd->stall_end ? rd->stall_end : at;
+}
+
+static void r_plan(void *ctx, struct rm_plan *p)
+{
+	struct reader *rd = ctx;
+
+	p->dur = 5000;
+	p->drain = 1000;
+	p->slack = (int64_t)(rng() % (uint64_t)(rd->slack + 1));
+}
+
+/* The port's model, as serial.c applies it: before the next read. */
+static void apply(struct reader *rd, struct reasm *r)
+{
+	struct learn_model m;
+	struct reasm_dev dev;
+
+	if (!rd->pending)
+		return;
+	rd->pending = false;
+	if (learn_get(&rd->l, &m))
+		delivery_learned(&rd->d, m.xfer, m.hold_lo_ns, m.hold_hi_ns);
+	else
+		delivery_learned(&rd->d, 0, 0, 0);
+	dev = delivery_model(&rd->d, rd->char_ns);
+	reasm_set_dev(r, &dev);
+	rd->gap_now = delivery_gap(&rd->d, rd->want_ns, rd->gap_auto, rd->char_ns);
+	reasm_set_gap(r, rd->gap_now, rd->want_ns);
+	if (rd->learned_at_packet < 0 && rd->d.learned) {
+		/* the wire's packets begun by the read it applies to (rm_play's truth) */
+		size_t at = rd->m->read_first, k = 0;
+
+		for (size_t i = 0; i <= at && i < rd->m->n; i++)
+			k += rd->m->starts[i];
+		rd->learned_at_packet = (int64_t)k;
+		rd->learned_at_byte = at;
+		rd->first = m;
+	}
+}
+
+static void r_read(void *ctx, struct reasm *r, const uint8_t *data, size_t n,
+		   const struct reasm_read *rd_)
+{
+	struct reader *rd = ctx;
+
+	apply(rd, r);
+	rd->in_use[rd->m->read_first] = rd->d.learned;
+	rd->reads++;
+	if (rd->learn && learn_read(&rd->l, n, rd_->from_mono != 0 ? rd_->from_mono
+							     : rd_->seen_mono, rd_->seen_mono)) {
+		rd->pending = true;
+		rd->changes++;
+		if (getenv("LEARN_DEBUG"))
+			fprintf(stderr, "change %s at read %u, lines %zu, len %zu\n",
+				learn_state_name(rd->l.state), rd->reads, rd->lines, r->len);
+	}
+	reasm_read(r, data, n, rd_);
+	apply(rd, r);
+}
+
+static void r_expire(void *ctx, struct reasm *r, int64_t now)
+{
+	struct reader *rd = ctx;
+
+	reasm_expire(r, now);
+	apply(rd, r);
+}
+
+static void r_packet(void *ctx, const struct reasm_packet *pkt)
+{
+	struct reader *rd = ctx;
+
+	(void)pkt;
+	rd->lines++;
+}
+
+static const struct rm_reader reader_ops = {
+	.wake = r_wake, .look = r_look, .plan = r_plan, .read = r_read, .expire = r_expire,
+	.packet = r_packet,
+};
+
+/* A run's machine: the adapter, the line, the reader's port at its assumption. */
+static struct rm_run *machine(struct reader *rd, const char *name, int64_t char_ns,
+			      int64_t want_ns, int64_t hold_ns, unsigned xfer, int64_t poll_ns,
+			      size_t cap)
+{
+	struct rm_machine mc = {
+		.name = name, .char_ns = char_ns, .dev = RM_ADAPTER, .hold_ns = hold_ns,
+		.xfer = xfer, .poll_ns = poll_ns, .want_ns = want_ns, .max_len = 65535,
+		.delim = -1, .sensors = true, .on_time_ns = -1, .report = true,
+	};
+	struct reasm_dev dev;
+
+	memset(rd, 0, sizeof(*rd));
+	rd->learn = true;
+	rd->lat = 20000;
+	rd->slack = 50000;
+	rd->char_ns = char_ns;
+	rd->want_ns = want_ns;
+	rd->gap_auto = true;
+	rd->learned_at_packet = -1;
+	/* what the daemon finds: an adapter whose timer Linux does not show */
+	rd->d = (struct delivery){ .kind = DELIVERY_USB, .latency_ms = -1 };
+	delivery_learned(&rd->d, 0, 0, 0);
+	assert_true(delivery_learns(&rd->d));
+	learn_init(&rd->l, char_ns);
+	dev = delivery_model(&rd->d, char_ns);
+	/* the bench starts the reassembler at the machine's gap and device: the assumption's */
+	mc.gap_ns = delivery_gap(&rd->d, want_ns, true, char_ns);
+	rd->gap_now = mc.gap_ns;
+	(void)dev;
+	rd->m = rm_new(&mc, cap);
+	rd->in_use = calloc(cap + 1, sizeof(*rd->in_use));
+	assert_non_null(rd->in_use);
+	return rd->m;
+}
+
+/* Wrong boundaries without a mark (as rm_play's check_boundaries counts them) at reads
+ * a learned model judged (in_use) or not. */
+static unsigned wrong_at(const struct rm_run *m, const bool *in_use, bool learned)
+{
+	unsigned wrong = 0;
+
+	for (size_t i = 0, l = 0; i < m->n; i++) {
+		size_t j = i;
+
+		if (m->line[i])
+			l = i;
+		if (m->line[i] == m->starts[i] || (m->line[i] && m->cut[i]) || m->doubted[i])
+			continue;
+		while (j > 0 && !m->read_start[j])
+			j--;
+		if (!m->line[i] && m->line_doubted[l])
+			continue;
+		wrong += !m->doubted[j] && in_use[j] == learned;
+	}
+	return wrong;
+}
+
+/* Plays m with the port's assumption as its first model (rm_play starts from
+ * rm_dev_model: the first read puts the assumption in). */
+static void play(struct rm_run *m, struct reader *rd, struct rm_result *res)
+{
+	rd->pending = true;         /* the assumption, at the first read */
+	assert_true(rm_play(m, &reader_ops, rd, res));
+	assert_int_equal(m->emitted, m->n);
+}
+
+/*
+ * Learned within 10 % (or 0.2 ms) of the model's hold (the timeout a quiet line
+ * proves; the latest delay seen is printed, between the hold and twice it: a silence
+ * shorter than the hold inside a transfer counts to it), and its transfer size, after
+ * how many packets: holds of 0.5 to 16 ms, transfers of 8 to 64 bytes, at 9600 and
+ * 115200 baud, packets of 1 to 3 transfers streamed at the baud, silences of 1 to 10
+ * gaps between them. A hold under a character shows as every byte alone, held less
+ * than a character: the learner takes a character and a half. The rule in the loop:
+ * no wrong boundary without a mark at a read a learned model judged, and no more at
+ * the others than the assumption alone gives on the same wire (the rule as it was:
+ * what the learner must never make worse).
+ */
+static void test_converges(void **state)
+{
+	static const int64_t holds[] = { 500000, 1000000, 2000000, 4000000, 8000000, 16000000 };
+	static const unsigned xfers[] = { 8, 16, 32, 64 };
+	static const unsigned bauds[] = { 9600, 115200 };
+	uint64_t seed = tu_seed("test_learn");
+	unsigned worst = 0, assumed_wrong = 0, before_wrong = 0;
+
+	(void)state;
+	for (size_t b = 0; b < 2; b++)
+	for (size_t h = 0; h < sizeof(holds) / sizeof(holds[0]); h++)
+	for (size_t x = 0; x < sizeof(xfers) / sizeof(xfers[0]); x++) {
+		int64_t c = reasm_char_ns(bauds[b], 10), want = reasm_auto_gap_ns(bauds[b], 10);
+		int64_t hold = holds[h], now = 1000000000, tol;
+		unsigned xfer = xfers[x], after, before, alone;
+		char name[96];
+		struct reader rd, ra;
+		struct rm_run *m, *ma;
+		struct rm_result res, resa;
+		unsigned packets = 0;
+
+		snprintf(name, sizeof(name), "%u baud, hold %" PRId64 " us, transfers of %u",
+			 bauds[b], hold / 1000, xfer);
+		if (getenv("LEARN_ONLY") && strcmp(getenv("LEARN_ONLY"), name) != 0)
+			continue;
+		rng_state = seed + b * 100 + h * 10 + x;
+		m = machine(&rd, name, c, want, hold, xfer, 0, 20000);
+		ma = machine(&ra, name, c, want, hold, xfer, 0, 20000);
+		assert_non_null(m);
+		assert_non_null(ma);
+		ra.learn = false;
+		while (m->n + 3 * xfer < m->cap && packets < 300) {
+			size_t len = 1 + rng() % (3 * xfer);
+
+			now += want + (int64_t)(rng() % (uint64_t)(10 * want + hold));
+			for (size_t i = 0; i < len; i++) {
+				now += c;
+				assert_true(rm_byte(m, now, (uint8_t)i));
+				assert_true(rm_byte(ma, now, (uint8_t)i));
+			}
+			packets++;
+		}
+		rng_state = seed + 7 * (b * 100 + h * 10 + x);
+		play(m, &rd, &res);
+		rng_state = seed + 7 * (b * 100 + h * 10 + x);
+		play(ma, &ra, &resa);
+		if (rd.learned_at_packet < 0)
+			fail_msg("seed %" PRIu64 ": %s: not learned in %u packets (%" PRIu64
+				 " samples, transfer %u)", seed, name, packets, rd.l.samples, rd.l.xfer);
+		after = wrong_at(m, rd.in_use, true);
+		before = wrong_at(m, rd.in_use, false);
+		assert_int_equal(after + before, res.wrong);
+		alone = resa.wrong;
+		if (after > 0 || before > alone)
+			fail_msg("seed %" PRIu64 ": %s: wrong boundaries without a mark: %u "
+				 "learned, %u on the assumption (the assumption alone: %u)", seed,
+				 name, after, before, alone);
+		tol = hold / 10 > 200000 ? hold / 10 : 200000;
+		if (hold < c && (rd.first.xfer != 1 || rd.first.hold_hi_ns < hold
+				 || rd.first.hold_hi_ns > c + c / 2 + 100000))
+			fail_msg("seed %" PRIu64 ": %s: a hold under a character learned as transfers "
+				 "of %u, hold up to %" PRId64 " us", seed, name, rd.first.xfer,
+				 rd.first.hold_hi_ns / 1000);
+		else if (hold >= c && (rd.first.xfer != xfer || rd.first.hold_lo_ns < hold - tol
+				       || rd.first.hold_lo_ns > hold + tol
+				       || rd.first.hold_hi_ns < hold
+				       || rd.first.hold_hi_ns > 2 * hold + LEARN_SPREAD_NS))
+			fail_msg("seed %" PRIu64 ": %s: learned transfers of %u, hold %" PRId64 "-%"
+				 PRId64 " us", seed, name, rd.first.xfer, rd.first.hold_lo_ns / 1000,
+				 rd.first.hold_hi_ns / 1000);
+		print_message("#   %u changes: %s at the end\n", rd.changes, learn_state_name(rd.l.state));
+		print_message("# %-40s learned after %3" PRId64 " packets: transfers of %u, hold "
+			      "%" PRId64 "-%" PRId64 " us (gap %" PRId64 " us); unmarked wrong "
+			      "boundaries on the assumption %u (the assumption alone %u)\n", name,
+			      rd.learned_at_packet, rd.first.xfer, rd.first.hold_lo_ns / 1000,
+			      rd.first.hold_hi_ns / 1000, rd.gap_now / 1000, before, alone);
+		if ((unsigned)rd.learned_at_packet > worst)
+			worst = (unsigned)rd.learned_at_packet;
+		assumed_wrong += alone;
+		before_wrong += before;
+		free(rd.in_use);
+		free(ra.in_use);
+		rm_free(m);
+		rm_free(ma);
+	}
+	print_message("# every model learned after %u packets at most; unmarked wrong boundaries "
+		      "before it %u, the assumption alone %u\n", worst, before_wrong, assumed_wrong);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_converges),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
