@@ -9,16 +9,23 @@
 /* Two reads a streaming pair apart: the reader's own scatter between its two wake-ups */
 #define LEARN_TOL_NS 100000
 
-void learn_init(struct learn *l, int64_t char_ns)
+void learn_init(struct learn *l, int64_t char_ns, int64_t assume_ns)
 {
 	memset(l, 0, sizeof(*l));
 	l->char_ns = char_ns;
+	l->assume_ns = assume_ns;
 	l->state = LEARN_ASSUMED;
+}
+
+static bool in_use(const struct learn *l)
+{
+	return l->state == LEARN_SIZED || l->state == LEARN_LEARNED || l->state == LEARN_WIDENED;
 }
 
 const char *learn_state_name(enum learn_state s)
 {
 	switch (s) {
+	case LEARN_SIZED: return "sized";
 	case LEARN_LEARNED: return "learned";
 	case LEARN_WIDENED: return "widened";
 	case LEARN_WITHDRAWN: return "withdrawn";
@@ -28,7 +35,7 @@ const char *learn_state_name(enum learn_state s)
 
 bool learn_get(const struct learn *l, struct learn_model *m)
 {
-	if (l->state != LEARN_LEARNED && l->state != LEARN_WIDENED)
+	if (!in_use(l))
 		return false;
 	*m = l->model;
 	return true;
@@ -37,9 +44,7 @@ bool learn_get(const struct learn *l, struct learn_model *m)
 /* Back to the assumption, and learning anew. */
 static void withdraw(struct learn *l)
 {
-	int64_t c = l->char_ns;
-
-	learn_init(l, c);
+	learn_init(l, l->char_ns, l->assume_ns);
 	l->state = LEARN_WITHDRAWN;
 }
 
@@ -90,15 +95,15 @@ static bool cluster(const struct learn *l, struct learn_model *m)
 static bool judge(struct learn *l)
 {
 	struct learn_model m;
-	bool in_use = l->state == LEARN_LEARNED || l->state == LEARN_WIDENED;
+	bool learned = l->state == LEARN_LEARNED || l->state == LEARN_WIDENED;
 
 	if (!cluster(l, &m)) {
-		if (!in_use || l->nring < LEARN_SAMPLES)
+		if (!learned || l->nring < LEARN_SAMPLES)
 			return false;
 		withdraw(l);
 		return true;
 	}
-	if (!in_use) {
+	if (!learned) {
 		l->model = m;
 		l->state = LEARN_LEARNED;
 		return true;
@@ -152,11 +157,17 @@ bool learn_read(struct learn *l, size_t n, int64_t from, int64_t seen)
 				changed = true;
 			}
 		}
+		if (l->xfer > 1 && l->state != LEARN_SIZED && !in_use(l)
+		    && (int64_t)(l->xfer - 1) * c > l->assume_ns) {
+			/* a full transfer's first byte waited longer than assumed */
+			l->model = (struct learn_model){ .xfer = l->xfer, .hold_lo_ns = 0,
+							 .hold_hi_ns = l->assume_ns };
+			l->state = LEARN_SIZED;
+			changed = true;
+		}
 		if (l->xfer != 0 && 8 * l->odd > l->npairs && l->npairs >= 8) {
-			bool in_use = l->state == LEARN_LEARNED || l->state == LEARN_WIDENED;
-
+			changed = changed || in_use(l);
 			withdraw(l);
-			changed = in_use;
 		} else if (l->xfer > 1 && l->last_n == l->xfer && n < l->xfer
 			   && ihi - bytes <= LEARN_MAX_NS) {
 			/* the last part after a full transfer: its delay beyond its bytes */
@@ -167,7 +178,7 @@ bool learn_read(struct learn *l, size_t n, int64_t from, int64_t seen)
 			if (l->nring < LEARN_RING)
 				l->nring++;
 			l->samples++;
-			changed = judge(l);
+			changed = judge(l) || changed;
 		}
 	}
 	/* each byte alone, and now more at once though the stream went on: not so */

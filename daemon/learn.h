@@ -20,6 +20,11 @@
  *    host's poll (a later one is taken for the sender's pause, not the adapter's);
  *  - the model taken is as wide as every sample of that cluster: its timeout the
  *    least sample (what a quiet line proves), its blur reaching the latest.
+ * A transfer size whose bytes take longer at the baud than the assumed hold proves the
+ * assumption wrong before any timeout is seen (a line that never pauses for the
+ * timeout shows none): then the transfers are taken with the assumed hold as their
+ * timeout's latest, and no silence proven by a timeout (LEARN_SIZED), until the
+ * samples show it.
  * An adapter whose timeout runs out within a character hands every byte over alone, a
  * character after the one before (LEARN_SAMPLES such pairs, no other size): that
  * proves it holds a byte less than a character, and no more can be known of it from
@@ -47,6 +52,9 @@
 /* Why the model changed (the word for EV delivery's state=). */
 enum learn_state {
 	LEARN_ASSUMED,          /* nothing learned yet: the assumption */
+	LEARN_SIZED,            /* the transfer size shown, and by it the assumption wrong (a
+				 * full transfer's first byte waited longer than it allows):
+				 * transfers of that size, the timeout as assumed, proving nothing */
 	LEARN_LEARNED,          /* learned: the traffic showed it */
 	LEARN_WIDENED,          /* learned, and widened by a sample outside it */
 	LEARN_WITHDRAWN,        /* the traffic no longer fits it: the assumption again */
@@ -66,7 +74,7 @@ struct learn_sample {
 };
 
 struct learn {
-	int64_t char_ns;
+	int64_t char_ns, assume_ns;
 	bool have_last;
 	size_t last_n;          /* the last read: its bytes, and when its hand-over came */
 	int64_t last_from, last_seen;
@@ -80,8 +88,9 @@ struct learn {
 	struct learn_model model;       /* with LEARN_LEARNED or _WIDENED */
 };
 
-/* char_ns: the port's character time (> 0). The assumption, nothing learned. */
-void learn_init(struct learn *l, int64_t char_ns);
+/* char_ns: the port's character time (> 0); assume_ns: the hold assumed meanwhile
+ * (delivery.h). The assumption, nothing learned. */
+void learn_init(struct learn *l, int64_t char_ns, int64_t assume_ns);
 
 /*
  * One read of n bytes whose hand-over reached the kernel no earlier than from (the
@@ -91,10 +100,10 @@ void learn_init(struct learn *l, int64_t char_ns);
  */
 bool learn_read(struct learn *l, size_t n, int64_t from, int64_t seen);
 
-/* The model in use: true and *m when learned (or widened), false for the assumption. */
+/* The model in use: true and *m when sized, learned or widened, false for the assumption. */
 bool learn_get(const struct learn *l, struct learn_model *m);
 
-/* The word for a state: "assumed", "learned", "widened", "withdrawn". */
+/* The word for a state: "assumed", "sized", "learned", "widened", "withdrawn". */
 const char *learn_state_name(enum learn_state s);
 
 #endif
