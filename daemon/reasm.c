@@ -304,6 +304,7 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	enum reasm_stage stage = rd->from_stage;
 	struct view full, mine;
 	struct reasm_doubt d = { 0 };
+	int64_t slack;
 	bool began, contradicted, unpaced, doubt;
 
 	if (n == 0)
@@ -322,13 +323,18 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	 * model: that boundary was not proven after all, nor will these prove one */
 	contradicted = r->len == 0 && r->timeout_end
 		       && est_silence(r, n, rd->seen_mono) + 2 * r->dev.blur_ns < r->gap_ns;
-	/* more bytes since the last empty read than the baud brings: they did not come
-	 * at the baud (a pty fed faster), and the model's pacing judges nothing */
-	unpaced = wire < r->floor;
+	/* more bytes since the last empty read, or since the packet's last byte, than the
+	 * baud brings (a character 1/16 short: a sender's baud may be fast): they did not
+	 * come at the baud (a pty fed faster), or the reader's clock stood still while they
+	 * came (a virtual machine stopped and resumed), and the model's pacing judges nothing */
+	slack = MIN(end - extra(r, n) * (c - c / 16) - r->floor,
+		    r->len == 0 ? INT64_MAX
+		    : end - full.ho.lo - last_lo(r, false, true) - (int64_t)n * (c - c / 16));
+	unpaced = slack < 0;
 	doubt = contradicted || unpaced || doubtful(r, n, end, &full, false);
 	if (doubt)
-		doubt_of(r, n, rd, end, &full, &mine, contradicted, unpaced ? r->floor - wire : 0,
-			 stage, wire, &d);
+		doubt_of(r, n, rd, end, &full, &mine, contradicted, unpaced ? -slack : 0, stage,
+			 wire, &d);
 	else if (hides(r, n, end, &full))
 		d = (struct reasm_doubt){ .why = REASM_HIDDEN, .stage = REASM_STAGE_DEVICE,
 					  .bytes = n, .joined = r->len > 0,

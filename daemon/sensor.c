@@ -17,6 +17,8 @@
 
 #define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 #define ST(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* ---- stall windows: one writer (the sensor's thread), readers that never wait ---- */
 
@@ -107,8 +109,9 @@ int sensors_init(struct sensors *s, const struct conf *c)
 	atomic_init(&s->stop, false);
 	if (c->nserial == 0)
 		return 0;
-	s->period_ns = (int64_t)c->logger.sensor_period_us * NS_PER_US;
-	s->unseen_ns = s->period_ns + s->period_ns / 4;
+	s->conf_period_ns = (int64_t)c->logger.sensor_period_us * NS_PER_US;
+	atomic_init(&s->period_ns, s->conf_period_ns);
+	atomic_init(&s->unseen_ns, s->conf_period_ns + s->conf_period_ns / 4);
 	CPU_ZERO(&mask);
 	for (unsigned i = 0; i < c->nserial; i++) {
 		const struct conf_serial *p = &c->serial[i];
@@ -182,7 +185,7 @@ static void probe_back(struct sensor_cpu *sc, int64_t t)
 	add(&sc->hist[bin < SENSOR_HIST ? bin : SENSOR_HIST], 1);
 	add(&sc->probes, 1);
 	raise_to(&sc->tty_max_ns, d);
-	if (d > s->period_ns / 4)
+	if (d > LD(s->period_ns) / 4)
 		add(&sc->tty_stalls, 1);
 	pair_put(&sc->probe[sc->probe_next], out, t);
 	sc->probe_next = (sc->probe_next + 1) % SENSOR_PROBES;
@@ -216,15 +219,67 @@ static void wait_until(struct sensor_cpu *sc, int64_t target)
 	}
 }
 
+int64_t sensor_budget_period(int64_t period, int64_t conf_period, int64_t used_ns,
+			     int64_t span_ns)
+{
+	if (used_ns * 100 > span_ns * SENSOR_BUDGET_PCT)
+		return MIN(period * 2, conf_period * SENSOR_SLOW_MAX);
+	if (used_ns * 400 < span_ns * SENSOR_BUDGET_PCT)
+		return MAX(period / 2, conf_period);
+	return period;
+}
+
+/*
+ * Once a second: the CPU this thread took, against the budget. The first sensor alone
+ * sets the set's period, from every sensor's verdict: longer when any is over, said
+ * (unseen) before any sensor sleeps it; shorter only when every one is cheap, and
+ * unseen follows it down a check later, when no sensor can still be in a sleep of the
+ * longer one (sensor.h).
+ */
+static void budget(struct sensor_cpu *sc, int64_t now)
+{
+	struct sensors *s = sc->set;
+	int64_t period = LD(s->period_ns), cpu, next;
+
+	if (now - sc->budget_at < NS_PER_S)
+		return;
+	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	next = sensor_budget_period(period, s->conf_period_ns, cpu - LD(sc->cpu_ns),
+				    now - sc->budget_at);
+	ST(sc->cpu_ns, cpu);
+	ST(sc->verdict, next > period ? 1 : next < period ? -1 : 0);
+	sc->budget_at = now;
+	if (sc->index != 0)
+		return;
+	for (unsigned i = 1; i < s->n; i++) {
+		int v = LD(s->cpu[i].verdict);
+
+		if (v > 0 || (v == 0 && next < period))
+			next = v > 0 ? MIN(period * 2, s->conf_period_ns * SENSOR_SLOW_MAX) : period;
+	}
+	if (next > period) {
+		ST(s->unseen_ns, next + next / 4);
+		atomic_thread_fence(memory_order_release);  /* unseen before the period */
+		ST(s->period_ns, next);
+	} else {
+		if (sc->budget_period == period)
+			ST(s->unseen_ns, period + period / 4);
+		if (next < period)
+			ST(s->period_ns, next);
+	}
+	sc->budget_period = period;
+}
+
 static void *sensor_thread(void *arg)
 {
 	struct sensor_cpu *sc = arg;
 	struct sensors *s = sc->set;
-	int64_t period = s->period_ns, now = mono_ns();
+	int64_t period = LD(s->period_ns), now = mono_ns();
 	int64_t target = (now / period + 1) * period, last = now;
 	uint64_t tick = 0;
 
 	pair_put(&sc->looks, now, now);
+	sc->budget_at = now;
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
 		int64_t late;
 
@@ -238,7 +293,7 @@ static void *sensor_thread(void *arg)
 		add(&sc->ticks, 1);
 		if (late > period / 4) {
 			/* the CPU may have stopped right after the last wake-up */
-			win_put(&sc->cpu_win, last, now, s->unseen_ns);
+			win_put(&sc->cpu_win, last, now, LD(s->unseen_ns));
 			add(&sc->stalls, 1);
 			raise_to(&sc->stall_max_ns, now - last);
 			ST(sc->stall_ns, LD(sc->stall_ns) + late);
@@ -255,6 +310,8 @@ static void *sensor_thread(void *arg)
 		pair_put(&sc->looks, mono_ns(), last);
 		last = LD(sc->looks.from);
 		tick++;
+		budget(sc, now);
+		period = LD(s->period_ns);
 		target += period;
 		if (target <= now)      /* slept through targets: skip them, do not replay */
 			target = (now / period + 1) * period;
@@ -299,7 +356,7 @@ static int64_t cpu_since(const struct sensor_cpu *sc, int64_t w, int64_t unseen)
 
 	if (!win_get(&sc->looks, &latest, &before))
 		return INT64_MIN;       /* it never looked */
-	t = w - latest > sc->set->period_ns / 4 ? latest : before;
+	t = w - latest > LD(sc->set->period_ns) / 4 ? latest : before;
 	if (win_get(&sc->cpu_win, &from, &to) && to >= w - unseen && from < t)
 		t = from;
 	return t;
@@ -320,7 +377,7 @@ int64_t sensors_from(const struct sensors *s, int cpu, int64_t w, bool woken,
 
 		if (k >= 0 && (unsigned)k != i)
 			continue;
-		t = cpu_since(&s->cpu[i], w, s->unseen_ns);
+		t = cpu_since(&s->cpu[i], w, LD(s->unseen_ns));
 		if (t < d)
 			d = t;
 	}
@@ -331,12 +388,12 @@ int64_t sensors_from(const struct sensors *s, int cpu, int64_t w, bool woken,
 			if (win_get(&s->cpu[i].probe[j], &sent, &back) && back < d && sent > from)
 				from = sent;
 	if (from == INT64_MIN)
-		from = d - s->unseen_ns;        /* none to lean on: a period and a quarter */
+		from = d - LD(s->unseen_ns);    /* none to lean on: a period and a quarter */
 	/* ... but a probe still out is a stall of the tty path that has not ended */
 	for (unsigned i = 0; i < s->n; i++) {
 		int64_t out = LD(s->cpu[i].probe_out);
 
-		if (out != 0 && d - out > s->period_ns / 4 && out < from)
+		if (out != 0 && d - out > LD(s->period_ns) / 4 && out < from)
 			from = out;
 	}
 	if (w - d >= d - from)
@@ -371,8 +428,8 @@ static void sensor_stat(const void *obj, struct fmt_kv *kv)
 	const struct sensors *s = sc->set;
 
 	fmt_kv_i64(kv, "cpu", sc->cpu);
-	fmt_kv_i64(kv, "period_us", s->period_ns / 1000);
-	fmt_kv_i64(kv, "unseen_us", s->unseen_ns / 1000);
+	fmt_kv_i64(kv, "period_us", LD(s->period_ns) / 1000);
+	fmt_kv_i64(kv, "unseen_us", LD(s->unseen_ns) / 1000);
 	fmt_kv_u64(kv, "ticks", LD(sc->ticks));
 	fmt_kv_u64(kv, "stalls", LD(sc->stalls));
 	fmt_kv_i64(kv, "stall_max_us", LD(sc->stall_max_ns) / 1000);
@@ -380,6 +437,7 @@ static void sensor_stat(const void *obj, struct fmt_kv *kv)
 	fmt_kv_u64(kv, "tty_probes", LD(sc->probes));
 	fmt_kv_u64(kv, "tty_stalls", LD(sc->tty_stalls));
 	fmt_kv_i64(kv, "tty_max_us", LD(sc->tty_max_ns) / 1000);
+	fmt_kv_i64(kv, "cpu_us", LD(sc->cpu_ns) / 1000);
 	if (sc->index == 0 && sensors_tty_pct_us(s, 50) >= 0) {
 		fmt_kv_i64(kv, "tty_p50_us", sensors_tty_pct_us(s, 50));
 		fmt_kv_i64(kv, "tty_p99_us", sensors_tty_pct_us(s, 99));

@@ -76,11 +76,16 @@ struct sensor_cpu {
 	_Atomic uint64_t ticks, stalls, probes, tty_stalls;
 	_Atomic int64_t stall_max_ns, stall_ns, tty_max_ns;
 	_Atomic uint64_t hist[SENSOR_HIST + 1];
+	_Atomic int64_t cpu_ns;     /* its thread's CPU time at its latest budget check */
+	_Atomic int verdict;        /* that check's: 1 over its budget, -1 under a quarter */
+	int64_t budget_at, budget_period;   /* that check's time; the period then (the first) */
 };
 
 struct sensors {
-	int64_t period_ns;
-	int64_t unseen_ns;          /* the period and a quarter: what can go unseen, per stage */
+	int64_t conf_period_ns;     /* the config's sensor_period_us */
+	_Atomic int64_t period_ns;  /* the period they run at: the config's, or longer (budget) */
+	_Atomic int64_t unseen_ns;  /* what can go unseen per stage: the longest period they ran
+				     * at since a second ago and a quarter */
 	int priority;
 	unsigned n;
 	struct sensor_cpu *cpu;     /* n of them */
@@ -109,6 +114,20 @@ void sensors_stop(struct sensors *s);
  */
 int64_t sensors_from(const struct sensors *s, int cpu, int64_t w, bool woken,
 		     enum reasm_stage *stage);
+
+/*
+ * The sensors' CPU budget. A sensor thread that took more than SENSOR_BUDGET_PCT of its
+ * CPU over a second (a slow machine: an emulated one wakes a thread for hundreds of
+ * microseconds) doubles the set's period, up to SENSOR_SLOW_MAX times the config's: the
+ * bound they give widens (a stall of the period and a quarter goes unseen), so the rule
+ * stays sound and marks more; when every sensor took under a quarter of the budget, the
+ * period halves back toward the config's. The period a sensor should run at next, from
+ * the current one, the config's and the CPU it used (used_ns) in span_ns.
+ */
+#define SENSOR_BUDGET_PCT 10
+#define SENSOR_SLOW_MAX 64
+int64_t sensor_budget_period(int64_t period, int64_t conf_period, int64_t used_ns,
+			     int64_t span_ns);
 
 /* The tty path's delivery percentile (0..100) over all probes, in us; -1 when none. */
 int64_t sensors_tty_pct_us(const struct sensors *s, double pct);

@@ -120,6 +120,7 @@ static void pin_changes(void **state)
 	uint8_t value[N + 1];
 	int64_t t_before[N + 1], t_after[N + 1], delay[N], slack[N];
 	size_t k = 0, nin = 0, nd = 0, missed = 0;
+	unsigned long long need = 0, reported = 0;
 	unsigned prev_seen = 0;
 	int fd;
 
@@ -163,6 +164,12 @@ static void pin_changes(void **state)
 				fail_msg("IN line %zu has 0x%02x, change %zu was 0x%02x, and no missed "
 					 "tick was reported near it: %s", nin, v, k, value[k], l->text);
 			missed += j - k;
+			/* value m lived from its pwrite's return to the next pwrite's start: of the
+			 * ticks in that time, all but the last were missed, or one had sampled it */
+			for (size_t m = k; m < j; m++)
+				need += (t_before[m + 1] - t_after[m]) / (PERIOD_US * 1000) > 1
+					? (unsigned long long)((t_before[m + 1] - t_after[m])
+							       / (PERIOD_US * 1000) - 1) : 0;
 			k = j;
 		}
 		if (k > N)
@@ -185,7 +192,14 @@ static void pin_changes(void **state)
 	       (double)e2e_pct(delay, nd, 50) / 1e3, (double)e2e_pct(delay, nd, 99) / 1e3,
 	       (double)e2e_pct(delay, nd, 100) / 1e3, (double)e2e_pct(slack, nd, 50) / 1e3,
 	       (double)e2e_pct(slack, nd, 99) / 1e3, (double)e2e_pct(slack, nd, 100) / 1e3);
-	assert_true(missed * 20 <= N);      /* a run this stalled proves little */
+	/* the missed values are no more than the missed ticks the log reports can hide: not
+	 * a share of the run (a stalling machine misses more), what the OVERRUN lines prove */
+	for (size_t i = 0; i < log.n; i++)
+		if (strcmp(log.line[i].kind, "OVERRUN") == 0)
+			reported += strtoull(strstr(log.line[i].text, " OVERRUN ") + 9, NULL, 10);
+	printf("# the missed changes needed at least %llu missed ticks; the log reports %llu\n",
+	       need, reported);
+	assert_true(need <= reported);
 	/* the median change is seen within a period of the write, plus 500 us of wake-up */
 	assert_true(e2e_pct(slack, nd, 50) < 500000);
 	e2e_free_log(&log);

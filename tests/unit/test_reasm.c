@@ -561,7 +561,13 @@ static const struct rule_case rule_cases[] = {
 	 * dated no earlier than a character before that read */
 	{ "char_ns: more bytes since an empty read than the baud brings, said", 1000, 100,
 	  { EXP(1000), WOKEN("abcdefghij", 1200, 1200), FL },
-	  "<stall:wire new 900 wait=700 n=10>[abcdefghij FLUSH 900]" },
+	  "<stall:wire new 900 wait=643 n=10>[abcdefghij FLUSH 900]" },
+	/* 8 characters take 800 us (750 if the sender is 1/16 fast) after the packet's
+	 * last byte; they came 150 us after it: the reader's clock stood still while they
+	 * came (a virtual machine stopped), and no silence can be judged */
+	{ "char_ns: more bytes since the packet's last byte than the baud brings, said", 1000, 100,
+	  { WOKEN("ab", 1000, 1000), WOKEN("cdefghij", 1150, 1150), FL },
+	  "<stall:wire joined 800 wait=600 n=8>[abcdefghij FLUSH 800]" },
 };
 
 /* The cases, each with the device of devs[i] (its times in us), or none (devs NULL). */

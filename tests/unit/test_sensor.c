@@ -161,6 +161,26 @@ static void test_none(void **state)
 	assert_int_equal(sensors_from(&set, 0, 12345, true, &st), 12345);
 }
 
+/* The budget: over 10% of a second doubles the period, up to 64 times the config's;
+ * under 2.5% halves it, never below the config's; between, it stays. */
+static void test_budget(void **state)
+{
+	const int64_t s = 1000 * MS, conf = 1 * MS;
+
+	(void)state;
+	assert_int_equal(sensor_budget_period(conf, conf, 101 * MS, s), 2 * MS);
+	assert_int_equal(sensor_budget_period(8 * MS, conf, 500 * MS, s), 16 * MS);
+	assert_int_equal(sensor_budget_period(64 * MS, conf, 900 * MS, s), 64 * MS);
+	assert_int_equal(sensor_budget_period(40 * MS, conf, 900 * MS, s), 64 * MS);
+	assert_int_equal(sensor_budget_period(conf, conf, 100 * MS, s), conf);
+	assert_int_equal(sensor_budget_period(8 * MS, conf, 50 * MS, s), 8 * MS);
+	assert_int_equal(sensor_budget_period(8 * MS, conf, 24 * MS, s), 4 * MS);
+	assert_int_equal(sensor_budget_period(conf, conf, 0, s), conf);
+	/* over a longer span, the same share */
+	assert_int_equal(sensor_budget_period(conf, conf, 150 * MS, 2 * s), conf);
+	assert_int_equal(sensor_budget_period(conf, conf, 250 * MS, 2 * s), 2 * MS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -168,6 +188,7 @@ int main(void)
 		cmocka_unit_test_setup(test_cpu_windows, setup),
 		cmocka_unit_test_setup(test_tty_probes, setup),
 		cmocka_unit_test_setup(test_none, setup),
+		cmocka_unit_test(test_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

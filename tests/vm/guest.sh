@@ -30,7 +30,10 @@
 #             unable to write sysfs); rx_trig_bytes set to TRIG first (-: left as it is);
 #             answered once every port's EV open is in the log, with the first one's
 #             gap_us= (the gap the daemon resolves there)
-#   TRIALEND ID  that daemon stopped (SIGTERM)
+#   TRIALEND ID [NAME=BYTES...]  that daemon stopped (SIGTERM) once each UART port's
+#             receive count (/proc/tty/driver/serial rx:) has grown by the BYTES the host
+#             wrote into it (50 ms looks, 200 at most; the daemon takes at its stop all the
+#             kernel holds); a port without that count (usb0) after a second
 #   USBDEV present|absent  waits up to 30 s for the USB adapter to be so; says its tty,
 #             by-id link, driver and latency_timer
 #   RESTARTS begin|end  SERVICE restarts 9600 / the log and journal copied to
@@ -48,6 +51,10 @@
 #             figures and the adapter's latency_timer
 #   COPYLOG NAME  the service stopped, its log, journal and the kernel's ext4 messages
 #             copied to /var/tmp/vmtest/NAME
+#   RTLOAD ID OFF:LEN...  a SCHED_FIFO 50 busy loop on every CPU (chrt, taskset; bash,
+#             which spins without a fork), all spinning at once LEN ms from OFF ms after
+#             the start, idle between; answered when the last burst ended, with the CPUs,
+#             the bursts, their sum and the kernel's RT throttling (sched_rt_runtime_us)
 # A boot of an image that has booted before (powercut: the same image booted again after
 # QEMU was killed) installs nothing: the service starts at boot with the config there;
 # the guest says "VMTEST REBOOT", then READY, and obeys the same commands.
@@ -269,7 +276,34 @@ trial() {
 	fi
 }
 
+# rx_of N FILE: rx= the receive count of ttySN in FILE (/proc/tty/driver/serial's form), 0
+# if none; the shell's builtins only (a fork costs a tenth of a second in a guest under TCG)
+rx_of() {
+	rx=0
+	while read -r line; do
+		case $line in "$1: "*" rx:"*) rx=${line#* rx:} rx=${rx%% *}; return ;; esac
+	done <"$2"
+}
+
 trialend() {
+	id=$1 waits=0
+	shift
+	for kv in "$@"; do
+		case ${kv%%=*} in
+		ttyS*)
+			n=${kv%%=*} n=${n#ttyS}
+			rx_of "$n" "$out/trials/$id/uart-before.txt"
+			want=$((rx + ${kv#*=}))
+			rx_of "$n" /proc/tty/driver/serial
+			while [ "$rx" -lt "$want" ] && [ $waits -lt 200 ]; do
+				sleep 0.05
+				waits=$((waits + 1))
+				rx_of "$n" /proc/tty/driver/serial
+			done ;;
+		*) sleep 1 ;;
+		esac
+	done
+	set -- "$id"
 	if [ "$tlog" = "$out/trials/$1/portlogd.log" ]; then
 		kill -TERM "$trial_pid"
 		wait "$trial_pid"
@@ -286,7 +320,7 @@ trialend() {
 		echo "$n trig=$(cat "/sys/class/tty/$tty/rx_trig_bytes" 2>/dev/null || echo none)"
 	done >"$out/trials/$1/after.txt"
 	sync
-	say "TRIALEND $1 rc=$rc $(tr '\n' ' ' <"$out/trials/$1/after.txt")"
+	say "TRIALEND $1 rc=$rc rx_waits=$waits $(tr '\n' ' ' <"$out/trials/$1/after.txt")"
 }
 
 # usbdev present|absent: see USBDEV above
@@ -372,6 +406,33 @@ restart_kind() {
 		portlogd.service) nrestarts=$(systemctl show -P NRestarts portlogd.service)" \
 		"fdstore=$store0->$(systemctl show -P NFileDescriptorStore portlogd.service)" \
 		"$(systemctl is-active portlogd.service)"
+}
+
+# rtload ID OFF:LEN...: see RTLOAD above. Each CPU's loop sleeps until its burst, then
+# spins on bash's $EPOCHREALTIME (no fork while it spins: the shell's own builtins)
+rtload_spin='t0=$1; shift
+for b in "$@"; do
+	s=$((t0 + ${b%:*} * 1000)) e=$((t0 + ${b%:*} * 1000 + ${b#*:} * 1000)) n=${EPOCHREALTIME/./}
+	[ "$n" -ge "$s" ] || sleep "$(((s - n) / 1000000)).$(printf %06d $(((s - n) % 1000000)))"
+	while [ "${EPOCHREALTIME/./}" -lt "$e" ]; do :; done
+done'
+rtload() {
+	id=$1
+	shift
+	ncpu=$(nproc)
+	t0=$(($(date +%s%6N) + 300000))        # all CPUs from the same moment
+	pids=
+	for c in $(seq 0 $((ncpu - 1))); do
+		taskset -c "$c" chrt -f 50 bash -c "$rtload_spin" rtload "$t0" "$@" &
+		pids="$pids $!"
+	done
+	# shellcheck disable=SC2086
+	wait $pids
+	sum=0
+	for b in "$@"; do sum=$((sum + ${b#*:})); done
+	say "RTLOAD $id done cpus=$ncpu bursts=$# load_ms=$sum took_s=$(since "$(echo "$t0" |
+		awk '{ printf "%.6f", $1 / 1e6 }')") rt_runtime_us=$(cat /proc/sys/kernel/sched_rt_runtime_us)" \
+		"rt_period_us=$(cat /proc/sys/kernel/sched_rt_period_us)"
 }
 
 # copylog NAME: see COPYLOG above
@@ -475,7 +536,8 @@ while read -r cmd <&3; do
 		trial ${cmd#TRIAL }
 		;;
 	TRIALEND\ *)
-		trialend "${cmd#TRIALEND }"
+		# shellcheck disable=SC2086
+		trialend ${cmd#TRIALEND }
 		;;
 	USBDEV\ *)
 		usbdev "${cmd#USBDEV }"
@@ -508,6 +570,10 @@ while read -r cmd <&3; do
 		;;
 	USBOPENS\ *)
 		usbopens "${cmd#USBOPENS }"
+		;;
+	RTLOAD\ *)
+		# shellcheck disable=SC2086
+		rtload ${cmd#RTLOAD }
 		;;
 	'') ;;
 	*) say "UNKNOWN $cmd" ;;

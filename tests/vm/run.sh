@@ -10,11 +10,11 @@
 # vm_wire). The standard list (the first kernel): traffic (the host plays packets into
 # ttyS1, the guest rotates the log with the shipped logrotate file, the running service's
 # state is collected), watchdog (SIGSTOP: the watchdog restarts the daemon; more packets),
-# wire, pci4x and usb (issue 21: below), restarts (issue 22: every kind of restart under
-# traffic), package (the guest upgrades the package to a second .deb with a higher
-# version, removes and purges it; powers off); the others' boots (the real-time kernel):
-# traffic, usbplug and powercut (below), which depend on no kernel feature and so share
-# a boot that has room for them.
+# wire, pci4x and usb (issue 21: below), pause (issue 29), restarts (issue 22: every kind
+# of restart under traffic), package (the guest upgrades the package to a second .deb
+# with a higher version, removes and purges it; powers off); the others' boots (the
+# real-time kernel): traffic, rtload (issue 29), usbplug and powercut (below), the last
+# two depending on no kernel feature and so sharing a boot that has room for them.
 #
 # One debootstrap holds every kernel of PORTLOGD_VM_KERNEL (Debian's standard one and its
 # PREEMPT_RT one, linux-image-rt-amd64); each boots its own image made from that tree
@@ -42,6 +42,19 @@
 #   usb      the same on QEMU's usb-serial (an FTDI FT232BM behind qemu-xhci, the guest's
 #            ftdi_sio, opened by its /dev/serial/by-id/ link) at 115200, as root
 #            (EV open: delivery=usb usb=ftdi_sio hold_us=)
+#   pause    issue 29: a wire trial on ttyS1 and pci4x's four UARTs at once (9600, root),
+#            the whole guest stopped PORTLOGD_VM_PAUSES times (10) through QEMU's monitor
+#            (QMP stop, cont 20-200 ms later) while the host paces on (--hold 0: the bytes
+#            wait in the sockets and come back to back; the guest's clock stands still).
+#            The wire's checks, the packets the pauses made late judged too (vm_wire
+#            --pauses), and on each port a wrong boundary marked (--want-marked: else the
+#            pauses decided nothing)
+#   rtload   issue 29: ttyS1 at 9600 as root, quiet, then under a SCHED_FIFO 50 busy loop
+#            on every guest CPU at once (RTLOAD: PORTLOGD_VM_RTLOAD bursts of 30-200 ms,
+#            12), below the readers and sensors: the tty worker starves (seed 001). The
+#            wire's checks, a wrong boundary marked and the sensors' tty probe late at
+#            least once under the load. Every trial's STAT sensor figures (tty_probes,
+#            tty_stalls, tty_p50/p99/max_us, stalls) make the run's closing tty table
 #   usbplug  issue 22: the adapter, a port of the service (usb0, its by-id link), unplugged
 #            and plugged in again through QEMU's monitor (device_del, device_add)
 #            PORTLOGD_VM_USBPLUG times (20; 5 in the standard list), traffic paced at
@@ -61,11 +74,11 @@
 #            random moments; the log is checked for torn lines, and each cut's loss
 #            against sync_interval_ms
 # The guest side of each is a command of guest.sh (TRIAL/TRIALEND, USBDEV, RESTARTS/
-# RESTART, SERVICE, COPYLOG); a new scenario is a scn_NAME function (and a chk_NAME for
-# what it checks after the power-off) and, if it needs one, a guest command.
+# RESTART, SERVICE, COPYLOG, RTLOAD); a new scenario is a scn_NAME function (and a chk_NAME
+# for what it checks after the power-off) and, if it needs one, a guest command.
 #
 # Needs root (debootstrap, chroot), qemu-system-x86_64, debootstrap, mkfs.ext4, debugfs;
-# socat for usbplug (QEMU's monitor). KVM when /dev/kvm can be used, TCG otherwise. Exit
+# socat for usbplug and pause (QEMU's monitor). KVM when /dev/kvm can be used, TCG otherwise. Exit
 # 77 only when a tool is missing or QEMU cannot run at all; any failed check exits 1 and
 # says which.
 #
@@ -104,6 +117,8 @@
 #                           standard list, to keep CI's guest stage short: 12 s a cycle)
 #   PORTLOGD_VM_POWERCUTS=N powercut's cuts (default 3 with PORTLOGD_VM_ONLY, 2 in the
 #                           standard list: a boot each)
+#   PORTLOGD_VM_PAUSES=N    pause's pauses (default 10, the fewest it accepts)
+#   PORTLOGD_VM_RTLOAD=N    rtload's bursts (default 12)
 #   PORTLOGD_VM_DISK=unsafe|writeback  QEMU's cache mode for the image (default unsafe,
 #                           writeback when powercut runs)
 #   PORTLOGD_VM_BREAK=unit|ready|irq|strobe[,...]  break the service on purpose, to see
@@ -113,7 +128,7 @@
 #                           irq: irq_priority = off (the interrupt thread stays at 50,
 #                           nothing said); strobe: strobe_level = high (the pin's rest
 #                           level at open is a pulse to QEMU: one byte more than samples)
-#   PORTLOGD_VM_ACCEL=tcg|kvm  no probe for KVM (it costs 20 s where /dev/kvm opens but
+#   PORTLOGD_VM_ACCEL=tcg|kvm  no probe for KVM (it costs 10 s where /dev/kvm opens but
 #                           runs no guest)
 #   PORTLOGD_VM_KEEP=1      keep the work directory (it is printed)
 #   PORTLOGD_VM_MIRROR=URL  the Debian mirror (default: the host's apt sources)
@@ -127,8 +142,8 @@ kernel_pkgs=$(echo ${PORTLOGD_VM_KERNEL:-linux-image-amd64 linux-image-rt-amd64}
 usbplug_n=${PORTLOGD_VM_USBPLUG:-$([ -n "${PORTLOGD_VM_ONLY:-}" ] && echo 20 || echo 5)}
 powercut_n=${PORTLOGD_VM_POWERCUTS:-$([ -n "${PORTLOGD_VM_ONLY:-}" ] && echo 3 || echo 2)}
 # the scenarios of the first kernel's boot and of the others'
-first_list=$(echo ${PORTLOGD_VM_ONLY:-traffic watchdog wire pci4x usb restarts package} | tr ',' ' ')
-other_list=$(echo ${PORTLOGD_VM_ONLY:-traffic usbplug powercut} | tr ',' ' ')
+first_list=$(echo ${PORTLOGD_VM_ONLY:-traffic watchdog wire pci4x usb pause restarts package} | tr ',' ' ')
+other_list=$(echo ${PORTLOGD_VM_ONLY:-traffic rtload usbplug powercut} | tr ',' ' ')
 # the guest's packages (the daemon's libraries: dpkg -i in the guest resolves nothing);
 # the cache is reused only while it holds all of this list
 include=systemd,systemd-sysv,udev,kmod,$(echo $kernel_pkgs | tr ' ' ','),libieee1284-3,libserialport0,libinih1,libsystemd0,procps,util-linux,logrotate
@@ -141,12 +156,12 @@ skip() {
 [ "$(id -u)" -eq 0 ] || skip "not root (debootstrap and chroot need root)"
 # has LIST NAME: the scenario list holds NAME
 has() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }
-scenarios="traffic watchdog package wire pci4x usb usbplug restarts powercut"
+scenarios="traffic watchdog package wire pci4x usb pause rtload usbplug restarts powercut"
 for n in $first_list $other_list; do
 	has "$scenarios" "$n" || { echo "PORTLOGD_VM_ONLY: no scenario $n (there are: $scenarios)"; exit 2; }
 done
 tools="qemu-system-x86_64 debootstrap mkfs.ext4 debugfs dpkg-deb chroot mkfifo"
-has "$first_list $other_list" usbplug && tools="$tools socat"
+{ has "$first_list $other_list" usbplug || has "$first_list $other_list" pause; } && tools="$tools socat"
 for t in $tools; do
 	command -v $t >/dev/null || skip "no $t (tests/deps.sh: PORTLOGD_VM_PACKAGES)"
 done
@@ -355,11 +370,11 @@ done
 # path, so the /dev/serial/by-id/ link would change with each plug
 usb_dev='"driver":"usb-serial","id":"ftdi0","bus":"xhci.0","chardev":"usb0","serial":"PLOGD001"'
 # devices LIST: sets dev_args (QEMU's options), kernel_extra (the kernel's) and disk_cache
-# for the scenarios in LIST: pci-serial-4x (pci4x), qemu-xhci and usb-serial (usb,
+# for the scenarios in LIST: pci-serial-4x (pci4x, pause), qemu-xhci and usb-serial (usb,
 # usbplug), cache=writeback (powercut: the guest's flushes reach the image)
 devices() {
 	dev_args=() kernel_extra="" disk_cache=${PORTLOGD_VM_DISK:-unsafe}
-	if has "$1" pci4x; then
+	if has "$1" pci4x || has "$1" pause; then
 		local i
 		for i in 0 1 2 3; do
 			dev_args+=(-chardev "socket,id=pci$i,path=$run/pci$i.sock,server=on,wait=off")
@@ -395,8 +410,10 @@ start_qemu() {
 	accel=$1
 }
 # KVM when /dev/kvm opens and a guest kernel really runs under it (a nested KVM may
-# answer the API yet fail on an MSR, or never get the kernel going): it must print
-# "Linux version" within 20 s; otherwise TCG. Found out at the first boot, kept after.
+# answer the API yet fail on an MSR, or never get the kernel going): the console must
+# show the guest's first output (with loglevel=4 the kernel's banner is not there: the
+# initramfs's "Loading, please wait...", a second or two into a KVM boot) within 10 s;
+# otherwise TCG. Found out at the first boot, kept after.
 accel=${PORTLOGD_VM_ACCEL:-}
 kvm_probed=$([ -n "$accel" ] && echo 1 || echo 0)
 boot_qemu() {
@@ -407,13 +424,12 @@ boot_qemu() {
 			# no arch-capabilities: a nested KVM refuses that MSR
 			start_qemu kvm max,-arch-capabilities
 			local i=0
-			until grep -q 'Linux version' "$run/console.log" || [ $i -ge 100 ] ||
-				! kill -0 $qpid 2>/dev/null; do
+			until grep -q . "$run/console.log" || [ $i -ge 50 ] || ! kill -0 $qpid 2>/dev/null; do
 				sleep 0.2
 				i=$((i + 1))
 			done
-			grep -q 'Linux version' "$run/console.log" && return 0
-			echo "KVM: no kernel output after $((i / 5)) s ($(head -c 300 "$run/qemu.log" | tr '\n' ' ')); using TCG"
+			grep -q . "$run/console.log" && return 0
+			echo "KVM: no console output after $((i / 5)) s ($(head -c 300 "$run/qemu.log" | tr '\n' ' ')); using TCG"
 			kill $qpid 2>/dev/null; wait $qpid 2>/dev/null || true
 		else
 			echo "no usable /dev/kvm: TCG"
@@ -583,9 +599,13 @@ chk_traffic() {
 # 46 characters at 115200), its hand-overs judged at that gap; then the guest stops the
 # daemon. chk_trials reads the logs.
 wire_packets=${PORTLOGD_VM_WIRE_PACKETS:-120}
-trials= ntrial=0 trial_keys=
+trials= ntrial=0 trial_keys= trial_sim= trial_during= trial_want= trial_load=
+# with trial_during=FUNC the host plays packets until FUNC ID (run meanwhile: the stall
+# made on purpose) returns, not $wire_packets; trial_sim: more of portlogd-sim's options;
+# trial_want: more of vm_wire's (a comma list; @ID@ the trial's ID); trial_load: the
+# trial's load, for the tty table (none)
 trial() {
-	local id=$1 baud=$2 trig=$3 user=$4 names="" conn="" nc gap lo hi rc=0 t0
+	local id=$1 baud=$2 trig=$3 user=$4 names="" conn="" nc gap lo hi rc=0 t0 n=$wire_packets
 	shift 4
 	t0=$(date +%s.%N)
 	# a run asked for twice gets an ID of its own
@@ -609,16 +629,28 @@ trial() {
 	[ $lo -ge 15 ] || lo=15
 	[ $hi -ge 25 ] || hi=25
 	mkdir -p "$run/trials"
+	[ -z "$trial_during" ] || n=0
 	# shellcheck disable=SC2086
-	timeout $((wire_packets * (hi + 20) * 20 / baud + 60)) "$build/tests/portlogd-sim" $conn --pace \
-		-b "$baud" --lens 5,20 --gap-chars $lo-$hi -n "$wire_packets" -G "$gap" -s $((seed + ntrial)) \
-		-o "$run/trials/$id.sent" >"$run/trials/$id.sim" 2>&1 || rc=$?
+	timeout $(((n ? n : 600) * (hi + 20) * 20 / baud + 60)) "$build/tests/portlogd-sim" $conn --pace \
+		-b "$baud" --lens 5,20 --gap-chars $lo-$hi -n "$n" -G "$gap" -s $((seed + ntrial)) $trial_sim \
+		-o "$run/trials/$id.sent" >"$run/trials/$id.sim" 2>&1 &
+	simpid=$!
+	if [ -n "$trial_during" ]; then
+		"$trial_during" "$id"
+		kill -TERM "$simpid" 2>/dev/null || true
+	fi
+	wait "$simpid" || rc=$?
+	simpid=
+	# SIGTERM ends the simulator's packet and its traffic: its exit then is 143 or 0
+	[ -z "$trial_during" ] || [ $rc != 143 ] || rc=0
 	sed -n "s/^# /  $id /p" "$run/trials/$id.sent"
 	[ $rc = 0 ] || { cat "$run/trials/$id.sim"; echo "FAIL $id: portlogd-sim failed ($rc)"; r=1; }
-	sleep 1                                        # the flusher writes every 100 ms
-	send "TRIALEND $id"
-	expect "*TEST TRIALEND $id*" 60 || fail "$id: no answer to TRIALEND"
+	# the guest stops the daemon once its UARTs have received what was written
+	send "TRIALEND $id$(for nc in "$@"; do awk -v p="${nc%%=*}" '$1 == p { n += $3 }
+		END { printf " %s=%d", p, n }' "$run/trials/$id.sent"; done)"
+	expect "*TEST TRIALEND $id *" 60 || fail "$id: no answer to TRIALEND"
 	trials="$trials $id:$baud:$names:$user:$(case " $trial_keys " in *" rx_trigger=keep "*) echo keep ;; *) echo auto ;; esac)"
+	trials="$trials:$(echo "${trial_want:--}" | sed "s/@ID@/$id/g"):$(echo "${trial_load:-none}" | tr ' ' +)"
 	ntrial=$((ntrial + 1))
 	echo "$id: $(secs "$t0" "$(date +%s.%N)") s"
 }
@@ -668,13 +700,15 @@ chk_open() {
 # within a character), the EV open and trigger level (chk_open), and a table of the
 # figures (issue 21's columns)
 chk_trials() {
-	local t id baud names n user rxt want trig gap open
+	local t id baud names n user rxt more load want trig gap open
 	[ -n "$trials" ] || return 0
 	: >"$run/trials/rows.txt"
 	for t in $trials; do
-		IFS=: read -r id baud names user rxt <<<"$t"
+		IFS=: read -r id baud names user rxt more load <<<"$t"
 		want="--want-bytes --want-no-unmarked"
 		[ "$baud" -gt 2400 ] || want="$want --max-bias-chars 1"
+		[ "$more" = - ] || want="$want ${more//,/ }"
+		tty_row "$id" "${load//+/ }" "$run/vmtest/trials/$id/portlogd.log"
 		for n in ${names//,/ }; do
 			# shellcheck disable=SC2086
 			"$build/tests/vm_wire" --log "$run/vmtest/trials/$id/portlogd.log" --sent "$run/trials/$id.sent" \
@@ -734,6 +768,149 @@ chk_pci4x() { chk_trials; trials=; }
 # usb: the FTDI adapter at 115200 (its by-id link), the default config, as root
 scn_usb() { trial usb-115200-root 115200 - root usb0="$run/usb0.in"; }
 chk_usb() { chk_trials; trials=; }
+
+# sensors LOG: the tty path and the CPUs as the daemon's stall sensors measured them
+# over the run of LOG (its last STAT sensor lines, the stop's round): "PROBES LATE P50
+# P99 MAX CPU_STALLS CPU_MAX" (us; LATE: probes later than a quarter period), or nothing
+sensors() {
+	awk '/ portlogd STAT sensor / {
+		for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		c = v["cpu"]; pr[c] = v["tty_probes"]; ts[c] = v["tty_stalls"]; tm[c] = v["tty_max_us"]
+		st[c] = v["stalls"]; sm[c] = v["stall_max_us"]
+		if ("tty_p50_us" in v) { p50 = v["tty_p50_us"]; p99 = v["tty_p99_us"] }
+		delete v }
+		END { for (c in pr) { n++; P += pr[c]; T += ts[c]; S += st[c]
+			if (tm[c] + 0 > M) M = tm[c] + 0; if (sm[c] + 0 > SM) SM = sm[c] + 0 }
+		if (n > 0) print P, T, (p50 == "" ? "-" : p50), (p99 == "" ? "-" : p99), M, S, SM }' "$1" 2>/dev/null
+}
+# tty_row ID LOAD LOG: sensors' figures, a row of the run's table ($work/tty.txt,
+# printed at the end)
+tty_row() {
+	local f
+	f=$(sensors "$3")
+	[ -z "$f" ] || echo "$name $1 $2 $f" | awk '{ n = NF; printf "| %s | %s | %s", $1, $2, $3
+		for (i = 4; i <= n - 7; i++) printf " %s", $i
+		p99 = $(n-3) == 10240 ? ">= 10240" : $(n-3)     # the last bin: 10.24 ms or more
+		printf " | %s | %s | %s / %s / %s | %s | %s |\n", $(n-6), $(n-5), $(n-4), p99, $(n-2), $(n-1), $n }' \
+		>>"$work/tty.txt"
+}
+
+# pause: the whole guest stopped and started again through QEMU's monitor
+# PORTLOGD_VM_PAUSES times (stop, cont 20-200 ms later, 250-500 ms of running between)
+# while the host paces bytes at 9600 into ttyS1 and the four UARTs of pci-serial-4x
+# (pci4x's devices) at once; --hold 0: what the guest does not take waits in the
+# sockets (and arrives back to back at cont), none is lost on the wire. The guest's
+# clock stands still while it is stopped: only the wire's baud can tell the daemon.
+pauses_n=${PORTLOGD_VM_PAUSES:-10}
+scn_pause() {
+	trial_sim="--hold 0" trial_during=pauser trial_load="VM paused" \
+		trial_want="--want-marked,--pauses,$run/trials/@ID@.pauses" \
+		trial pause-9600-root 9600 8 root ttyS1="$run/ser1.sock" ttyS4="$run/pci0.sock" \
+		ttyS5="$run/pci1.sock" ttyS6="$run/pci2.sock" ttyS7="$run/pci3.sock"
+}
+# qmp_do JSON: one command on the QMP connection of the coprocess QMP, then its answer
+# (the greeting and events skipped); 1 on an error or no answer within 10 s
+qmp_do() {
+	local line=""
+	printf '%s\n' "$1" >&"${QMP[1]:-}" || { echo "FAIL pause: no QMP connection"; r=1; return 1; }
+	while read -r -t 10 line <&"${QMP[0]:-}"; do
+		echo "$line" >>"$run/qmp.log"
+		case $line in *'"return"'*) return 0 ;; *'"error"'*) break ;; esac
+	done
+	echo "FAIL pause: QMP $1: ${line:-no answer}"
+	r=1
+	return 1
+}
+# pauser ID: the pauses, on one QMP connection; "N STOP_SENT STOP_ACKED CONT_SENT
+# CONT_ACKED" (the host's CLOCK_REALTIME) a line in trials/ID.pauses (vm_wire --pauses)
+pauser() {
+	local f=$run/trials/$1.pauses j a b c d fd
+	: >"$f"
+	coproc QMP { socat - UNIX-CONNECT:"$run/qmp.sock" 2>>"$run/qmp.log"; }
+	if qmp_do '{"execute":"qmp_capabilities"}'; then
+		RANDOM=$((seed + 400))
+		sleep 0.3
+		for j in $(seq 1 "$pauses_n"); do
+			a=$EPOCHREALTIME
+			qmp_do '{"execute":"stop"}' || break
+			b=$EPOCHREALTIME
+			sleep "0.$(printf %03d $((20 + RANDOM % 181)))"
+			c=$EPOCHREALTIME
+			# the guest must run again whatever happened: one more try
+			qmp_do '{"execute":"cont"}' || qmp_do '{"execute":"cont"}' || fail "pause: the guest not continued"
+			d=$EPOCHREALTIME
+			echo "$j $a $b $c $d" >>"$f"
+			sleep "0.$(printf %03d $((250 + RANDOM % 251)))"
+		done
+	fi
+	# closing its input ends socat
+	fd=${QMP[1]:-}
+	[ -z "$fd" ] || exec {fd}>&-
+	wait "${QMP_PID:-}" 2>/dev/null || true
+}
+# the pauses as made (the trial's checks: chk_trials; vm_wire --want-marked: a wrong
+# boundary marked on each port, or the pauses decided nothing there)
+chk_pause() {
+	local f
+	for f in "$run"/trials/pause-*.pauses; do
+		if [ "$(grep -c . "$f" 2>/dev/null)" -ge 10 ]; then
+			echo "ok pause-made: $(grep -c . "$f") pauses, stopped for (ms, stop acknowledged to" \
+				"cont sent): $(awk '{ printf "%s%.0f", (NR > 1 ? " " : ""), ($4 - $3) * 1000 }' "$f")"
+		else
+			echo "FAIL pause-made: $(grep -c . "$f" 2>/dev/null) pauses made (want $pauses_n, at least 10)"
+			r=1
+		fi
+	done
+	chk_trials
+	trials=
+}
+
+# rtload: ttyS1 at 9600 as root, quiet, then under a SCHED_FIFO 50 busy loop on every
+# guest CPU (RTLOAD: PORTLOGD_VM_RTLOAD bursts of 30-200 ms, all CPUs at once, 150-400
+# ms apart: under RT throttling's 950 ms a second) below the daemon's readers and
+# sensors (97): the kernel's tty worker (SCHED_OTHER) waits behind it
+rtload_n=${PORTLOGD_VM_RTLOAD:-12}
+scn_rtload() {
+	trial_load=none trial rtload-quiet-9600-root 9600 8 root ttyS1="$run/ser1.sock"
+	trial_during=rtload_during trial_load="SCHED_FIFO 50" trial_want=--want-marked \
+		trial rtload-fifo50-9600-root 9600 8 root ttyS1="$run/ser1.sock"
+}
+# rtload_during ID: the guest's bursts (their plan from the seed), answered when done
+rtload_during() {
+	local i len off=300 plan="" longest=0
+	RANDOM=$((seed + 500))
+	for i in $(seq 1 "$rtload_n"); do
+		len=$((30 + RANDOM % 171))
+		plan="$plan $off:$len"
+		off=$((off + len + 150 + RANDOM % 251))
+		[ $len -le $longest ] || longest=$len
+	done
+	send "RTLOAD $1$plan"
+	expect "*TEST RTLOAD $1 *" 120 || fail "$1: no answer to RTLOAD"
+	echo "$1: ${reply#*TEST RTLOAD $1 } longest_ms=$longest" >"$run/trials/$1.load"
+}
+# the trials' checks, and the load's: the tty probe late by at least half the longest
+# burst (a probe written in a burst comes back when it ends: the worker starved; half,
+# for the CPUs' bursts beginning apart), else the load decided nothing
+chk_rtload() {
+	local f id max want
+	cat "$run"/trials/rtload-fifo50-*.load 2>/dev/null || true
+	chk_trials
+	trials=
+	for f in "$run"/trials/rtload-fifo50-*.load; do
+		id=$(basename "$f" .load)
+		max=$(sensors "$run/vmtest/trials/$id/portlogd.log" | cut -d' ' -f5)
+		want=$(($(sed -n 's/.* longest_ms=\([0-9]*\).*/\1/p' "$f" 2>/dev/null || echo 0) * 500))
+		if [ -n "$max" ] && [ "$want" -gt 0 ] && [ "$max" -ge "$want" ]; then
+			echo "ok rtload-tty $id: the tty probe came back up to $max us late under the load" \
+				"(want >= $want: half its longest burst)"
+		else
+			echo "FAIL rtload-tty $id: the tty probe came back at most ${max:-?} us late under the load" \
+				"(want >= ${want:-?} us, half its longest burst): the load decided nothing"
+			r=1
+		fi
+	done
+}
 
 # usbplug: the service logs the adapter (usb0) and ttyS1; PORTLOGD_VM_USBPLUG times: 40
 # packets paced into the adapter at 9600 baud, a pause for the daemon to read them, the
@@ -1014,7 +1191,7 @@ boot_test() {
 	done
 	[ "${PORTLOGD_VM_KEEP:-0}" = 1 ] || rm -f "$run/rootfs.img"
 	if [ $r != 0 ]; then
-		echo "--- journal (last 20 lines)"; tail -20 "$run/vmtest/journal.txt" 2>/dev/null
+		echo "--- journal (last 20 lines)"; tail -20 "$run/vmtest/journal.txt" 2>/dev/null || true
 		echo "FAIL $where: the checks marked FAIL above; what the guest collected: $run/vmtest"
 		failed="$failed $name"
 	fi
@@ -1032,6 +1209,12 @@ for kv in $runs; do
 	list=$other_list
 done
 rm -rf "$root"
+if [ -s "$work/tty.txt" ]; then
+	echo "--- the tty path by the stall sensors' probe (each trial's daemon, at its stop; us)"
+	echo "| kernel | trial | load | probes | late (> 1/4 period) | p50 / p99 / max | CPU stalls | CPU stall max |"
+	echo "|---|---|---|---|---|---|---|---|"
+	cat "$work/tty.txt"
+fi
 echo "timings:$timings total=$(secs "$t_all" "$(date +%s.%N)")s"
 where=''
 run=$work

@@ -15,6 +15,7 @@ static void grow(struct vm_sent *s)
 	s->pkt_len = realloc(s->pkt_len, s->cap * sizeof(size_t));
 	s->pkt_t = realloc(s->pkt_t, s->cap * sizeof(int64_t));
 	s->pkt_end = realloc(s->pkt_end, s->cap * sizeof(int64_t));
+	s->pkt_pause = realloc(s->pkt_pause, s->cap * sizeof(int64_t));
 	s->pkt_clean = realloc(s->pkt_clean, s->cap * sizeof(bool));
 	s->pkt_lost = realloc(s->pkt_lost, s->cap * sizeof(uint32_t));
 	s->pkt_note = realloc(s->pkt_note, s->cap * sizeof(char *));
@@ -34,10 +35,10 @@ int vm_sent_read(struct vm_sent *s, const char *path, const char *port)
 		const char *lost, *note;
 		long double t;
 		size_t len;
-		long long dur = 0;
+		long long dur = 0, pause = 0;
 
 		if (line[0] == '#' ||       /* a port's summary (wire mode) */
-		    sscanf(line, "%63s %Lf %zu %8299s %lld", name, &t, &len, hex, &dur) < 4 ||
+		    sscanf(line, "%63s %Lf %zu %8299s %lld %lld", name, &t, &len, hex, &dur, &pause) < 4 ||
 		    strcmp(name, port) != 0 ||
 		    (strlen(hex) != 2 * len && !(len == 0 && strcmp(hex, "-") == 0)))
 			continue;
@@ -49,6 +50,7 @@ int vm_sent_read(struct vm_sent *s, const char *path, const char *port)
 		s->pkt_t[s->n] = (int64_t)(t * 1000000000.0L);
 		s->pkt_clean[s->n] = strstr(line, " unclean") == NULL;
 		s->pkt_end[s->n] = s->pkt_t[s->n] + dur * 1000;
+		s->pkt_pause[s->n] = pause * 1000;
 		lost = strstr(line, " lost=");
 		s->pkt_lost[s->n] = lost ? (uint32_t)strtoul(lost + 6, NULL, 10) : 0;
 		note = strstr(line, "clean");
@@ -93,6 +95,7 @@ void vm_sent_free(struct vm_sent *s)
 	free(s->pkt_len);
 	free(s->pkt_t);
 	free(s->pkt_end);
+	free(s->pkt_pause);
 	free(s->pkt_clean);
 	free(s->pkt_lost);
 	for (size_t k = 0; k < s->n; k++)

@@ -18,6 +18,7 @@ struct vm_sent {
 	size_t *pkt_off, *pkt_len;  /* in data */
 	int64_t *pkt_t;             /* host CLOCK_REALTIME of its first write, ns */
 	int64_t *pkt_end;           /* ... and of the return of its last write */
+	int64_t *pkt_pause;         /* its longest pause inside, ns (MAXPAUSE_US) */
 	bool *pkt_clean;            /* its pauses as measured kept to the gap, nothing lost */
 	uint32_t *pkt_lost;         /* its bytes lost on the wire (portlogd-sim --pace --hold) */
 	char **pkt_note;            /* the rest of its line: hand-overs (LEN@LATENESS_US), lost= */

@@ -3,8 +3,8 @@
  * the baud (tests/vm/run.sh's trials and restarts): figures, one row a run.
  *
  * vm_wire --log FILE [--log FILE]... --sent FILE [--sent FILE]... --port NAME --baud N
- *         [--label TEXT] [--short-max N] [--max-packet N] [--windows]
- *         [--want-bytes] [--want-no-unmarked] [--max-bias-chars X]
+ *         [--label TEXT] [--short-max N] [--max-packet N] [--windows] [--pauses FILE]
+ *         [--want-bytes] [--want-no-unmarked] [--want-marked] [--max-bias-chars X]
  *
  * The logs are read in the order given (oldest first), the --sent files (portlogd-sim
  * --pace --output) likewise, each one window. It prints, for the port:
@@ -29,13 +29,22 @@
  *     the bytes said as held across a restart (EV late-delivery case=restart: the port
  *     stayed open while no daemon ran), each counted in the window of the first byte
  *     of the line it marks.
+ *   - --pauses FILE (the guest test's pause: "N STOP_SENT STOP_ACKED CONT_SENT
+ *     CONT_ACKED" a line, the host's CLOCK_REALTIME around QEMU's stop and cont; a paced
+ *     port, a byte a hand-over): the hand-overs the paused guest left in the socket, each
+ *     unread across a pause or written while one held so waited unread (QEMU takes them
+ *     in order), and the packets their lateness made unclean at the simulator, judged
+ *     after all when the rest of their hand-overs kept to the gap (sim_packet_clean's
+ *     rule with that lateness taken away: the pause is the stall under test, not a fault
+ *     of the host's wire). Never fewer packets judged than without it;
  *   - each clean packet with a wrong boundary and no mark (up to 5): its bytes as sent,
  *     the simulator's record of it (its hand-overs' lateness), and the port's log
  *     lines around it;
  * The last line is "vm_wire KEY=VALUE ..." with the same figures, for tables.
  * Measurement by default (exit 0 when the files could be read); the --want options make
  * it a check (exit 1 when one does not hold): --want-bytes every byte written logged
- * once, in order; --want-no-unmarked no wrong boundary without its marks;
+ * once, in order; --want-no-unmarked no wrong boundary without its marks; --want-marked
+ * at least one wrong boundary with them (a stall made on purpose decided something);
  * --max-bias-chars X |bias| at most X character times.
  */
 #include <errno.h>
@@ -101,6 +110,96 @@ static void explain(const struct vm_sent *s, size_t k, const struct e2e_log *log
 			printf("#   %s\n", log->line[i].text);
 }
 
+#define VM_PAUSES 256
+
+/* The host's pauses of the guest: [stop sent, cont acknowledged], CLOCK_REALTIME ns. */
+static size_t read_pauses(const char *path, int64_t *from, int64_t *to)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	size_t n = 0;
+
+	if (f == NULL)
+		return 0;
+	while (n < VM_PAUSES && fgets(line, sizeof(line), f) != NULL) {
+		long double a, b, c, d;
+		unsigned j;
+
+		if (sscanf(line, "%u %Lf %Lf %Lf %Lf", &j, &a, &b, &c, &d) == 5) {
+			from[n] = (int64_t)(a * 1e9L);
+			to[n++] = (int64_t)(d * 1e9L);
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * --pauses: which packets to judge although the simulator found them unclean. A
+ * hand-over (the record's LEN@LATE_US, due when its last byte ended on the wire) is
+ * the pause's when it was unread across one, or written while a hand-over so held was
+ * still unread (QEMU reads its socket in order). The packets with such a hand-over, or
+ * next to one, are judged when sim_packet_clean's rule holds with that lateness taken
+ * away (none is earlier than due: the least lateness is taken as 0). held[j]: the
+ * bytes pause j held. Returns the number of packets the pauses made late.
+ */
+static size_t pause_judge(const struct vm_sent *s, unsigned baud, const int64_t *from,
+			  const int64_t *to, size_t np, int64_t gap, int64_t hold, bool *judge,
+			  size_t *held)
+{
+	int64_t char_ns = 10000000000LL / baud, held_until = INT64_MIN;
+	int64_t *late = calloc(s->n + 1, sizeof(int64_t));
+	bool *aff = calloc(s->n + 1, sizeof(bool)), *any = calloc(s->n + 1, sizeof(bool));
+	size_t paused = 0, chain = 0;
+
+	for (size_t k = 0; k < s->n; k++) {
+		const char *p = s->pkt_note[k];
+		size_t in = 0;
+		unsigned len;
+		double l;
+		int used;
+
+		while (sscanf(p, " %u@%lf%n", &len, &l, &used) == 2) {
+			size_t end = in + len < s->pkt_len[k] ? in + len : s->pkt_len[k];
+			int64_t due = s->pkt_t[k] + (int64_t)end * char_ns, until = due + (int64_t)(l * 1e3);
+			bool mine = due < held_until;
+
+			any[k] = true;
+			for (size_t j = 0; j < np && !mine; j++)
+				if (due <= to[j] && until >= from[j]) {
+					mine = true;
+					chain = j;
+				}
+			if (mine) {
+				aff[k] = true;
+				held[chain] += len;
+				if (until > held_until)
+					held_until = until;
+			} else if (until - due > late[k]) {
+				late[k] = until - due;
+			}
+			in = end;
+			p += used;
+		}
+	}
+	for (size_t k = 0; k < s->n; k++) {
+		bool near = aff[k] || (k > 0 && aff[k - 1]) || (k + 1 < s->n && aff[k + 1]);
+		bool ok = any[k] && s->pkt_lost[k] == 0 && s->pkt_pause[k] * 2 <= gap
+			  && (s->pkt_pause[k] + late[k]) * 2 <= gap + hold;
+
+		paused += aff[k];
+		if (k > 0 && (s->pkt_t[k] - s->pkt_end[k - 1] - late[k - 1]) * 2 < 3 * gap)
+			ok = false;
+		if (k + 1 < s->n && any[k + 1] && (s->pkt_t[k + 1] - s->pkt_end[k] - late[k]) * 2 < 3 * gap)
+			ok = false;
+		judge[k] = near && ok;
+	}
+	free(late);
+	free(aff);
+	free(any);
+	return paused;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -109,13 +208,14 @@ int main(int argc, char **argv)
 		{ "label", required_argument, NULL, 'L' }, { "short-max", required_argument, NULL, 'S' },
 		{ "max-packet", required_argument, NULL, 'm' }, { "windows", no_argument, NULL, 'w' },
 		{ "want-bytes", no_argument, NULL, 'B' }, { "want-no-unmarked", no_argument, NULL, 'U' },
-		{ "max-bias-chars", required_argument, NULL, 'X' },
+		{ "max-bias-chars", required_argument, NULL, 'X' }, { "pauses", required_argument, NULL, 'P' },
+		{ "want-marked", no_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *logs[16], *sents[VM_SENT_WINDOWS], *port = NULL, *label = "";
+	const char *logs[16], *sents[VM_SENT_WINDOWS], *port = NULL, *label = "", *pauses = NULL;
 	unsigned nlogs = 0, nsents = 0, baud = 0, short_max = 8;
 	size_t max_packet = 4096;
-	bool windows = false, want_bytes = false, want_marks = false;
+	bool windows = false, want_bytes = false, want_marks = false, want_marked = false;
 	double max_bias = -1;
 	int opt, failed = 0;
 
@@ -138,6 +238,8 @@ int main(int argc, char **argv)
 		case 'B': want_bytes = true; break;
 		case 'U': want_marks = true; break;
 		case 'X': max_bias = atof(optarg); break;
+		case 'P': pauses = optarg; break;
+		case 'M': want_marked = true; break;
 		default: return 2;
 		}
 	}
@@ -168,6 +270,20 @@ int main(int argc, char **argv)
 	for (size_t k = 0; k < s.n; k++)
 		lost_wire += s.pkt_lost[k];
 
+	/* the guest's pauses: the packets they made late, judged where the rest kept time */
+	int64_t p_from[VM_PAUSES], p_to[VM_PAUSES];
+	size_t np = pauses ? read_pauses(pauses, p_from, p_to) : 0, p_held[VM_PAUSES] = { 0 };
+	size_t paused = 0, paused_judged = 0;
+	bool *judge = calloc(s.n + 1, sizeof(bool));
+	int64_t gap_ns = e2e_open_us(&log, port, "gap_us") * 1000, hold_ns = e2e_open_us(&log, port, "hold_us") * 1000;
+	if (pauses != NULL && np == 0) {
+		fprintf(stderr, "vm_wire: %s: no pauses\n", pauses);
+		return 2;
+	}
+	if (np > 0 && gap_ns > 0)
+		paused = pause_judge(&s, baud, p_from, p_to, np, gap_ns, hold_ns > 0 ? hold_ns : 0, judge,
+				     p_held);
+
 	/* boundaries, and the first-byte times of the packets a line begins at */
 	size_t clean = 0, one = 0, marked = 0, unmarked = 0, broken = 0, nshort = 0, nlong = 0;
 	size_t u_one = 0, u_wrong = 0;      /* the unclean packets, for the record */
@@ -181,7 +297,8 @@ int main(int argc, char **argv)
 			continue;
 		for (size_t b = 1; whole && b < len; b++)
 			whole = map[off + b] == map[off] + b;
-		if (!s.pkt_clean[k]) {
+		paused_judged += !s.pkt_clean[k] && judge[k];
+		if (!s.pkt_clean[k] && !judge[k]) {
 			if (whole && nlines > 0) {
 				bool exact = e2e_packet_fit(&log, port, starts, idx, nlines, max_packet,
 							    map[off], len, &first, &last) == E2E_FIT_ONE;
@@ -239,6 +356,13 @@ int main(int argc, char **argv)
 		printf("  first-byte error: %zu short and %zu long packets a line begins at (none to "
 		       "compare)\n", nshort, nlong);
 
+	if (np > 0) {
+		printf("  pauses: %zu; bytes each held in the socket:", np);
+		for (size_t j = 0; j < np; j++)
+			printf(" %zu", p_held[j]);
+		printf("; %zu packets they made late, %zu judged that the simulator had not (their "
+		       "other hand-overs kept to the gap)\n", paused, paused_judged);
+	}
 	for (size_t u = 0; u < unmarked && u < 5; u++)
 		explain(&s, why[3 * u], &log, port, idx, why[3 * u + 1], why[3 * u + 2]);
 
@@ -317,12 +441,13 @@ int main(int argc, char **argv)
 	       "unmarked=%zu broken=%zu unclean_one=%zu unclean_wrong=%zu sent=%zu "
 	       "written=%zu lost_wire=%zu logged=%zu missing=%zu "
 	       "extra=%zu short_p50_us=%.1f short_p99_us=%.1f long_p50_us=%.1f long_p99_us=%.1f "
-	       "bias_us=%.1f bias_chars=%.2f held=%zu\n", *label ? label : "-", port, baud, s.n,
+	       "bias_us=%.1f bias_chars=%.2f held=%zu paused=%zu paused_judged=%zu\n",
+	       *label ? label : "-", port, baud, s.n,
 	       clean, one, marked, unmarked, broken, u_one, u_wrong, s.len + lost_wire,
 	       s.len,
 	       lost_wire, logged,
 	       s.len - logged, extra, us(s50), us(s99), us(l50), us(l99), bias / 1e3, bias / char_ns,
-	       held_total);
+	       held_total, paused, paused_judged);
 
 	if (want_bytes && (logged != s.len || extra != 0)) {
 		printf("FAIL %s: %zu of %zu bytes logged, %zu extra (want every byte once, in order)\n",
@@ -334,6 +459,11 @@ int main(int argc, char **argv)
 		       unmarked);
 		failed = 1;
 	}
+	if (want_marked && marked == 0) {
+		printf("FAIL %s: no wrong boundary with its marks among %zu judged packets (want some: "
+		       "the stall made here decided nothing)\n", port, clean);
+		failed = 1;
+	}
 	if (max_bias >= 0 && (nshort == 0 || nlong == 0 || bias / char_ns > max_bias ||
 			      -bias / char_ns > max_bias)) {
 		printf("FAIL %s: short-minus-long first-byte bias %.2f chars (want within %.2f)\n", port,
@@ -341,6 +471,7 @@ int main(int argc, char **argv)
 		failed = 1;
 	}
 	free(map);
+	free(judge);
 	free(why);
 	free(held_at);
 	free(inv);
