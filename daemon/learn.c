@@ -44,8 +44,11 @@ bool learn_get(const struct learn *l, struct learn_model *m)
 /* Back to the assumption, and learning anew. */
 static void withdraw(struct learn *l)
 {
+	bool timer = l->timer;
+
 	learn_init(l, l->char_ns, l->assume_ns);
 	l->state = LEARN_WITHDRAWN;
+	l->timer = timer;
 }
 
 /* The transfer size the streaming pairs show: one size with LEARN_PAIRS or more and
@@ -121,7 +124,7 @@ static bool judge(struct learn *l)
 bool learn_read(struct learn *l, size_t n, int64_t from, int64_t seen)
 {
 	int64_t c = l->char_ns, bytes = (int64_t)n * c;
-	bool changed = false;
+	bool changed = false, streaming_now = false;
 
 	if (n == 0 || c <= 0)
 		return false;
@@ -134,18 +137,26 @@ bool learn_read(struct learn *l, size_t n, int64_t from, int64_t seen)
 		 * the adapter handed them over as the last of them ended */
 		bool streaming = d >= bytes - tol && d <= bytes + tol;
 
+		streaming_now = streaming;
 		if (streaming) {
 			l->npairs++;
 			if (n == l->last_n && n <= LEARN_MAX_XFER && l->pairs[n] < UINT16_MAX)
 				l->pairs[n]++;
-			/* a read handed over before it was full, and the stream went on into
-			 * another that was not full either: a timer's hand-overs, not a
-			 * receive timeout's (the sender would have to pause for exactly the
-			 * timeout less a character, and then the second one was full) */
-			if (l->xfer > 1 && l->last_n < l->xfer && n < l->xfer)
-				l->odd++;
+			/* three reads streaming on: the middle one was handed over mid-stream,
+			 * which a receive timeout does only when full, the size the next one
+			 * has too (the first may be a timeout's, when the sender paused for
+			 * just that long); three sizes in a row are a timer's hand-overs */
+			if (l->last_streaming) {
+				l->triples++;
+				l->odd += l->last2_n != l->last_n && l->last_n != n;
+			}
 		}
-		if (l->xfer == 0) {
+		if (l->triples >= 8 && 8 * l->odd > l->triples) {
+			changed = in_use(l);
+			withdraw(l);
+			l->timer = true;
+		}
+		if (l->xfer == 0 && !l->timer) {
 			l->xfer = xfer_shown(l);
 			if (l->xfer == 1) {
 				/* each byte alone, a character after the one before: the
@@ -165,10 +176,7 @@ bool learn_read(struct learn *l, size_t n, int64_t from, int64_t seen)
 			l->state = LEARN_SIZED;
 			changed = true;
 		}
-		if (l->xfer != 0 && 8 * l->odd > l->npairs && l->npairs >= 8) {
-			changed = changed || in_use(l);
-			withdraw(l);
-		} else if (l->xfer > 1 && l->last_n == l->xfer && n < l->xfer
+		if (l->xfer > 1 && l->last_n == l->xfer && n < l->xfer
 			   && ihi - bytes <= LEARN_MAX_NS) {
 			/* the last part after a full transfer: its delay beyond its bytes */
 			struct learn_sample s = { MAX(ilo - bytes, 0), MAX(ihi - bytes, 0) };
@@ -186,9 +194,11 @@ bool learn_read(struct learn *l, size_t n, int64_t from, int64_t seen)
 		withdraw(l);
 		changed = true;
 	}
+	l->last2_n = l->last_n;
 	l->have_last = true;
 	l->last_n = n;
 	l->last_from = from;
 	l->last_seen = seen;
+	l->last_streaming = streaming_now;
 	return changed;
 }

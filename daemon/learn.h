@@ -13,8 +13,11 @@
  * The rule (portlogd.conf(5), delivery): the learner never makes the boundary rule
  * less sound than the assumption it starts from. A learned model replaces the
  * assumption only once the traffic has shown it:
- *  - the transfer size by LEARN_PAIRS streaming pairs of that size, and hardly a
- *    pair of reads short of it streaming on (a timer's hand-overs, not a timeout's);
+ *  - the transfer size by LEARN_PAIRS streaming pairs of that size (no other size
+ *    with a quarter as many); and no more than one in eight runs of three reads
+ *    streaming on whose middle one differs from both the others in size (a timer's
+ *    hand-overs, which stream on in any size: then nothing is learned, and what was
+ *    is withdrawn);
  *  - the hold by LEARN_SAMPLES samples, three quarters of them or more within
  *    LEARN_SPREAD_NS (and a quarter of their least) of the least: the timeout and the
  *    host's poll (a later one is taken for the sender's pause, not the adapter's);
@@ -79,7 +82,12 @@ struct learn {
 	size_t last_n;          /* the last read: its bytes, and when its hand-over came */
 	int64_t last_from, last_seen;
 	uint16_t pairs[LEARN_MAX_XFER + 1];     /* streaming pairs by size */
-	unsigned npairs, odd;   /* all of them; those whose first read was not full */
+	unsigned npairs;        /* all of them */
+	bool last_streaming;    /* the last read streamed on from the one before it */
+	size_t last2_n;         /* the bytes of the read before the last */
+	unsigned triples, odd;  /* three reads streaming on; those of three sizes */
+	bool timer;             /* they showed a timer's hand-overs: nothing to learn (until
+				 * learn_init) */
 	unsigned xfer;          /* the transfer size shown, 0: not yet */
 	struct learn_sample ring[LEARN_RING];
 	unsigned nring, head;

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "calibrate.h"
 #include "checksys.h"
 #include "clock.h"
 #include "conf.h"
@@ -72,6 +73,7 @@ static void usage(FILE *out)
 		"       portlogd --replay [--source NAME (--to PATH | --pty LINK)]... [--speed X]\n"
 		"                [--since TIME] [--until TIME] [--dir rx|tx] LOG...\n"
 		"                                        (portlogd --replay --help)\n"
+		"       portlogd --calibrate PORT [--to PORT2] [--baud N] [--format 8N1]\n"
 		"Records every byte on serial ports and every change on input pins, with its\ntime, to a text log.\n\n"
 		"  -c, --config FILE   config file (default " DEFAULT_CONFIG ")\n"
 		"  -f, --foreground    stay in the foreground, diagnostics to stderr\n"
@@ -83,6 +85,8 @@ static void usage(FILE *out)
 		"                      PulseView); its options: portlogd --export pcapng --help\n"
 		"      --replay        play a log's packets again into a pty or a port, at their\n"
 		"                      times; its options: portlogd --replay --help\n"
+		"      --calibrate     measure how a port's device hands bytes over, through a\n"
+		"                      loopback; prints its delivery = line (--calibrate --help)\n"
 		"  -V, --version       print the version and exit\n"
 		"  -h, --help          print this help and exit\n\n"
 		"Exit status: 0 clean stop, 78 config error, 1 other start-up error;\n"
@@ -635,6 +639,8 @@ int main(int argc, char **argv)
 			return export_main(argc, argv);
 		if (strcmp(argv[i], "--replay") == 0)
 			return replay_main(argc, argv);
+		if (strcmp(argv[i], "--calibrate") == 0 || strncmp(argv[i], "--calibrate=", 12) == 0)
+			return calibrate_main(argc, argv);
 	}
 	while ((opt = getopt_long(argc, argv, "c:fVh", opts, NULL)) != -1) {
 		switch (opt) {

@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "calibrate.h"
 #include "delivery.h"
 #include "learn.h"
 #include "reasm.h"
@@ -458,11 +459,95 @@ static void test_modbus(void **state)
 	}
 }
 
+/* A reader that only feeds the learner (calibrate's: no reassembler of its own). */
+static void c_read(void *ctx, struct reasm *r, const uint8_t *data, size_t n,
+		   const struct reasm_read *rd_)
+{
+	struct reader *rd = ctx;
+
+	(void)learn_read(&rd->l, n, rd_->seen_mono, rd_->seen_mono);
+	reasm_read(r, data, n, rd_);
+}
+
+/*
+ * calibrate_judge on the bench's devices, fed as --calibrate feeds it (bursts of 1 to
+ * 190 bytes, 100 ms apart, each read timestamped at its wake-up): an adapter on a
+ * receive timeout gives usb:HOLD/SIZE/POLL with its hold and size; a 16550A at trigger
+ * 8 or 14, fifo:8 or fifo:14; at trigger 1, direct; FTDI's timer (transfers of every
+ * size) no line.
+ */
+static void test_calibrate(void **state)
+{
+	static const struct {
+		const char *name;
+		enum rm_dev dev;
+		unsigned trigger, xfer;
+		int64_t hold;
+		int kind;               /* what the kernel shows: DELIVERY_FIFO or _USB */
+		unsigned baud;
+		const char *want;       /* the line's start; NULL: none */
+	} cases[] = {
+		{ "adapter 2 ms/32 at 9600", RM_ADAPTER, 0, 32, 2000000, DELIVERY_USB, 9600, "usb:1.9" },
+		{ "adapter 0.5 ms/64 at 115200", RM_ADAPTER, 0, 64, 500000, DELIVERY_USB, 115200,
+		  "usb:0.4" },
+		{ "adapter 16 ms/62 at 115200", RM_ADAPTER, 0, 62, 16000000, DELIVERY_USB, 115200,
+		  "usb:15.9" },
+		{ "16550A at trigger 8, 9600", RM_FIFO, 8, 0, 0, DELIVERY_FIFO, 9600, "fifo:8" },
+		{ "16550A at trigger 14, 115200", RM_FIFO, 14, 0, 0, DELIVERY_FIFO, 115200, "fifo:14" },
+		{ "16550A at trigger 1, 9600", RM_FIFO, 1, 0, 0, DELIVERY_FIFO, 9600, "direct" },
+		{ "FTDI, latency timer 1 ms, 115200", RM_USB, 0, 0, 1000000, DELIVERY_USB, 115200,
+		  NULL },
+	};
+	static const struct rm_reader ops = { .wake = r_wake, .look = r_look, .plan = r_plan,
+					      .read = c_read };
+	uint64_t seed = tu_seed("test_learn");
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int64_t c = reasm_char_ns(cases[i].baud, 10), now = 1000000000;
+		struct rm_machine mc = {
+			.name = cases[i].name, .char_ns = c, .gap_ns = 100 * c, .dev = cases[i].dev,
+			.trigger = cases[i].trigger, .xfer = cases[i].xfer,
+			.hold_ns = cases[i].hold, .latency_ns = cases[i].hold, .max_len = 65535,
+			.delim = -1, .on_time_ns = -1,
+		};
+		struct delivery found = { .kind = cases[i].kind, .latency_ms = -1 };
+		struct calibrate_verdict v;
+		struct reader rd = { .lat = 20000 };
+		struct rm_run *m = rm_new(&mc, 10000);
+		struct rm_result res;
+		char text[64];
+
+		assert_non_null(m);
+		rng_state = seed + i;
+		learn_init(&rd.l, c, 16000000);
+		for (unsigned b = 0; b < 40; b++) {
+			size_t len = 1 + (b * 53 + 17) % 190;
+
+			now += 100000000;
+			for (size_t k = 0; k < len; k++) {
+				now += c;
+				assert_true(rm_byte(m, now, (uint8_t)k));
+			}
+		}
+		assert_true(rm_play(m, &ops, &rd, &res));
+		calibrate_judge(&rd.l, &found, c, &v);
+		delivery_conf_text(&v.dc, text, sizeof(text));
+		print_message("# %-34s %s: %s\n", cases[i].name, v.shown ? text : "no line", v.why);
+		if (cases[i].want == NULL ? v.shown
+		    : !v.shown || strncmp(text, cases[i].want, strlen(cases[i].want)) != 0)
+			fail_msg("%s: %s, want %s", cases[i].name, v.shown ? text : "no line",
+				 cases[i].want ? cases[i].want : "none");
+		rm_free(m);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_converges),
 		cmocka_unit_test(test_modbus),
+		cmocka_unit_test(test_calibrate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
