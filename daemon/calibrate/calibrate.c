@@ -302,7 +302,7 @@ int calibrate_main(int argc, char **argv)
 	/* what the device did, whatever the learner made of it */
 	{
 		unsigned top[3] = { 0 }, most = 0;
-		char a[24], b[24];
+		char lo[24], hi[24];
 
 		for (unsigned k = 1; k <= 4096; k++) {
 			most = t.sizes[k] > 0 ? k : most;
@@ -317,8 +317,8 @@ int calibrate_main(int argc, char **argv)
 		       "first read %s-%s ms after its write, less its bytes' wire time\n",
 		       top[0], t.sizes[top[0]], top[1], top[1] ? t.sizes[top[1]] : 0, top[2],
 		       top[2] ? t.sizes[top[2]] : 0, most,
-		       delivery_ms_text(us_down(t.first_min), a, sizeof(a)),
-		       delivery_ms_text(us_up(t.first_max), b, sizeof(b)));
+		       delivery_ms_text(us_down(t.first_min), lo, sizeof(lo)),
+		       delivery_ms_text(us_up(t.first_max), hi, sizeof(hi)));
 	}
 	printf("%s\n", v.why);
 	if (!v.shown) {
