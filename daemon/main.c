@@ -542,6 +542,11 @@ static int run(struct daemon *d)
 	notify_init(&d->notify, &d->parts);
 	d->notify.rt = &d->rt;     /* STATUS= says whether real time is fully in place */
 	event_start(d);
+	if (d->conf.nserial + d->conf.nparallel == 0)
+		log_warn("%s has no port: running, logging nothing, opening no device; add a "
+			 "[serial NAME] section with its device and baud (portlogd.conf(5)), check it "
+			 "with portlogd --check-config, then systemctl restart portlogd",
+			 d->conf.path);
 	setup_irqs(d);
 	if (!setup_rt(d))
 		return 1;
@@ -684,6 +689,9 @@ int main(int argc, char **argv)
 	}
 	if (check) {
 		conf_print(&d.conf, stdout);
+		if (d.conf.nserial + d.conf.nparallel == 0)
+			fprintf(stderr, "portlogd: %s: no port: the service would run and log "
+				"nothing; add a [serial NAME] section (portlogd.conf(5))\n", config);
 		return 0;
 	}
 	if (check_system)
