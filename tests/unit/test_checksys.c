@@ -527,6 +527,9 @@ static const struct row rows[] = {
 	  GPS, { C6_ON, { "/dev/cpu_dma_latency", "" } }, NULL, CHECKSYS_WARN, "cpuidle", "(cpu0: C6, 133 us to wake)",
 	  "; fix: lower [timer] idle_latency to global:10", NULL },
 	/* cpu-dma-latency (not writable: test_unprivileged) */
+	{ "a config with no port", checksys_config, "[logger]\n", {{0}}, NULL, CHECKSYS_WARN,
+	  "config", "no port: the service runs and logs nothing (it opens no device)",
+	  "; fix: add a [serial NAME] section", NULL },
 	{ "cpu_dma_latency writable", checksys_cpu_dma_latency, G0 GPS,
 	  { { "/dev/cpu_dma_latency", "" } }, NULL, CHECKSYS_OK, "cpu-dma-latency",
 	  "portlogd can hold /dev/cpu_dma_latency at 0 us", NULL, NULL },
