@@ -671,9 +671,10 @@ static int delivery_parse(const struct ctx *x, void *sect)
 		size_t len = strlen(w->word);
 		bool takes_n = w->value == DELIVERY_FIFO || w->value == DELIVERY_USB;
 
-		if (strncmp(v, w->word, len) == 0 && v[len] == (takes_n ? ':' : '\0')) {
+		if (strncmp(v, w->word, len) == 0 && (v[len] == (takes_n ? ':' : '\0')
+						     || (w->value == DELIVERY_USB && v[len] == '\0'))) {
 			dc.kind = w->value;
-			v += len + (takes_n ? 1 : 0);
+			v += len + (v[len] == ':' ? 1 : 0);
 			break;
 		}
 	}
@@ -685,6 +686,8 @@ static int delivery_parse(const struct ctx *x, void *sect)
 			       &n) < 0)
 			return -1;
 		dc.trigger = (unsigned)n;
+	} else if (dc.kind == DELIVERY_USB && *v == '\0') {
+		/* usb alone: an adapter whose hold is not known: learned from its traffic */
 	} else if (dc.kind == DELIVERY_USB) {
 		/* MS, then /SIZE and /POLL: milliseconds with up to 3 decimals */
 		if (parse_ms(v, &e, DELIVERY_MAX, &dc.hold_us) < 0 || dc.hold_us == 0)
@@ -709,8 +712,8 @@ static int delivery_parse(const struct ctx *x, void *sect)
 	return 0;
 bad:
 	CTX_FAIL(x, "'%s' is not a delivery; expected auto, direct, fifo:N (a 16550-type FIFO "
-		 "with receive trigger level N bytes, %lld to %lld), usb:MS (an adapter that holds "
-		 "a byte up to MS milliseconds) or usb:MS/SIZE[/POLL] (one that hands over a "
+		 "with receive trigger level N bytes, %lld to %lld), usb (an adapter whose hold is "
+		 "learned from its traffic), usb:MS (one that holds a byte up to MS milliseconds) or usb:MS/SIZE[/POLL] (one that hands over a "
 		 "transfer of SIZE bytes, 2 to 512, or the rest MS after the last byte, taken by "
 		 "the host up to POLL later; portlogd --calibrate measures them); MS and POLL "
 		 "up to %lld, with up to 3 decimals", x->value, x->k->min, x->k->max, x->k->max);

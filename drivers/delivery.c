@@ -44,6 +44,8 @@ const char *delivery_conf_text(const struct delivery_conf *dc, char *buf, size_t
 
 	if (dc->kind == DELIVERY_FIFO)
 		snprintf(buf, len, "fifo:%u", dc->trigger);
+	else if (dc->kind == DELIVERY_USB && dc->hold_us == 0)
+		snprintf(buf, len, "usb");
 	else if (dc->kind == DELIVERY_USB && dc->xfer == 0)
 		snprintf(buf, len, "usb:%s", delivery_ms_text(dc->hold_us, ms, sizeof(ms)));
 	else if (dc->kind == DELIVERY_USB)
@@ -120,14 +122,14 @@ static bool on_usb(const char *root, const char *name, const char *driver)
 static void set_usb_hold(struct delivery *d)
 {
 	/* FTDI: its timer, and up to one 1 ms USB frame before the host has the packet */
-	if (!d->configured && !d->learned)
+	if ((!d->configured || d->learn) && !d->learned)
 		d->hold_us = d->latency_ms > 0 ? (unsigned)d->latency_ms * 1000 + 1000
 						: DELIVERY_USB_UNKNOWN_MS * 1000;
 }
 
 bool delivery_learns(const struct delivery *d)
 {
-	return d->kind == DELIVERY_USB && !d->configured && d->latency_ms < 0;
+	return d->kind == DELIVERY_USB && d->latency_ms < 0 && (!d->configured || d->learn);
 }
 
 void delivery_learned(struct delivery *d, unsigned xfer, int64_t lo_ns, int64_t hi_ns)
@@ -191,6 +193,11 @@ void delivery_find(const char *root, const char *devpath, bool pty, int latency_
 	if (dc->kind == DELIVERY_FIFO && d->fifo < dc->trigger)
 		d->fifo = dc->trigger;
 	d->hold_us = dc->kind == DELIVERY_USB ? dc->hold_us : 0;
+	if (dc->kind == DELIVERY_USB && dc->hold_us == 0) {
+		/* usb alone: the assumption, then what its traffic shows */
+		d->learn = true;
+		d->hold_us = DELIVERY_USB_UNKNOWN_MS * 1000;
+	}
 	if (dc->kind == DELIVERY_USB && dc->xfer > 0) {
 		d->xfer = dc->xfer;
 		d->timeout_ns = (int64_t)dc->hold_us * 1000;

@@ -38,8 +38,9 @@
 #define DELIVERY_USB_POLL_US 1000
 
 /*
- * [serial] delivery as the config says it (delivery = auto | direct | fifo:N | usb:MS |
- * usb:MS/SIZE[/POLL]). usb:MS: an adapter that holds a byte up to MS (FTDI's latency
+ * [serial] delivery as the config says it (delivery = auto | direct | fifo:N | usb | usb:MS |
+ * usb:MS/SIZE[/POLL]). usb: an adapter whose hold is not known (the assumption,
+ * then what its traffic shows). usb:MS: an adapter that holds a byte up to MS (FTDI's latency
  * timer and a frame). usb:MS/SIZE: one on a receive timeout (learn.h): a transfer as
  * soon as SIZE bytes wait, the rest MS after the last byte, taken by the host up to
  * POLL later.
@@ -47,7 +48,7 @@
 struct delivery_conf {
 	int kind;               /* DELIVERY_AUTO, _DIRECT, _FIFO or _USB */
 	unsigned trigger;       /* fifo:N */
-	unsigned hold_us;       /* usb:MS, in microseconds */
+	unsigned hold_us;       /* usb:MS, in microseconds; 0: usb (learned) */
 	unsigned xfer;          /* usb:MS/SIZE: SIZE; 0: usb:MS */
 	unsigned poll_us;       /* usb:MS/SIZE/POLL: POLL, in microseconds */
 };
@@ -71,6 +72,7 @@ struct delivery {
 	unsigned xfer;
 	int64_t timeout_ns, poll_ns;
 	bool learned;           /* xfer and the timeout are the traffic's (delivery_learned) */
+	bool learn;             /* delivery = usb: said to be an adapter, its hold not known */
 };
 
 /*
@@ -82,7 +84,8 @@ void delivery_find(const char *root, const char *devpath, bool pty, int latency_
 		   const struct delivery_conf *dc, struct delivery *d);
 
 /* May the reader learn this adapter's hand-over from its traffic (learn.h)? A USB
- * adapter found, whose timer Linux does not show and the config does not say. */
+ * adapter found, whose timer Linux does not show and the config does not say (or
+ * says delivery = usb). */
 bool delivery_learns(const struct delivery *d);
 
 /* The learned receive timeout (learn.h: xfer bytes, the least and the latest delay of
