@@ -9,11 +9,14 @@
 # of every packet that is exactly one RX line (the line's TIME minus the simulator's
 # clock just before its write), p50 and p99; and each CPU's residency in each idle state
 # (cpuidle stateN/time deltas over the run). Settings, ROUNDS times round-robin:
-#   global:0            /dev/cpu_dma_latency at 0 (what portlogd held before idle_latency)
+#   global:0            /dev/cpu_dma_latency at 0 (the default until issue 30: every CPU polls)
+#   auto                the default since: the first idle state that halts (C1) may be used,
+#                       no deeper one (global:L here, L its exit latency: nothing is pinned)
 #   global:L            at each idle state's exit latency L > 0 (stateN/latency)
 #   off                 nothing held
 #   global:0 pinned     the three readers pinned to the last CPU, every CPU held
-#   pinned:0 pinned     the same pinning, only that CPU held (the auto rule's choice)
+#   pinned:0 pinned     the same pinning, only that CPU held (the auto rule's choice until issue 30)
+#   auto pinned         the same pinning, the default: that CPU held at C1's exit latency
 # Each setting is compared with global:0 of the same pinning: within 1.1x on p50 and p99?
 # The last lines name the setting that stays within 1.1x while the most CPUs halt.
 # Needs root (/dev/cpu_dma_latency, pm_qos_resume_latency_us). Run it on a quiet machine:
@@ -57,11 +60,12 @@ holders() {
 	done
 }
 idle_states > "$dir/states"
-settings="global:0/any"
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+settings="global:0/any auto/any"
 for l in $(awk '$4 > 0 { print $4 }' "$dir/states" | sort -nu); do
 	settings="$settings global:$l/any"
 done
-settings="$settings off/any global:0/$pin pinned:0/$pin"
+settings="$settings off/any global:0/$pin pinned:0/$pin auto/$pin"
 qos_before=$(cat $cpu/cpu[0-9]*/power/pm_qos_resume_latency_us 2>/dev/null | tr '\n' ' ')
 
 run() {   # setting (idle/cpu) round
@@ -113,6 +117,7 @@ for r in $(seq "$rounds"); do
 	done
 done
 
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 # One row per setting, all rounds together.
 echo "idle states: $(awk '$1 == 0 { printf "%s%s (%s us)", sep, $3, $4; sep = ", " }' "$dir/states")"
 echo "$(nproc) CPUs; 3 ports, $packets packets each per round, $rounds round(s); pinned: readers on CPU $pin"
