@@ -286,9 +286,11 @@ static bool serial_delivery_at(const struct checksys *cs, const struct conf_seri
 		    d.hold_us, (long long)gap);
 	} else if (d.kind == DELIVERY_USB) {
 		set(r, CHECKSYS_WARN, name, "%s: USB adapter whose hold Linux does not show: taken as "
-		    "%u us, so the gap is %lld us; fix: delivery = usb:MS with the adapter's own "
-		    "timeout, or an FTDI adapter (latency timer 1 ms)", d.what, d.hold_us,
-		    (long long)gap);
+		    "%u us until its traffic shows it (EV delivery), so the gap is %lld us meanwhile "
+		    "and a line that may hold a shorter silence of the gap asked for is marked; fix: "
+		    "portlogd --calibrate %s --baud %u through a loopback plug (service stopped) "
+		    "prints the delivery = line to put in [serial %s], or an FTDI adapter (latency "
+		    "timer 1 ms)", d.what, d.hold_us, (long long)gap, rel, s->tty.baud, s->name);
 	} else if (strcmp(d.what, "unknown") == 0) {
 		set(r, CHECKSYS_WARN, name, "%s: Linux shows neither a UART's FIFO nor a USB adapter: "
 		    "taken as handing each byte over as it comes; fix: delivery = fifo:N or usb:MS "

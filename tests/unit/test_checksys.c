@@ -934,7 +934,8 @@ static const struct row rows[] = {
 	  { { "/dev/ttyACM0", "" }, { "/sys/class/tty/ttyACM0/device/driver",
 				     "-> ../../../../bus/usb/drivers/cdc_acm" } }, NULL,
 	  CHECKSYS_WARN, "port:gps:delivery", "cdc_acm: USB adapter whose hold Linux does not show: "
-	  "taken as 16000 us, so the gap is 32000 us", "; fix: delivery = usb:MS", NULL },
+	  "taken as 16000 us until its traffic shows it (EV delivery), so the gap is 32000 us",
+	  "; fix: portlogd --calibrate /dev/ttyACM0 --baud 115200 through a loopback plug", NULL },
 	{ "a pty", serial_delivery, "[serial gps]\ndevice = /dev/pts/3\n", { { "/dev/pts/3", "" } },
 	  NULL, CHECKSYS_OK, "port:gps:delivery", "pty: each byte reaches the reader as it comes",
 	  NULL, NULL },
