@@ -33,6 +33,7 @@ static const struct {
 	[EV_BAD_RECORD] = { "bad-record", LOG_NOTICE },
 	[EV_RELAY_LOST] = { "relay-lost", LOG_WARNING },
 	[EV_APP_SETTINGS] = { "app-settings", LOG_NOTICE },
+	[EV_DELIVERY] = { "delivery", LOG_NOTICE },
 };
 _Static_assert(sizeof(events) / sizeof(events[0]) == EV_NCODES,
 	       "every enum ev_code needs its row in events[]");

@@ -69,28 +69,37 @@ static unsigned xfer_shown(const struct learn *l)
 	return best;
 }
 
-/* The model the samples kept show: the cluster at the least, if it holds three
- * quarters of them; false when it does not (or too few). */
+/* The model the samples kept show: the cluster at the least estimate, if it holds
+ * three quarters of them (the others the sender's pauses, or a model that is wrong);
+ * its bounds the widest of the cluster's, its hold the median estimate; false when it
+ * does not (or too few). */
 static bool cluster(const struct learn *l, struct learn_model *m)
 {
-	int64_t lo = INT64_MAX, hi = 0, w;
+	int64_t least = INT64_MAX, lo = INT64_MAX, hi = 0, w, est[LEARN_RING];
 	unsigned k = 0;
 
 	if (l->nring < LEARN_SAMPLES)
 		return false;
 	for (unsigned i = 0; i < l->nring; i++)
-		lo = MIN(lo, l->ring[i].lo);
-	w = LEARN_SPREAD_NS + lo / 4;
+		least = MIN(least, l->ring[i].est);
+	w = LEARN_SPREAD_NS + least / 4;
 	for (unsigned i = 0; i < l->nring; i++) {
-		if (l->ring[i].lo > lo + w)
-			continue;       /* the sender paused, or the model is wrong */
+		unsigned j = k;
+
+		if (l->ring[i].est > least + w)
+			continue;
+		lo = MIN(lo, l->ring[i].lo);
 		hi = MAX(hi, l->ring[i].hi);
+		/* kept in order, for the median: 32 at most */
+		for (; j > 0 && est[j - 1] > l->ring[i].est; j--)
+			est[j] = est[j - 1];
+		est[j] = l->ring[i].est;
 		k++;
 	}
 	if (4 * k < 3 * l->nring)
 		return false;
 	*m = (struct learn_model){ .xfer = l->xfer, .hold_lo_ns = lo, .hold_hi_ns = hi,
-				   .samples = k };
+				   .hold_ns = est[k / 2], .samples = k };
 	return true;
 }
 
@@ -111,14 +120,28 @@ static bool judge(struct learn *l)
 		l->state = LEARN_LEARNED;
 		return true;
 	}
-	/* learned: only ever wider, never narrower, while it holds */
+	/* learned: only ever wider, never narrower, while it holds; by an eighth more
+	 * than the sample asks (a tenth of a millisecond at least), so that a creeping
+	 * bound is not said at every sample */
 	l->model.samples = m.samples;
 	if (m.hold_lo_ns >= l->model.hold_lo_ns && m.hold_hi_ns <= l->model.hold_hi_ns)
 		return false;
-	l->model.hold_lo_ns = MIN(l->model.hold_lo_ns, m.hold_lo_ns);
-	l->model.hold_hi_ns = MAX(l->model.hold_hi_ns, m.hold_hi_ns);
+	if (m.hold_lo_ns < l->model.hold_lo_ns)
+		l->model.hold_lo_ns = MAX(MIN(m.hold_lo_ns, l->model.hold_lo_ns
+					      - MAX(l->model.hold_lo_ns / 8, LEARN_TOL_NS)), 0);
+	if (m.hold_hi_ns > l->model.hold_hi_ns)
+		l->model.hold_hi_ns = MAX(m.hold_hi_ns, l->model.hold_hi_ns
+					  + MAX(l->model.hold_hi_ns / 8, LEARN_TOL_NS));
+	l->model.hold_ns = m.hold_ns;
 	l->state = LEARN_WIDENED;
 	return true;
+}
+
+bool learn_shown(const struct learn *l, struct learn_model *m)
+{
+	if (l->state == LEARN_LEARNED || l->state == LEARN_WIDENED)
+		return cluster(l, m) || learn_get(l, m);
+	return learn_get(l, m);
 }
 
 bool learn_read(struct learn *l, size_t n, int64_t from, int64_t seen)
@@ -163,7 +186,7 @@ bool learn_read(struct learn *l, size_t n, int64_t from, int64_t seen)
 				 * timeout ran out before the next byte ended, every time */
 				l->model = (struct learn_model){ .xfer = 1, .hold_lo_ns = 0,
 					.hold_hi_ns = c + MAX(c / 2, LEARN_TOL_NS),
-					.samples = l->pairs[1] };
+					.hold_ns = c, .samples = l->pairs[1] };
 				l->state = LEARN_LEARNED;
 				changed = true;
 			}
@@ -172,14 +195,16 @@ bool learn_read(struct learn *l, size_t n, int64_t from, int64_t seen)
 		    && (int64_t)(l->xfer - 1) * c > l->assume_ns) {
 			/* a full transfer's first byte waited longer than assumed */
 			l->model = (struct learn_model){ .xfer = l->xfer, .hold_lo_ns = 0,
-							 .hold_hi_ns = l->assume_ns };
+							 .hold_hi_ns = l->assume_ns,
+							 .hold_ns = l->assume_ns };
 			l->state = LEARN_SIZED;
 			changed = true;
 		}
 		if (l->xfer > 1 && l->last_n == l->xfer && n < l->xfer
 			   && ihi - bytes <= LEARN_MAX_NS) {
 			/* the last part after a full transfer: its delay beyond its bytes */
-			struct learn_sample s = { MAX(ilo - bytes, 0), MAX(ihi - bytes, 0) };
+			struct learn_sample s = { MAX(ilo - bytes, 0), MAX(ihi - bytes, 0),
+						  MAX(d - bytes, 0) };
 
 			l->ring[l->head] = s;
 			l->head = (l->head + 1) % LEARN_RING;

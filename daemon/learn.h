@@ -19,10 +19,12 @@
  *    hand-overs, which stream on in any size: then nothing is learned, and what was
  *    is withdrawn);
  *  - the hold by LEARN_SAMPLES samples, three quarters of them or more within
- *    LEARN_SPREAD_NS (and a quarter of their least) of the least: the timeout and the
- *    host's poll (a later one is taken for the sender's pause, not the adapter's);
- *  - the model taken is as wide as every sample of that cluster: its timeout the
- *    least sample (what a quiet line proves), its blur reaching the latest.
+ *    LEARN_SPREAD_NS (and a quarter of their least) of the least, as the reader's
+ *    wake-ups date them: the timeout and the host's poll (a later one is taken for
+ *    the sender's pause, not the adapter's);
+ *  - the model taken is as wide as every sample of that cluster by the reads' sound
+ *    bounds (the sensors'): its timeout the least (what a quiet line proves), its
+ *    blur reaching the latest.
  * A transfer size whose bytes take longer at the baud than the assumed hold proves the
  * assumption wrong before any timeout is seen (a line that never pauses for the
  * timeout shows none): then the transfers are taken with the assumed hold as their
@@ -69,11 +71,15 @@ struct learn_model {
 				 * hold_hi_ns (all the traffic can show of it) */
 	int64_t hold_lo_ns;     /* the least delay of a last part: the timeout a quiet line proves */
 	int64_t hold_hi_ns;     /* the latest: the timeout and the host's poll */
+	int64_t hold_ns;        /* the hold as the reader's wake-ups date it: the median of
+				 * the cluster (hold_lo_ns and hold_hi_ns also allow for how
+				 * late the reader may have woken, by its sensors) */
 	unsigned samples;       /* in the cluster it was taken from */
 };
 
 struct learn_sample {
 	int64_t lo, hi;         /* the delay's bounds, from the two reads' bounds */
+	int64_t est;            /* as their wake-ups date it */
 };
 
 struct learn {
@@ -110,6 +116,10 @@ bool learn_read(struct learn *l, size_t n, int64_t from, int64_t seen);
 
 /* The model in use: true and *m when sized, learned or widened, false for the assumption. */
 bool learn_get(const struct learn *l, struct learn_model *m);
+
+/* What the samples kept show now, as they are (the model in use may be wider: it
+ * widens by steps and never narrows): --calibrate's figures. Else as learn_get. */
+bool learn_shown(const struct learn *l, struct learn_model *m);
 
 /* The word for a state: "assumed", "sized", "learned", "widened", "withdrawn". */
 const char *learn_state_name(enum learn_state s);

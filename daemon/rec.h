@@ -44,6 +44,7 @@ enum ev_code {
 	/* pass = PATH: the relay between the application's pty and the device */
 	EV_RELAY_LOST,  /* bytes not relayed: "to=app|device bytes=N reason=full|closed" */
 	EV_APP_SETTINGS, /* the application set its pty (baud ...); the device keeps the config's */
+	EV_DELIVERY,    /* an adapter's hold, learned from its traffic: "state= xfer= hold_us= ..." */
 	EV_NCODES,      /* one past the last code */
 };
 

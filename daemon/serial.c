@@ -197,7 +197,9 @@ static void apply_delivery(struct serial_port *p, bool pty, struct fmt_kv *kv)
 
 	reasm_init(&p->reasm, p->pkt, c->max_packet, gap, char_ns, c->delimiter, on_packet, p);
 	reasm_set_dev(&p->reasm, &m);
+	reasm_set_gap(&p->reasm, gap, p->gap_ns);     /* the config's: marked where it may hide */
 	reasm_on_doubt(&p->reasm, report_late);
+	serial_learn_open(p, char_ns);
 	fmt_kv_i64(kv, "gap_us", gap / 1000);
 	if (gap != p->gap_ns)
 		fmt_kv_i64(kv, "gap_config_us", p->gap_ns / 1000);
@@ -222,6 +224,8 @@ static void apply_delivery(struct serial_port *p, bool pty, struct fmt_kv *kv)
 	}
 	if (d->configured)
 		fmt_kv_str(kv, "delivery_source", "config");
+	if (p->learning)
+		fmt_kv_str(kv, "learn", "yes");        /* EV delivery says what it shows */
 }
 
 /* One reader, of either direction, and (with lines = on) its lines thread's ring. */
@@ -453,6 +457,7 @@ static void serial_stat(const void *obj, struct fmt_kv *kv)
 	fmt_kv_u64(kv, "late", LD(p->late));
 	fmt_kv_u64(kv, "reopens", LD(p->reopens));
 	fmt_kv_u64(kv, "held_bytes", LD(p->held_bytes));
+	serial_learn_stat(p, kv);
 	if (p->cfg->lines) {
 		fmt_kv_u64(kv, "lines_records", LD(p->lines_src.records));
 		fmt_kv_u64(kv, "lines_drops", LD(p->lines_src.dropped));
@@ -670,6 +675,8 @@ static bool take(struct serial_port *p, bool woken, int64_t w, int64_t w_real)
 			return true;
 		}
 		reasm_read(&p->reasm, p->rbuf, (size_t)n, &rd);
+		serial_learn_read(p, (size_t)n, from, rd.seen_mono);
+		serial_learn_apply(p);
 		woken = false;
 		if (sensed)
 			from = sensors_from(p->sensors, -1, end, false, &stage);

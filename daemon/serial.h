@@ -23,6 +23,7 @@
 #include "health.h"
 #include "parts.h"
 #include "irq.h"
+#include "learn.h"
 #include "pass.h"
 #include "reasm.h"
 #include "sensor.h"
@@ -46,6 +47,14 @@ struct serial_port {
 	struct source src;
 	struct drv_serial drv;
 	struct reasm reasm;
+	/* an adapter whose hold Linux does not show: learned from the reads (learn.h,
+	 * serial_learn.c); what is in use, for STAT, as the reader last set it */
+	struct learn learn;
+	bool learning, learn_pending;
+	_Atomic bool dlv_learning;
+	_Atomic unsigned dlv_state;     /* enum learn_state */
+	_Atomic int64_t dlv_hold_us;
+	_Atomic unsigned dlv_xfer;
 	uint8_t *pkt;               /* cfg->max_packet bytes */
 	uint8_t rbuf[SERIAL_READ_MAX];
 	int64_t gap_ns;
@@ -121,6 +130,14 @@ bool serial_parts(struct serial_port *p, struct parts *ps);
 int serial_open(struct serial_port *p);
 
 int serial_start(struct serial_port *p, int *degraded);
+
+/* serial_learn.c, for the reader: an adapter's hold learned from its reads. At each
+ * open (after the delivery is applied), after each read, before each read or wait
+ * (a change of model: applied, EV delivery), and the port's STAT fields. */
+void serial_learn_open(struct serial_port *p, int64_t char_ns);
+void serial_learn_read(struct serial_port *p, size_t n, int64_t from, int64_t seen);
+void serial_learn_apply(struct serial_port *p);
+void serial_learn_stat(const struct serial_port *p, struct fmt_kv *kv);
 /* After the stop fd has been signalled. Interrupts a lines thread's TIOCMIWAIT
  * with SIGUSR1, whose handler main installs without SA_RESTART. */
 void serial_join(struct serial_port *p);

@@ -32,7 +32,7 @@ void calibrate_judge(const struct learn *l, const struct delivery *found, int64_
 	memset(v, 0, sizeof(*v));
 	v->why[0] = '\0';
 	v->dc = (struct delivery_conf){ .kind = DELIVERY_AUTO };
-	v->shown = learn_get(l, &m);
+	v->shown = learn_shown(l, &m);
 	if (!v->shown) {
 		snprintf(v->why, sizeof(v->why), "no transfer size shown (%u streaming pairs) or "
 			 "too few last parts (%llu)", l->npairs, (unsigned long long)l->samples);

@@ -299,19 +299,22 @@ static void test_converges(void **state)
 			fail_msg("seed %" PRIu64 ": %s: a hold under a character learned as transfers "
 				 "of %u, hold up to %" PRId64 " us", seed, name, rd.first.xfer,
 				 rd.first.hold_hi_ns / 1000);
-		else if (hold >= c && (rd.first.xfer != xfer || rd.first.hold_lo_ns < hold - tol
-				       || rd.first.hold_lo_ns > hold + tol
+		else if (hold >= c && (rd.first.xfer != xfer || rd.first.hold_ns < hold - tol
+				       || rd.first.hold_ns > hold + tol
+				       || rd.first.hold_lo_ns > hold || rd.first.hold_lo_ns < hold - tol
 				       || rd.first.hold_hi_ns < hold
 				       || rd.first.hold_hi_ns > 2 * hold + LEARN_SPREAD_NS))
-			fail_msg("seed %" PRIu64 ": %s: learned transfers of %u, hold %" PRId64 "-%"
-				 PRId64 " us", seed, name, rd.first.xfer, rd.first.hold_lo_ns / 1000,
+			fail_msg("seed %" PRIu64 ": %s: learned transfers of %u, hold %" PRId64 " us (%"
+				 PRId64 "-%" PRId64 ")", seed, name, rd.first.xfer,
+				 rd.first.hold_ns / 1000, rd.first.hold_lo_ns / 1000,
 				 rd.first.hold_hi_ns / 1000);
 		print_message("#   %u changes: %s at the end\n", rd.changes, learn_state_name(rd.l.state));
 		print_message("# %-40s learned after %3" PRId64 " packets: transfers of %u, hold "
-			      "%" PRId64 "-%" PRId64 " us (gap %" PRId64 " us); unmarked wrong "
+			      "%" PRId64 " us (%" PRId64 "-%" PRId64 ", gap %" PRId64 " us); unmarked wrong "
 			      "boundaries on the assumption %u (the assumption alone %u)\n", name,
-			      rd.learned_at_packet, rd.first.xfer, rd.first.hold_lo_ns / 1000,
-			      rd.first.hold_hi_ns / 1000, rd.gap_now / 1000, before, alone);
+			      rd.learned_at_packet, rd.first.xfer, rd.first.hold_ns / 1000,
+			      rd.first.hold_lo_ns / 1000, rd.first.hold_hi_ns / 1000, rd.gap_now / 1000,
+			      before, alone);
 		if ((unsigned)rd.learned_at_packet > worst)
 			worst = (unsigned)rd.learned_at_packet;
 		assumed_wrong += alone;
