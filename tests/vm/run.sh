@@ -142,7 +142,7 @@ kernel_pkgs=$(echo ${PORTLOGD_VM_KERNEL:-linux-image-amd64 linux-image-rt-amd64}
 usbplug_n=${PORTLOGD_VM_USBPLUG:-$([ -n "${PORTLOGD_VM_ONLY:-}" ] && echo 20 || echo 5)}
 powercut_n=${PORTLOGD_VM_POWERCUTS:-$([ -n "${PORTLOGD_VM_ONLY:-}" ] && echo 3 || echo 2)}
 # the scenarios of the first kernel's boot and of the others'
-first_list=$(echo ${PORTLOGD_VM_ONLY:-traffic watchdog wire pci4x usb pause restarts package} | tr ',' ' ')
+first_list=$(echo ${PORTLOGD_VM_ONLY:-traffic watchdog wire pci4x usb calibrate pause restarts package} | tr ',' ' ')
 other_list=$(echo ${PORTLOGD_VM_ONLY:-traffic rtload usbplug powercut} | tr ',' ' ')
 # the guest's packages (the daemon's libraries: dpkg -i in the guest resolves nothing);
 # the cache is reused only while it holds all of this list
@@ -165,8 +165,8 @@ tools="qemu-system-x86_64 debootstrap mkfs.ext4 debugfs dpkg-deb chroot mkfifo"
 for t in $tools; do
 	command -v $t >/dev/null || skip "no $t (tests/deps.sh: PORTLOGD_VM_PACKAGES)"
 done
-[ -x "$build/tests/vm_check" ] && [ -x "$build/tests/vm_wire" ] && [ -x "$build/tests/portlogd-sim" ] ||
-	{ echo "build $build first (vm_check, vm_wire, portlogd-sim)"; exit 1; }
+[ -x "$build/tests/vm_check" ] && [ -x "$build/tests/vm_wire" ] && [ -x "$build/tests/portlogd-sim" ] && [ -x "$build/tests/vm_echo" ] ||
+	{ echo "build $build first (vm_check, vm_wire, vm_echo, portlogd-sim)"; exit 1; }
 if [ -n "${PORTLOGD_VM_DEB:-}" ]; then
 	[ -f "$PORTLOGD_VM_DEB" ] || { echo "PORTLOGD_VM_DEB=$PORTLOGD_VM_DEB: no such file"; exit 1; }
 else
