@@ -304,7 +304,7 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	enum reasm_stage stage = rd->from_stage;
 	struct view full, mine;
 	struct reasm_doubt d = { 0 };
-	int64_t slack;
+	int64_t slack, in_packet = 0;
 	bool began, contradicted, unpaced, doubt;
 
 	if (n == 0)
@@ -323,22 +323,30 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	 * model: that boundary was not proven after all, nor will these prove one */
 	contradicted = r->len == 0 && r->timeout_end
 		       && est_silence(r, n, rd->seen_mono) + 2 * r->dev.blur_ns < r->gap_ns;
-	/* more bytes since the last empty read, or since the packet's last byte, than the
-	 * baud brings (a character 1/16 short: a sender's baud may be fast): they did not
-	 * come at the baud (a pty fed faster), or the reader's clock stood still while they
-	 * came (a virtual machine stopped and resumed), and the model's pacing judges nothing */
-	slack = MIN(end - extra(r, n) * (c - c / 16) - r->floor,
-		    r->len == 0 ? INT64_MAX
-		    : end - full.ho.lo - last_lo(r, false, true) - (int64_t)n * (c - c / 16));
+	/* more bytes since the last empty read, since the packet's last byte or since its
+	 * first read than the baud brings (a character 1/16 short: a sender's baud may be
+	 * fast): they did not come at the baud (a pty fed faster), or the reader's clock
+	 * stood still while they came (a virtual machine stopped and resumed), and the
+	 * model's pacing judges nothing; in a packet, none of its silences can be judged */
+	slack = end - extra(r, n) * (c - c / 16) - r->floor;
+	if (r->len > 0) {
+		in_packet = MIN(end - full.ho.lo - last_lo(r, false, true) - (int64_t)n * (c - c / 16),
+				end - full.ho.lo - r->anchor_lo
+				- (int64_t)(r->anchor_n + n) * (c - c / 16));
+		slack = MIN(slack, in_packet);
+	}
 	unpaced = slack < 0;
 	doubt = contradicted || unpaced || doubtful(r, n, end, &full, false);
-	if (doubt)
+	if (doubt) {
 		doubt_of(r, n, rd, end, &full, &mine, contradicted, unpaced ? -slack : 0, stage,
 			 wire, &d);
-	else if (hides(r, n, end, &full))
+		if (in_packet < 0)
+			d.joined = true;        /* its mark then covers the whole packet */
+	} else if (hides(r, n, end, &full)) {
 		d = (struct reasm_doubt){ .why = REASM_HIDDEN, .stage = REASM_STAGE_DEVICE,
 					  .bytes = n, .joined = r->len > 0,
 					  .wait_ns = r->len > 0 ? MAX(est_silence(r, n, seen), 0) : 0 };
+	}
 	if (d.why != 0) {
 		int64_t first = byte_mono(r, n, 0, seen);
 
@@ -355,6 +363,11 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	began = r->len == 0;
 	append(r, data, n, seen, seen_real);
 	keep_last(r, n, end, own, full.from, stage);
+	r->anchor_n += n;
+	if (began) {
+		r->anchor_lo = last_lo(r, false, true);
+		r->anchor_n = 0;
+	}
 	if (!began && r->first_read_n > 0)
 		redate(r, n, seen);
 	if (began && r->len == n && r->dev.hold_ns > 0 && r->dev.trigger == 0 && d.why == 0) {

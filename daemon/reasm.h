@@ -152,6 +152,8 @@ struct reasm {
 	int64_t last_from[2], last_end;
 	size_t last_n;
 	enum reasm_stage last_stage;
+	int64_t anchor_lo;       /* the earliest the last byte of the packet's first read ended */
+	size_t anchor_n;         /* the bytes read since then */
 	int64_t floor;           /* the start of the last read that found the kernel empty */
 	int64_t look;            /* the end of the reader's last look (a read, reasm_floor) */
 	bool have_last;          /* a byte has been seen since reasm_init */

@@ -146,7 +146,7 @@ int main(int argc, char **argv)
 	}
 	err = stall_start(&s, &cfg);
 	if (err != 0) {
-		(void)write(go[1], "x", 1);	/* tells CMD not to run */
+		(void)!write(go[1], "x", 1);	/* tells CMD not to run */
 		close(go[1]);
 		waitpid(pid, NULL, 0);
 		fprintf(stderr, "portlogd-stall: cannot stall: %s%s\n", strerror(-err),

@@ -568,6 +568,15 @@ static const struct rule_case rule_cases[] = {
 	{ "char_ns: more bytes since the packet's last byte than the baud brings, said", 1000, 100,
 	  { WOKEN("ab", 1000, 1000), WOKEN("cdefghij", 1150, 1150), FL },
 	  "<stall:wire joined 800 wait=600 n=8>[abcdefghij FLUSH 800]" },
+	/* one byte every 60 us, each read 100 us after its sensors' bound: each fits after
+	 * the read before, but three bytes after the first take 281 us at least (a
+	 * character 1/16 short), and d came 280 us after a's bound, e 340 for four: their
+	 * reads doubt the whole packet, joined */
+	{ "char_ns: more bytes since the packet's first read than the baud brings, said", 1000, 100,
+	  { SENSED("a", 1000, 1000, 900, REASM_STAGE_CPU), SENSED("b", 1060, 1060, 960, REASM_STAGE_CPU),
+	    SENSED("c", 1120, 1120, 1020, REASM_STAGE_CPU), SENSED("d", 1180, 1180, 1080, REASM_STAGE_CPU),
+	    SENSED("e", 1240, 1240, 1140, REASM_STAGE_CPU), FL },
+	  "<stall:wire joined 900 wait=1 n=1><stall:wire joined 900 wait=35 n=1>[abcde FLUSH 900]" },
 };
 
 /* The cases, each with the device of devs[i] (its times in us), or none (devs NULL). */
