@@ -12,6 +12,7 @@
 void learn_init(struct learn *l, int64_t char_ns, int64_t assume_ns)
 {
 	memset(l, 0, sizeof(*l));
+	l->width_min = INT64_MAX / 2;
 	l->char_ns = char_ns;
 	l->assume_ns = assume_ns;
 	l->state = LEARN_ASSUMED;
@@ -73,7 +74,7 @@ static unsigned xfer_shown(const struct learn *l)
  * three quarters of them (the others the sender's pauses, or a model that is wrong);
  * its bounds the widest of the cluster's, its hold the median estimate; false when it
  * does not (or too few). */
-static bool cluster(const struct learn *l, struct learn_model *m)
+static bool cluster(const struct learn *l, struct learn_model *m, unsigned quarters)
 {
 	int64_t least = INT64_MAX, lo = INT64_MAX, hi = 0, w, est[LEARN_RING];
 	unsigned k = 0;
@@ -96,7 +97,7 @@ static bool cluster(const struct learn *l, struct learn_model *m)
 		est[j] = l->ring[i].est;
 		k++;
 	}
-	if (4 * k < 3 * l->nring)
+	if (4 * k < quarters * l->nring)
 		return false;
 	*m = (struct learn_model){ .xfer = l->xfer, .hold_lo_ns = lo, .hold_hi_ns = hi,
 				   .hold_ns = est[k / 2], .samples = k };
@@ -109,7 +110,8 @@ static bool judge(struct learn *l)
 	struct learn_model m;
 	bool learned = l->state == LEARN_LEARNED || l->state == LEARN_WIDENED;
 
-	if (!cluster(l, &m)) {
+	/* taken when three quarters agree; held while half do */
+	if (!cluster(l, &m, learned ? 2 : 3)) {
 		if (!learned || l->nring < LEARN_SAMPLES)
 			return false;
 		withdraw(l);
@@ -140,18 +142,22 @@ static bool judge(struct learn *l)
 bool learn_shown(const struct learn *l, struct learn_model *m)
 {
 	if (l->state == LEARN_LEARNED || l->state == LEARN_WIDENED)
-		return cluster(l, m) || learn_get(l, m);
+		return cluster(l, m, 2) || learn_get(l, m);
 	return learn_get(l, m);
 }
 
 bool learn_read(struct learn *l, size_t n, int64_t from, int64_t seen)
 {
 	int64_t c = l->char_ns, bytes = (int64_t)n * c;
-	bool changed = false, streaming_now = false;
+	bool changed = false, streaming_now = false, on_time;
 
 	if (n == 0 || c <= 0)
 		return false;
 	from = MIN(from, seen);
+	/* a read whose bounds span LEARN_STALL_NS more than the least any read's did: in a
+	 * stall the sensors saw, its wake-up says little of when its bytes came */
+	l->width_min = MIN(l->width_min, seen - from);
+	on_time = seen - from <= l->width_min + LEARN_STALL_NS;
 	if (l->have_last) {
 		/* the two hand-overs came this far apart, at least and at most */
 		int64_t ilo = from - l->last_seen, ihi = seen - l->last_from;
@@ -200,7 +206,7 @@ bool learn_read(struct learn *l, size_t n, int64_t from, int64_t seen)
 			l->state = LEARN_SIZED;
 			changed = true;
 		}
-		if (l->xfer > 1 && l->last_n == l->xfer && n < l->xfer
+		if (l->xfer > 1 && l->last_n == l->xfer && n < l->xfer && on_time && l->last_on_time
 			   && ihi - bytes <= LEARN_MAX_NS) {
 			/* the last part after a full transfer: its delay beyond its bytes */
 			struct learn_sample s = { MAX(ilo - bytes, 0), MAX(ihi - bytes, 0),
@@ -222,6 +228,7 @@ bool learn_read(struct learn *l, size_t n, int64_t from, int64_t seen)
 	l->last2_n = l->last_n;
 	l->have_last = true;
 	l->last_n = n;
+	l->last_on_time = on_time;
 	l->last_from = from;
 	l->last_seen = seen;
 	l->last_streaming = streaming_now;

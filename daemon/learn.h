@@ -18,7 +18,9 @@
  *    streaming on whose middle one differs from both the others in size (a timer's
  *    hand-overs, which stream on in any size: then nothing is learned, and what was
  *    is withdrawn);
- *  - the hold by LEARN_SAMPLES samples, three quarters of them or more within
+ *  - the hold by LEARN_SAMPLES samples (of reads on time: their bounds no wider than
+ *    the least any read had and LEARN_STALL_NS; a read in a stall the sensors saw says
+ *    nothing of the adapter), three quarters of them or more within
  *    LEARN_SPREAD_NS (and a quarter of their least) of the least, as the reader's
  *    wake-ups date them: the timeout and the host's poll (a later one is taken for
  *    the sender's pause, not the adapter's);
@@ -35,8 +37,9 @@
  * proves it holds a byte less than a character, and no more can be known of it from
  * the traffic; it is taken as holding one up to a character and a half (xfer 1).
  * Once learned, a sample outside it widens it (said again), and when the samples the
- * cluster leaves out grow above a quarter of the last LEARN_RING, or a read streams
- * on before it was full, the model is withdrawn: the assumption again, learning anew.
+ * cluster leaves out grow above half of the last LEARN_RING (a machine that stalls
+ * makes some late), or reads stream on as a timer's, the model is withdrawn: the
+ * assumption again, learning anew.
  * The caller applies a change (learn_read's true) before its next read, and says it.
  */
 #ifndef PORTLOGD_LEARN_H
@@ -53,6 +56,7 @@
 #define LEARN_SPREAD_NS 1000000 /* the host's poll and the reader's own scatter, at most
 				 * (a full-speed USB frame), beyond a quarter of the hold */
 #define LEARN_MAX_NS 100000000  /* a last part later than this: not the adapter's */
+#define LEARN_STALL_NS 4000000  /* a read's bounds wider than the least by this: a stall */
 
 /* Why the model changed (the word for EV delivery's state=). */
 enum learn_state {
@@ -90,6 +94,8 @@ struct learn {
 	uint16_t pairs[LEARN_MAX_XFER + 1];     /* streaming pairs by size */
 	unsigned npairs;        /* all of them */
 	bool last_streaming;    /* the last read streamed on from the one before it */
+	int64_t width_min;      /* the least a read's bounds spanned (seen less from) */
+	bool last_on_time;      /* the last read's bounds no wider than that and 0.5 ms */
 	size_t last2_n;         /* the bytes of the read before the last */
 	unsigned triples, odd;  /* three reads streaming on; those of three sizes */
 	bool timer;             /* they showed a timer's hand-overs: nothing to learn (until
