@@ -51,8 +51,9 @@ struct rm_run *rm_new(const struct rm_machine *mc, size_t cap)
 	m->cut = calloc(cap + 1, sizeof(*m->cut));
 	m->line_t = calloc(cap + 1, sizeof(*m->line_t));
 	m->line_doubted = calloc(cap + 1, sizeof(*m->line_doubted));
+	m->unmarked = calloc(cap + 1, sizeof(*m->unmarked));
 	if (!m->wire || !m->data || !m->starts || !m->read_start || !m->doubted || !m->on_time
-	    || !m->line || !m->cut || !m->line_t || !m->line_doubted) {
+	    || !m->line || !m->cut || !m->line_t || !m->line_doubted || !m->unmarked) {
 		rm_free(m);
 		return NULL;
 	}
@@ -73,6 +74,7 @@ void rm_free(struct rm_run *m)
 	free(m->cut);
 	free(m->line_t);
 	free(m->line_doubted);
+	free(m->unmarked);
 	free(m);
 }
 
@@ -307,7 +309,7 @@ static void read_all(struct bench *b, struct reasm *r, const int64_t *t, const s
 /* ---- the checks ---- */
 
 /* The wrong boundaries not at a doubted read: each must be at the read its byte is in. */
-static unsigned check_boundaries(const struct rm_run *m)
+static unsigned check_boundaries(struct rm_run *m)
 {
 	const struct rm_machine *mc = &m->mc;
 	unsigned wrong = 0;
@@ -324,6 +326,7 @@ static unsigned check_boundaries(const struct rm_run *m)
 		/* a gap asked for that the device hides: the line says so once */
 		if (mc->want_ns > 0 && !m->line[i] && m->line_doubted[l])
 			continue;
+		m->unmarked[i] = !m->doubted[j];
 		if (!m->doubted[j] && wrong++ < 5 && mc->report)
 			fprintf(stderr, "%s: byte %zu: %s without a mark (silence %" PRId64
 				" us, gap %" PRId64 ")\n", mc->name, i,

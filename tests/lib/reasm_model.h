@@ -112,6 +112,7 @@ struct rm_run {
 	bool *line;              /* the first byte of a line */
 	bool *cut;               /* the first byte of a line after a delimiter's or max_len's */
 	bool *line_doubted;      /* the first byte of a line that holds a doubted read */
+	bool *unmarked;          /* a wrong boundary no doubt excuses (rm_result.wrong's) */
 	int64_t *line_t;         /* a line's date, at its first byte */
 	size_t read_first;       /* the first byte of the read being fed */
 	size_t emitted;          /* bytes in lines */

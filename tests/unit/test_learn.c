@@ -193,24 +193,18 @@ static struct rm_run *machine(struct reader *rd, const char *name, int64_t char_
 	return rd->m;
 }
 
-/* Wrong boundaries without a mark (as rm_play's check_boundaries counts them) at reads
- * a learned model judged (in_use) or not. */
+/* rm_play's wrong boundaries without a mark at reads a learned model judged (in_use),
+ * or at the others. */
 static unsigned wrong_at(const struct rm_run *m, const bool *in_use, bool learned)
 {
 	unsigned wrong = 0;
 
-	for (size_t i = 0, l = 0; i < m->n; i++) {
+	for (size_t i = 0; i < m->n; i++) {
 		size_t j = i;
 
-		if (m->line[i])
-			l = i;
-		if (m->line[i] == m->starts[i] || (m->line[i] && m->cut[i]) || m->doubted[i])
-			continue;
 		while (j > 0 && !m->read_start[j])
 			j--;
-		if (!m->line[i] && m->line_doubted[l])
-			continue;
-		wrong += !m->doubted[j] && in_use[j] == learned;
+		wrong += m->unmarked[i] && in_use[j] == learned;
 	}
 	return wrong;
 }
