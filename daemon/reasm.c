@@ -380,7 +380,8 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	 * the timeout less a character followed these bytes */
 	r->timeout_end = false;
 	if (r->len > 0 && r->dev.trigger > 1 && n < r->dev.trigger
-	    && r->gap_ns <= r->dev.timeout_ns - c + 1 && !contradicted) {
+	    && r->gap_ns <= r->dev.timeout_ns - (r->dev.whole ? r->dev.blur_ns : 0) - c + 1
+	    && !contradicted) {
 		emit(r, REASM_GAP);
 		r->timeout_end = true;
 	}

@@ -130,8 +130,10 @@ struct reasm_dev {
 				  * timeout; a known one, half a character for its interrupt */
 	bool whole;              /* with trigger: an adapter's transfers, never more than
 				  * trigger bytes at once (a FIFO's handler may take one more
-				  * that came meanwhile); timeout_ns is then its receive
-				  * timeout, blur_ns the host's poll after it */
+				  * that came meanwhile); timeout_ns is then the likeliest
+				  * delay of a short transfer's hand-over after its last byte,
+				  * blur_ns how far it may be either way: a quiet line of
+				  * timeout_ns less blur_ns is what a short read proves */
 };
 
 struct reasm {

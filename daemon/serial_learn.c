@@ -56,7 +56,7 @@ void serial_learn_apply(struct serial_port *p)
 		return;
 	p->learn_pending = false;
 	shown = learn_get(&p->learn, &m);
-	delivery_learned(d, shown ? m.xfer : 0, m.hold_lo_ns, m.hold_hi_ns);
+	delivery_learned(d, shown ? m.xfer : 0, m.hold_lo_ns, m.hold_ns, m.hold_hi_ns);
 	dev = delivery_model(d, r->char_ns);
 	gap = delivery_gap(d, p->gap_ns, c->gap_us == 0, r->char_ns);
 	reasm_set_dev(r, &dev);

@@ -132,13 +132,16 @@ bool delivery_learns(const struct delivery *d)
 	return d->kind == DELIVERY_USB && d->latency_ms < 0 && (!d->configured || d->learn);
 }
 
-void delivery_learned(struct delivery *d, unsigned xfer, int64_t lo_ns, int64_t hi_ns)
+void delivery_learned(struct delivery *d, unsigned xfer, int64_t lo_ns, int64_t ns,
+		      int64_t hi_ns)
 {
-	/* xfer 1: each byte alone, within hi_ns: an adapter that holds a byte that long */
+	/* xfer 1: each byte alone, within hi_ns: an adapter that holds a byte that long;
+	 * else the hold as dated (ns) the model's likeliest, reaching both bounds */
 	d->xfer = xfer > 1 ? xfer : 0;
 	d->learned = xfer > 0;
-	d->timeout_ns = xfer > 1 ? lo_ns : 0;
-	d->poll_ns = xfer > 1 ? hi_ns - lo_ns : 0;
+	ns = ns < lo_ns ? lo_ns : ns > hi_ns ? hi_ns : ns;
+	d->timeout_ns = xfer > 1 ? ns : 0;
+	d->poll_ns = xfer > 1 ? (ns - lo_ns > hi_ns - ns ? ns - lo_ns : hi_ns - ns) : 0;
 	if (d->learned)
 		d->hold_us = (unsigned)((hi_ns + 999) / 1000);
 	else
@@ -200,8 +203,9 @@ void delivery_find(const char *root, const char *devpath, bool pty, int latency_
 	}
 	if (dc->kind == DELIVERY_USB && dc->xfer > 0) {
 		d->xfer = dc->xfer;
-		d->timeout_ns = (int64_t)dc->hold_us * 1000;
-		d->poll_ns = (int64_t)dc->poll_us * 1000;
+		/* its timeout, then the host's poll: likeliest in the middle */
+		d->timeout_ns = (int64_t)dc->hold_us * 1000 + (int64_t)dc->poll_us * 500;
+		d->poll_ns = (int64_t)dc->poll_us * 500;
 		d->hold_us = dc->hold_us + dc->poll_us;
 	}
 }
@@ -281,9 +285,10 @@ struct reasm_dev delivery_model(const struct delivery *d, int64_t char_ns)
 		m.hold_ns = (int64_t)d->fifo * timeout;
 		m.blur_ns = timeout / 2;
 	} else if (d->kind == DELIVERY_USB && d->xfer > 1) {
-		/* on a receive timeout: a FIFO whose trigger is its transfer, handed over by
-		 * the host's poll after the timeout (its blur); a byte waits for xfer - 1
-		 * more, each up to the timeout after the one before, then the timeout */
+		/* on a receive timeout: a FIFO whose trigger is its transfer, a short one
+		 * handed over timeout_ns after its last byte, poll_ns either way (the host's
+		 * poll, the scatter learned); a byte waits for xfer - 1 more, each up to the
+		 * timeout after the one before, then the timeout */
 		m.trigger = d->xfer;
 		m.whole = true;
 		m.timeout_ns = d->timeout_ns;
@@ -306,8 +311,10 @@ int64_t delivery_gap(const struct delivery *d, int64_t gap_ns, bool gap_auto, in
 		 * over 3 characters: the FIFO shows those, and no shorter one (a silence
 		 * of 3 characters to the nanosecond it hides: the gap is a nanosecond more);
 		 * an adapter's receive timeout likewise shows those over its timeout less a
-		 * character, and a shorter one proves nothing: the gap is never made less */
-		floor = m.timeout_ns - char_ns + 1;
+		 * character, but its timeout is known only within the blur: the latest
+		 * decides what it may hide (a short read proves the least), and the gap is
+		 * never made less */
+		floor = m.timeout_ns + (m.whole ? m.blur_ns : 0) - char_ns + 1;
 		if (gap_auto && !m.whole)
 			return floor;
 	} else {

@@ -68,7 +68,7 @@ struct delivery {
 				 * (on a receive timeout: its timeout and the host's poll) */
 	/* USB on a receive timeout (configured usb:MS/SIZE, or learned: learn.h): its
 	 * transfers' size (0: the adapter is taken to hold a byte up to hold_us), the
-	 * timeout a quiet line proves, how much later the host may take a transfer */
+	 * likeliest delay of a short transfer after its last byte, how far either way */
 	unsigned xfer;
 	int64_t timeout_ns, poll_ns;
 	bool learned;           /* xfer and the timeout are the traffic's (delivery_learned) */
@@ -88,10 +88,11 @@ void delivery_find(const char *root, const char *devpath, bool pty, int latency_
  * says delivery = usb). */
 bool delivery_learns(const struct delivery *d);
 
-/* The learned receive timeout (learn.h: xfer bytes, the least and the latest delay of
- * a last part) in place of the assumption; xfer 1: each byte alone, held up to hi_ns;
- * xfer 0: the assumption again. */
-void delivery_learned(struct delivery *d, unsigned xfer, int64_t lo_ns, int64_t hi_ns);
+/* The learned receive timeout (learn.h: xfer bytes, the least, the dated and the latest
+ * delay of a last part) in place of the assumption; xfer 1: each byte alone, held up to
+ * hi_ns; xfer 0: the assumption again. */
+void delivery_learned(struct delivery *d, unsigned xfer, int64_t lo_ns, int64_t ns,
+		      int64_t hi_ns);
 
 /*
  * Sets a FIFO's trigger level (want > 0; DELIVERY_TRIGGER_AUTO: 1, rounded up by the

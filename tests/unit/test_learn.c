@@ -97,9 +97,9 @@ static void apply(struct reader *rd, struct reasm *r)
 		return;
 	rd->pending = false;
 	if (learn_get(&rd->l, &m))
-		delivery_learned(&rd->d, m.xfer, m.hold_lo_ns, m.hold_hi_ns);
+		delivery_learned(&rd->d, m.xfer, m.hold_lo_ns, m.hold_ns, m.hold_hi_ns);
 	else
-		delivery_learned(&rd->d, 0, 0, 0);
+		delivery_learned(&rd->d, 0, 0, 0, 0);
 	dev = delivery_model(&rd->d, rd->char_ns);
 	reasm_set_dev(r, &dev);
 	rd->gap_now = delivery_gap(&rd->d, rd->want_ns, rd->gap_auto, rd->char_ns);
@@ -179,7 +179,7 @@ static struct rm_run *machine(struct reader *rd, const char *name, int64_t char_
 	rd->learned_at_packet = -1;
 	/* what the daemon finds: an adapter whose timer Linux does not show */
 	rd->d = (struct delivery){ .kind = DELIVERY_USB, .latency_ms = -1 };
-	delivery_learned(&rd->d, 0, 0, 0);
+	delivery_learned(&rd->d, 0, 0, 0, 0);
 	assert_true(delivery_learns(&rd->d));
 	learn_init(&rd->l, char_ns, (int64_t)rd->d.hold_us * 1000);
 	dev = delivery_model(&rd->d, char_ns);
