@@ -306,6 +306,7 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	struct reasm_doubt d = { 0 };
 	int64_t slack, in_packet = 0;
 	bool began, contradicted, unpaced, doubt;
+	size_t before;
 
 	if (n == 0)
 		return;
@@ -361,7 +362,20 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 			r->doubt(r->ctx, &d);
 	}
 	began = r->len == 0;
+	before = r->len;
 	append(r, data, n, seen, seen_real);
+	/* the delimiter or max_len cut the read: the line its rest begins may hide the gap
+	 * asked for among those bytes too, and says so once */
+	if (r->len < before + n && r->len > 1 && r->want_ns > 0 && !r->hidden
+	    && end - (full.from - full.hold - c) >= r->want_ns + (int64_t)n * c) {
+		struct reasm_doubt h = { .why = REASM_HIDDEN, .stage = REASM_STAGE_DEVICE,
+					 .bytes = n, .joined = true, .t_mono = r->first_mono,
+					 .t_real = r->first_real };
+
+		r->hidden = true;
+		if (r->doubt != NULL)
+			r->doubt(r->ctx, &h);
+	}
 	keep_last(r, n, end, own, full.from, stage);
 	r->anchor_n += n;
 	if (began) {

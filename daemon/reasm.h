@@ -132,8 +132,9 @@ struct reasm_dev {
 				  * trigger bytes at once (a FIFO's handler may take one more
 				  * that came meanwhile); timeout_ns is then the likeliest
 				  * delay of a short transfer's hand-over after its last byte,
-				  * blur_ns how far it may be either way: a quiet line of
-				  * timeout_ns less blur_ns is what a short read proves */
+				  * blur_ns how far it may be either way (and a full one's
+				  * after its last byte): a quiet line of timeout_ns less
+				  * blur_ns is what a short read proves */
 };
 
 struct reasm {

@@ -136,7 +136,9 @@ void delivery_learned(struct delivery *d, unsigned xfer, int64_t lo_ns, int64_t 
 		      int64_t hi_ns)
 {
 	/* xfer 1: each byte alone, within hi_ns: an adapter that holds a byte that long;
-	 * else the hold as dated (ns) the model's likeliest, reaching both bounds */
+	 * else the hold as dated (ns) the model's likeliest, its blur reaching both bounds
+	 * (and so the host's poll a full transfer waits for: the samples' spread is that
+	 * poll's twice, the two reads' each) */
 	d->xfer = xfer > 1 ? xfer : 0;
 	d->learned = xfer > 0;
 	ns = ns < lo_ns ? lo_ns : ns > hi_ns ? hi_ns : ns;
@@ -203,9 +205,10 @@ void delivery_find(const char *root, const char *devpath, bool pty, int latency_
 	}
 	if (dc->kind == DELIVERY_USB && dc->xfer > 0) {
 		d->xfer = dc->xfer;
-		/* its timeout, then the host's poll: likeliest in the middle */
+		/* its timeout, then the host's poll: likeliest in the middle; the blur is the
+		 * whole poll, which a full transfer waits for after its last byte too */
 		d->timeout_ns = (int64_t)dc->hold_us * 1000 + (int64_t)dc->poll_us * 500;
-		d->poll_ns = (int64_t)dc->poll_us * 500;
+		d->poll_ns = (int64_t)dc->poll_us * 1000;
 		d->hold_us = dc->hold_us + dc->poll_us;
 	}
 }

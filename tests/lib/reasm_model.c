@@ -22,12 +22,13 @@ struct reasm_dev rm_dev_model(const struct rm_machine *mc)
 					   .blur_ns = (mc->latency_ns + RM_FRAME_NS) / 2 };
 	case RM_ADAPTER:
 		/* as the daemon gives an adapter it measured (delivery_model): its timeout
-		 * and the host's poll after it (the likeliest in the middle), a byte held up
-		 * to the whole transfer's time */
+		 * and the host's poll after it (the likeliest in the middle, the blur the
+		 * whole poll: a full transfer waits for it too), a byte held up to the whole
+		 * transfer's time */
 		return (struct reasm_dev){ .trigger = mc->xfer,
 					   .timeout_ns = mc->hold_ns + mc->poll_ns / 2,
 					   .hold_ns = (int64_t)mc->xfer * (mc->hold_ns + mc->poll_ns),
-					   .blur_ns = mc->poll_ns - mc->poll_ns / 2, .whole = true };
+					   .blur_ns = mc->poll_ns, .whole = true };
 	case RM_DIRECT:
 		break;
 	}
