@@ -25,7 +25,7 @@
 
 void conf_resolve_serial(struct conf_serial *s)
 {
-	s->frame_bits = 1 + s->tty.data_bits + (s->tty.parity != 'N') + s->tty.stop_bits;
+	s->frame_bits = drv_frame_bits(&s->tty);
 	s->char_ns = reasm_char_ns(s->tty.baud, s->frame_bits);
 	s->gap_ns = s->gap_us != 0 ? (int64_t)s->gap_us * 1000
 		    : reasm_auto_gap_ns(s->tty.baud, s->frame_bits);

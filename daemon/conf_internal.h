@@ -3,7 +3,10 @@
  *
  * conf_keys.c holds the key table and how each type of value is read and written,
  * conf_read.c the line reader, conf_check.c the checks across keys and the derived
- * values, conf_print.c the effective config. conf.h is the module's one public header.
+ * values, conf_print.c the effective config, conf_err.c the error every one of them
+ * reports through. conf.h is the module's one public header. The calls go one way:
+ * conf_read calls conf_check and conf_keys, conf_check conf_keys, conf_print
+ * conf_keys, and all of them conf_err, which calls none (tests/lint/include_cycles.sh).
  */
 #ifndef PORTLOGD_CONF_INTERNAL_H
 #define PORTLOGD_CONF_INTERNAL_H
@@ -106,7 +109,7 @@ extern const size_t conf_nkeys;
 /* Sets the table's defaults of one section, through the same parsers. */
 void conf_set_defaults(enum sect_kind kind, void *sect);
 
-/* ---- the parser's state and errors (conf_read.c) ---- */
+/* ---- the parser's state (conf_read.c) and its errors (conf_err.c) ---- */
 
 struct sect {
 	enum sect_kind kind;

@@ -12,7 +12,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -24,41 +23,6 @@
 #include "conf_internal.h"
 
 #define CONF_FILE_MAX (1024 * 1024)
-
-/* ---- errors ---- */
-
-void conf_vfail(struct parse *p, int line, const char *fmt, va_list ap)
-{
-	char msg[CONF_ERR_MAX];
-	int n;
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (p == NULL) {
-		fprintf(stderr, "portlogd: a default of the key table is wrong: %s\n", msg);
-		abort();
-	}
-	if (p->err_line != 0)
-		return;         /* keep the first error */
-	if (line < 1)
-		line = 1;       /* err_line 0 means no error: an empty file fails at line 1 */
-	p->err_line = line;
-	n = snprintf(p->err, p->errlen, "%s:%d: ", p->path, line);
-	if (n < 0 || (size_t)n >= p->errlen)
-		return;
-	/* the message quotes the file, which can hold any byte: keep control
-	 * characters (a terminal's escapes) and non-ASCII bytes out, as \xHH */
-	for (const unsigned char *m = (const unsigned char *)msg; *m != '\0'; m++) {
-		bool plain = *m >= 0x20 && *m < 0x7f;
-
-		if ((size_t)n + (plain ? 1 : 4) >= p->errlen)
-			break;
-		if (plain)
-			p->err[n++] = (char)*m;
-		else
-			n += snprintf(p->err + n, p->errlen - n, "\\x%02x", *m);
-	}
-	p->err[n] = '\0';
-}
 
 /* ---- the line parser ---- */
 

@@ -13,6 +13,7 @@
 #include "flush.h"
 #include "libc.h"
 #include "log.h"
+#include "relaxed.h"
 #include "thread.h"
 
 #define OUT_MIN (1024 * 1024)
@@ -175,8 +176,6 @@ void flush_fini(struct flusher *f)
 	f->cmd_fd = f->reopened_fd = f->clock_fd = -1;
 	f->pkt = NULL;
 }
-
-#define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 
 static void flush_count(const void *obj, struct part_counts *c)
 {

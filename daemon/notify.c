@@ -14,8 +14,8 @@
 #include "clockq.h"
 #include "log.h"
 #include "notify.h"
+#include "relaxed.h"
 
-#define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 #define STALL_TEST_AFTER_PINGS 2   /* healthy pings before PORTLOGD_TEST_STALL bites */
 
 void notify_init(struct notify *n, struct parts *ps)

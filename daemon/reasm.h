@@ -227,7 +227,14 @@ void reasm_expire(struct reasm *r, int64_t now_mono);
 /* Ends the packet in progress unconditionally. */
 void reasm_flush(struct reasm *r);
 
-/* Character time in ns for a baud rate and frame size (start + data + parity + stop bits). */
+/*
+ * Character time in ns for a baud rate and frame size (start + data + parity + stop
+ * bits; drv_frame_bits), 0 without a baud. The one computation of it: the reader's
+ * (conf's char_ns), --check-system's, --replay's pacing, lateness and splits.
+ * Rounded up: never shorter than the wire's own character, so that a deadline built
+ * on it (a packet's end, a gap of n characters) is never early and a replay never
+ * sends faster than the baud; dating back n bytes by it errs by at most n ns.
+ */
 int64_t reasm_char_ns(unsigned baud, unsigned frame_bits);
 
 /* 3.5 character times, the Modbus RTU inter-frame gap, rounded up to whole microseconds. */

@@ -7,6 +7,7 @@
 #include "clock.h"
 #include "fmt.h"
 #include "log.h"
+#include "relaxed.h"
 #include "sampler.h"
 #include "thread.h"
 
@@ -57,8 +58,6 @@ void sampler_fini(struct sampler *s)
 	source_fini(&s->src);
 	sem_destroy(&s->go);
 }
-
-#define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 
 static void sampler_count(const void *obj, struct part_counts *c)
 {

@@ -13,9 +13,9 @@
 
 #include "clock.h"
 #include "libc.h"
+#include "relaxed.h"
 #include "sensor.h"
 
-#define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 #define ST(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))

@@ -130,14 +130,6 @@ bool serial_parts(struct serial_port *p, struct parts *ps);
 int serial_open(struct serial_port *p);
 
 int serial_start(struct serial_port *p, int *degraded);
-
-/* serial_learn.c, for the reader: an adapter's hold learned from its reads. At each
- * open (after the delivery is applied), after each read, before each read or wait
- * (a change of model: applied, EV delivery), and the port's STAT fields. */
-void serial_learn_open(struct serial_port *p, int64_t char_ns);
-void serial_learn_read(struct serial_port *p, size_t n, int64_t from, int64_t seen);
-void serial_learn_apply(struct serial_port *p);
-void serial_learn_stat(const struct serial_port *p, struct fmt_kv *kv);
 /* After the stop fd has been signalled. Interrupts a lines thread's TIOCMIWAIT
  * with SIGUSR1, whose handler main installs without SA_RESTART. */
 void serial_join(struct serial_port *p);

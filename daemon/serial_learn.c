@@ -5,10 +5,10 @@
 #include "clock.h"
 #include "delivery.h"
 #include "fmt.h"
-#include "serial.h"
+#include "relaxed.h"
+#include "serial_internal.h"
 
 #define ST(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
-#define LOADR(x) atomic_load_explicit(&(x), memory_order_relaxed)
 
 /* The model in use, for STAT (the flusher reads it). */
 static void publish(struct serial_port *p)
@@ -88,9 +88,9 @@ void serial_learn_apply(struct serial_port *p)
 
 void serial_learn_stat(const struct serial_port *p, struct fmt_kv *kv)
 {
-	if (!LOADR(p->dlv_learning))
+	if (!LD(p->dlv_learning))
 		return;
-	fmt_kv_str(kv, "delivery", learn_state_name((enum learn_state)LOADR(p->dlv_state)));
-	fmt_kv_i64(kv, "hold_us", LOADR(p->dlv_hold_us));
-	fmt_kv_u64(kv, "xfer", LOADR(p->dlv_xfer));
+	fmt_kv_str(kv, "delivery", learn_state_name((enum learn_state)LD(p->dlv_state)));
+	fmt_kv_i64(kv, "hold_us", LD(p->dlv_hold_us));
+	fmt_kv_u64(kv, "xfer", LD(p->dlv_xfer));
 }

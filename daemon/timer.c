@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "relaxed.h"
 #include "thread.h"
 #include "timer.h"
 
@@ -84,8 +85,6 @@ static void *timer_thread(void *arg)
 	}
 	return NULL;
 }
-
-#define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 
 static void timer_count(const void *obj, struct part_counts *c)
 {

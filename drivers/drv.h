@@ -33,6 +33,12 @@ struct drv_serial_config {
 	int rx_trigger;                 /* DELIVERY_TRIGGER_AUTO, _KEEP, or a level in bytes */
 };
 
+/* Bits of one character on the wire: start, data, parity (none with N), stop. */
+static inline unsigned drv_frame_bits(const struct drv_serial_config *t)
+{
+	return 1 + t->data_bits + (t->parity != 'N') + t->stop_bits;
+}
+
 struct drv_serial_ops {
 	const char *name;           /* shown in EV open lines: driver=NAME */
 	/* Opens the device at `path` (resolved to its real path) and sets it as

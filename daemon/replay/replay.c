@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "export.h"
 #include "fmt.h"
+#include "reasm.h"
 #include "replay.h"
 #include "thread.h"
 
@@ -181,7 +182,7 @@ static void add_packet(struct load *ld, struct export *x, struct export_src *s,
 	p = &r->pkt[r->npkt++];
 	*p = (struct replay_pkt){
 		.t = t, .off = r->data_len, .file = x->file, .lineno = x->lineno, .len = (uint32_t)l->len,
-		.char_ns = s->baud ? (uint32_t)((uint64_t)s->char_bits * NS_PER_S / s->baud) : 0,
+		.char_ns = (uint32_t)reasm_char_ns(s->baud, s->char_bits),
 		.gap_ns = rs->gap_ns, .src = s->idx,
 	};
 	r->data_len += l->len;

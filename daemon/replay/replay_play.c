@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "reasm.h"
 #include "rec.h"
 #include "replay.h"
 
@@ -47,10 +48,7 @@ static void out_cfg(struct replay_out *o)
 
 static int64_t char_ns(const struct replay_out *o)
 {
-	const struct drv_serial_config *t = &o->cfg.tty;
-	unsigned bits = 1 + t->data_bits + (t->parity != 'N') + t->stop_bits;
-
-	return o->baud ? (int64_t)bits * NS_PER_S / o->baud : 0;
+	return reasm_char_ns(o->baud, drv_frame_bits(&o->cfg.tty));
 }
 
 static int open_one(struct replay_out *o)

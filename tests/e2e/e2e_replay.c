@@ -288,8 +288,9 @@ static void to_existing_pty(void **state)
 	assert_true(master >= 0);
 	t0 = tu_mono_ns();
 	assert_int_equal(replay(err, sizeof(err), "--source", "plc", "--to", slave, log, NULL), 0);
-	/* 0.5 s from the first packet to the last, and 5 characters at 9600 baud after it */
-	assert_true(tu_mono_ns() - t0 >= 500000000 + 5 * 1041666);
+	/* 0.5 s from the first packet to the last, and 5 characters at 9600 baud after it
+	 * (reasm_char_ns: 1e10 / 9600 rounded up) */
+	assert_true(tu_mono_ns() - t0 >= 500000000 + 5 * 1041667);
 	assert_int_equal(fcntl(master, F_SETFL, O_NONBLOCK), 0);
 	while (have < (ssize_t)sizeof(got) && (n = read(master, got + have, sizeof(got) - (size_t)have)) > 0)
 		have += n;

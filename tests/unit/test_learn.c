@@ -37,7 +37,7 @@ static uint64_t rng(void)
 }
 
 /* The reader: on time within lat, its sensors' bound within slack before; the port's
- * delivery and learner, applied between packets as serial.c does. */
+ * delivery and learner, applied between packets as serial_learn.c does. */
 struct reader {
 	int64_t lat, slack;
 	int64_t stall_every;        /* 0: none; else about one wake-up in this many stalls */
@@ -87,7 +87,7 @@ static void r_plan(void *ctx, struct rm_plan *p)
 	p->slack = (int64_t)(rng() % (uint64_t)(rd->slack + 1));
 }
 
-/* The port's model, as serial.c applies it: before the next read. */
+/* The port's model, as serial_learn.c applies it: before the next read. */
 static void apply(struct reader *rd, struct reasm *r)
 {
 	struct learn_model m;
