@@ -365,7 +365,6 @@ void conf_validate(struct parse *p)
 	}
 	validate_old_names(p);
 	validate_metrics(p, &c->logger);
-	if (p->err_line == 0 && c->nserial + c->nparallel == 0)
-		fail(p, p->line, "no %s section: nothing to log; add at least one port",
-		     conf_sect_list(list, sizeof(list), true));
+	/* no port: valid (the package's config until one is written); the daemon runs,
+	 * opens nothing and says so (main.c, --check-system's ports row) */
 }

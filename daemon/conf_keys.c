@@ -638,43 +638,104 @@ static void idle_print(FILE *out, const struct key *k, const void *sect)
 		fputs(conf_idle_name(t->idle_scope), out);
 }
 
-/* delivery = auto | direct | fifo:N | usb:MS (delivery.h) */
+/* Milliseconds with up to 3 decimals ("1", "0.5", "1.125") into *us, at most max_ms;
+ * the end of what it read into *end. -1 when there is none. */
+static int parse_ms(const char *s, const char **end, unsigned max_ms, unsigned *us)
+{
+	unsigned long long v = 0;
+	unsigned frac = 0, digits = 0;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	while (isdigit((unsigned char)*s) && v <= max_ms)
+		v = v * 10 + (unsigned)(*s++ - '0');
+	if (*s == '.') {
+		s++;
+		while (isdigit((unsigned char)*s) && digits < 3) {
+			frac = frac * 10 + (unsigned)(*s++ - '0');
+			digits++;
+		}
+		if (digits == 0 || isdigit((unsigned char)*s))
+			return -1;
+		while (digits++ < 3)
+			frac *= 10;
+	}
+	if (v > max_ms || (v == max_ms && frac > 0))
+		return -1;
+	*us = (unsigned)v * 1000 + frac;
+	*end = s;
+	return 0;
+}
+
+/* delivery = auto | direct | fifo:N | usb:MS | usb:MS/SIZE[/POLL] (delivery.h) */
 static int delivery_parse(const struct ctx *x, void *sect)
 {
 	struct conf_serial *sp = sect;
-	struct ctx num = *x;
+	struct delivery_conf dc = { .kind = -1 };
+	const char *v = x->value, *e;
 	unsigned long long n = 0;
+	char *end;
 
 	for (const struct word *w = w_delivery; w->word != NULL; w++) {
 		size_t len = strlen(w->word);
 		bool takes_n = w->value == DELIVERY_FIFO || w->value == DELIVERY_USB;
 
-		if (strncmp(x->value, w->word, len) != 0
-		    || x->value[len] != (takes_n ? ':' : '\0'))
-			continue;
-		num.value = x->value + len + (takes_n ? 1 : 0);
-		if (takes_n && parse_uint(&num, (unsigned long long)x->k->min,
-					  (unsigned long long)x->k->max, &n) < 0)
-			return -1;
-		sp->tty.delivery = w->value;
-		sp->tty.delivery_n = (unsigned)n;
-		return 0;
+		if (strncmp(v, w->word, len) == 0 && (v[len] == (takes_n ? ':' : '\0')
+						     || (w->value == DELIVERY_USB && v[len] == '\0'))) {
+			dc.kind = w->value;
+			v += len + (v[len] == ':' ? 1 : 0);
+			break;
+		}
 	}
+	if (dc.kind == DELIVERY_FIFO) {
+		struct ctx num = *x;
+
+		num.value = v;
+		if (parse_uint(&num, (unsigned long long)x->k->min, (unsigned long long)x->k->max,
+			       &n) < 0)
+			return -1;
+		dc.trigger = (unsigned)n;
+	} else if (dc.kind == DELIVERY_USB && *v == '\0') {
+		/* usb alone: an adapter whose hold is not known: learned from its traffic */
+	} else if (dc.kind == DELIVERY_USB) {
+		/* MS, then /SIZE and /POLL: milliseconds with up to 3 decimals */
+		if (parse_ms(v, &e, DELIVERY_MAX, &dc.hold_us) < 0 || dc.hold_us == 0)
+			goto bad;
+		if (*e == '/') {
+			errno = 0;
+			n = strtoull(e + 1, &end, 10);
+			if (!isdigit((unsigned char)e[1]) || errno != 0 || n < 2 || n > 512)
+				goto bad;
+			dc.xfer = (unsigned)n;
+			dc.poll_us = DELIVERY_USB_POLL_US;
+			e = end;
+			if (*e == '/' && parse_ms(e + 1, &e, DELIVERY_MAX, &dc.poll_us) < 0)
+				goto bad;
+		}
+		if (*e != '\0')
+			goto bad;
+	} else if (dc.kind < 0) {
+		goto bad;
+	}
+	sp->tty.delivery = dc;
+	return 0;
+bad:
 	CTX_FAIL(x, "'%s' is not a delivery; expected auto, direct, fifo:N (a 16550-type FIFO "
-		 "with receive trigger level N bytes) or usb:MS (an adapter that holds bytes up "
-		 "to MS milliseconds), N and MS from %lld to %lld", x->value, x->k->min, x->k->max);
+		 "with receive trigger level N bytes, %lld to %lld), usb (an adapter whose hold is "
+		 "learned from its traffic), usb:MS (one that holds a byte up to MS milliseconds) or usb:MS/SIZE[/POLL] (one that hands over a "
+		 "transfer of SIZE bytes, 2 to 512, or the rest MS after the last byte, taken by "
+		 "the host up to POLL later; portlogd --calibrate measures them); MS and POLL "
+		 "up to %lld, with up to 3 decimals", x->value, x->k->min, x->k->max, x->k->max);
 	return -1;
 }
 
 static void delivery_print(FILE *out, const struct key *k, const void *sect)
 {
 	const struct conf_serial *sp = sect;
+	char text[64];
 
 	(void)k;
-	if (sp->tty.delivery == DELIVERY_FIFO || sp->tty.delivery == DELIVERY_USB)
-		fprintf(out, "%s:%u", delivery_kind_name(sp->tty.delivery), sp->tty.delivery_n);
-	else
-		fputs(delivery_kind_name(sp->tty.delivery), out);
+	fputs(delivery_conf_text(&sp->tty.delivery, text, sizeof(text)), out);
 }
 
 static void strobe_print(FILE *out, const struct key *k, const void *sect)

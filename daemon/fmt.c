@@ -34,6 +34,7 @@ static const struct {
 	[EV_RELAY_LOST] = { "relay-lost", LOG_WARNING },
 	[EV_APP_SETTINGS] = { "app-settings", LOG_NOTICE },
 	[EV_JOURNAL_LOST] = { "journal-lost", LOG_WARNING },
+	[EV_DELIVERY] = { "delivery", LOG_NOTICE },
 };
 _Static_assert(sizeof(events) / sizeof(events[0]) == EV_NCODES,
 	       "every enum ev_code needs its row in events[]");

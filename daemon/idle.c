@@ -37,12 +37,43 @@ enum conf_idle idle_plan(const struct conf *c, cpu_set_t *cpus)
 	free(t);
 	if (c->timer.idle_scope == CONF_IDLE_PINNED)
 		return CONF_IDLE_PINNED;        /* as asked, even with threads left free */
-	return all && any ? CONF_IDLE_PINNED : CONF_IDLE_GLOBAL;
+	if (!any)
+		return CONF_IDLE_OFF;           /* auto: no real-time wake-up (no port) */
+	return all ? CONF_IDLE_PINNED : CONF_IDLE_GLOBAL;
+}
+
+int idle_c1_us(const char *root)
+{
+	char name[64], lat[32];
+
+	/* cpu0's states in order; the first that is not POLL halts the CPU (C1, haltpoll) */
+	for (int st = 0; st < 16; st++) {
+		if (rootfs_read(root, name, sizeof(name), IDLE_STATE_FILE, 0, st, "name") < 0
+		    || rootfs_read(root, lat, sizeof(lat), IDLE_STATE_FILE, 0, st, "latency") < 0)
+			return -1;
+		if (strcmp(name, "POLL") != 0)
+			return atoi(lat);
+	}
+	return -1;
+}
+
+int idle_us(const struct conf *c, const char *root)
+{
+	int us;
+
+	if (c->timer.idle_scope != CONF_IDLE_AUTO)
+		return c->timer.idle_us;
+	us = idle_c1_us(root);
+	return us < 0 ? 0 : us;
 }
 
 enum conf_idle idle_cpus(const struct conf *c, const char *root, cpu_set_t *cpus)
 {
 	enum conf_idle scope = idle_plan(c, cpus);
+
+	/* auto with no idle state to keep the CPUs from (no cpuidle driver): nothing held */
+	if (c->timer.idle_scope == CONF_IDLE_AUTO && scope != CONF_IDLE_OFF && idle_c1_us(root) < 0)
+		return CONF_IDLE_OFF;
 
 	/* a UART's byte wakes its reader from the CPU its interrupt goes to */
 	if (scope == CONF_IDLE_PINNED)
@@ -90,7 +121,7 @@ void idle_hold(struct idle *s, const struct conf *c, const char *root)
 	memset(s, 0, sizeof(*s));
 	s->dma_fd = -1;
 	s->err_cpu = -1;
-	s->us = c->timer.idle_us;
+	s->us = idle_us(c, root);
 	s->scope = idle_cpus(c, root, &cpus);
 	if (s->scope == CONF_IDLE_OFF)
 		return;

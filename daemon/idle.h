@@ -13,7 +13,11 @@
  *    threads are pinned to (and those our UARTs' interrupts are routed to, where
  *    a byte's wake-up starts); the other CPUs may sleep. A sysfs value outlives
  *    the process, so the value found is put back at stop.
- *  - auto: pinned:0 when every real-time thread is pinned, else global:0.
+ *  - auto: the CPUs may halt (C1, or haltpoll's state: the first idle state that
+ *    is not POLL) but sleep no deeper: pinned:L when every real-time thread is
+ *    pinned, else global:L, L that state's exit latency on this machine; off with no
+ *    real-time thread (no port) or no cpuidle driver. global:0 or pinned:0 keep
+ *    the CPUs polling: a benchmark's setting (tests/bench/RESULTS.md, bench_idle).
  *  - off.
  *
  * The cpuidle governors take the lower of the global and the per-CPU limit
@@ -29,6 +33,7 @@
 #include "conf.h"
 
 #define IDLE_QOS_FILE "/sys/devices/system/cpu/cpu%d/power/pm_qos_resume_latency_us"
+#define IDLE_STATE_FILE "/sys/devices/system/cpu/cpu%d/cpuidle/state%d/%s"
 #define IDLE_MAX_CPUS 64        /* CPUs held at once; more are a config nobody runs */
 
 struct idle_cpu {
@@ -58,8 +63,16 @@ struct idle {
 enum conf_idle idle_plan(const struct conf *c, cpu_set_t *cpus);
 
 /* idle_plan, and for PINNED also the CPUs the config's serial ports' interrupts
- * are routed to (irq_serial_cpus, below root): the CPUs idle_hold holds. */
+ * are routed to (irq_serial_cpus, below root): the CPUs idle_hold holds; auto with
+ * no cpuidle driver below root holds none (OFF). */
 enum conf_idle idle_cpus(const struct conf *c, const char *root, cpu_set_t *cpus);
+
+/* The exit latency in us of cpu0's first idle state that is not POLL (C1), below
+ * root; -1 when there is none (no cpuidle driver). */
+int idle_c1_us(const char *root);
+
+/* The latency held: the config's, or for auto idle_c1_us (0 when there is none). */
+int idle_us(const struct conf *c, const char *root);
 
 /*
  * Holds what idle_cpus says, below root ("" or "/" live, a fixture in tests).

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "calibrate.h"
 #include "checksys.h"
 #include "clock.h"
 #include "conf.h"
@@ -76,6 +77,7 @@ static void usage(FILE *out)
 		"       portlogd --replay [--source NAME (--to PATH | --pty LINK)]... [--speed X]\n"
 		"                [--since TIME] [--until TIME] [--dir rx|tx] LOG...\n"
 		"                                        (portlogd --replay --help)\n"
+		"       portlogd --calibrate PORT [--to PORT2] [--baud N] [--format 8N1]\n"
 		"Records every byte on serial ports and every change on input pins, with its\ntime, to a text log.\n\n"
 		"  -c, --config FILE   config file (default " DEFAULT_CONFIG ")\n"
 		"  -f, --foreground    stay in the foreground, diagnostics to stderr\n"
@@ -87,6 +89,8 @@ static void usage(FILE *out)
 		"                      PulseView); its options: portlogd --export pcapng --help\n"
 		"      --replay        play a log's packets again into a pty or a port, at their\n"
 		"                      times; its options: portlogd --replay --help\n"
+		"      --calibrate     measure how a port's device hands bytes over, through a\n"
+		"                      loopback; prints its delivery = line (--calibrate --help)\n"
 		"  -V, --version       print the version and exit\n"
 		"  -h, --help          print this help and exit\n\n"
 		"Exit status: 0 clean stop, 78 config error, 1 other start-up error;\n"
@@ -595,6 +599,11 @@ static int run(struct daemon *d)
 	notify_init(&d->notify, &d->parts);
 	d->notify.rt = &d->rt;     /* STATUS= says whether real time is fully in place */
 	event_start(d);
+	if (d->conf.nserial + d->conf.nparallel == 0)
+		log_warn("%s has no port: running, logging nothing, opening no device; add a "
+			 "[serial NAME] section with its device and baud (portlogd.conf(5)), check it "
+			 "with portlogd --check-config, then systemctl restart portlogd",
+			 d->conf.path);
 	setup_irqs(d);
 	if (!setup_rt(d))
 		return 1;
@@ -699,6 +708,8 @@ int main(int argc, char **argv)
 			return export_main(argc, argv);
 		if (strcmp(argv[i], "--replay") == 0)
 			return replay_main(argc, argv);
+		if (strcmp(argv[i], "--calibrate") == 0 || strncmp(argv[i], "--calibrate=", 12) == 0)
+			return calibrate_main(argc, argv);
 	}
 	while ((opt = getopt_long(argc, argv, "c:fVh", opts, NULL)) != -1) {
 		switch (opt) {
@@ -743,6 +754,9 @@ int main(int argc, char **argv)
 	if (check) {
 		conf_print(&d.conf, stdout);
 		print_memory(&d.conf);
+		if (d.conf.nserial + d.conf.nparallel == 0)
+			fprintf(stderr, "portlogd: %s: no port: the service would run and log "
+				"nothing; add a [serial NAME] section (portlogd.conf(5))\n", config);
 		return 0;
 	}
 	if (check_system)

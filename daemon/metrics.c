@@ -44,6 +44,11 @@ static const struct row {
 	  "EV late-delivery marks: reads whose packet boundaries are in doubt (STAT late=)." },
 	{ "port_reopens_total", PORTS, "reopens",
 	  "Times the port came back after it was lost (STAT reopens=)." },
+	{ "delivery_hold_seconds", K(PART_SERIAL), "hold_us",
+	  "An adapter whose hold Linux does not show: the hold in use, assumed or learned from "
+	  "its traffic (STAT hold_us=)." },
+	{ "delivery_transfer_bytes", K(PART_SERIAL), "xfer",
+	  "Its transfer size as learned; 1: each byte alone, 0: not known (STAT xfer=)." },
 	{ "held_bytes_total", K(PART_SERIAL), "held_bytes",
 	  "Bytes that came while no daemon ran, from a port kept open across a restart "
 	  "(STAT held_bytes=)." },

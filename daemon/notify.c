@@ -94,7 +94,10 @@ size_t notify_status_text(char *buf, size_t len, const struct notify_figures *fi
 
 	if (fig->stalled != NULL)
 		k = snprintf(buf, len, "watchdog withheld: thread %s stalled; ", fig->stalled);
-	if (k >= 0 && (size_t)k < len)
+	if (k >= 0 && (size_t)k < len && fig->ports == 0)
+		k += snprintf(buf + k, len - (size_t)k, "no port configured: logging nothing; add a "
+			      "[serial NAME] section (portlogd.conf(5))");
+	else if (k >= 0 && (size_t)k < len)
 		k += snprintf(buf + k, len - (size_t)k,
 			      "%u/%u ports up, %" PRIu64 " records, %" PRIu64 " drops, %" PRIu64
 			      " overruns, %" PRIu64 " lines", fig->ports_up, fig->ports,

@@ -27,6 +27,7 @@ static void emit(struct reasm *r, enum reasm_end end)
 
 	r->len = 0;
 	r->first_read_n = 0;
+	r->hidden = false;
 	r->emit(r->ctx, &pkt);
 }
 
@@ -42,6 +43,12 @@ static int64_t byte_mono(const struct reasm *r, size_t n, size_t i, int64_t now_
 void reasm_set_dev(struct reasm *r, const struct reasm_dev *dev)
 {
 	r->dev = *dev;
+}
+
+void reasm_set_gap(struct reasm *r, int64_t gap_ns, int64_t want_ns)
+{
+	r->gap_ns = gap_ns;
+	r->want_ns = want_ns > 0 && want_ns < gap_ns ? want_ns : 0;
 }
 
 void reasm_on_doubt(struct reasm *r, reasm_doubt_fn *fn)
@@ -70,8 +77,10 @@ static struct handover handover(const struct reasm *r, size_t n, bool blur)
 	const struct reasm_dev *d = &r->dev;
 	/* a FIFO: two hand-overs or more (the last the trigger's or the timeout's);
 	 * fewer than the trigger came by its RX timeout, the trigger's worth with its
-	 * last byte; an adapter, or a FIFO of level unknown: anywhere in its hold */
-	bool two = d->trigger > 1 && n > d->trigger + 1;
+	 * last byte (its handler may take one more; an adapter's transfer holds at most
+	 * the trigger's); an adapter on a timer, or a FIFO of level unknown: anywhere
+	 * in its hold */
+	bool two = d->trigger > 1 && n > d->trigger + !d->whole;
 	int64_t mid = two ? d->timeout_ns / 2 : d->trigger > 1 ? (n < d->trigger ? d->timeout_ns : 0)
 		      : d->blur_ns;
 	int64_t b = !blur ? 0 : two ? d->blur_ns + mid : d->blur_ns;
@@ -82,10 +91,11 @@ static struct handover handover(const struct reasm *r, size_t n, bool blur)
 }
 
 /* Bytes of a read beyond what one hand-over holds (a FIFO: its trigger and one more;
- * a wire with no device: one; a pty, an adapter: no limit known), a character each. */
+ * an adapter of known transfers: one transfer; a wire with no device: one; a pty, an
+ * adapter on a timer: no limit known), a character each. */
 static int64_t extra(const struct reasm *r, size_t n)
 {
-	size_t cap = r->dev.trigger > 1 ? r->dev.trigger + 1
+	size_t cap = r->dev.trigger > 1 ? r->dev.trigger + !r->dev.whole
 		     : r->dev.hold_ns == 0 && r->char_ns > 0 ? 1 : n;
 
 	return n > cap ? (int64_t)(n - cap) : 0;
@@ -204,6 +214,18 @@ static void doubt_of(const struct reasm *r, size_t n, const struct reasm_read *r
 	d->joined = MAX(lo, 0) / 2 + hi / 2 < r->gap_ns;
 }
 
+/* Can the read hide a silence of want_ns among its bytes, or (joining the packet in
+ * progress) just before them, with the packet not marked yet? (reasm_set_gap) */
+static bool hides(const struct reasm *r, size_t n, int64_t end, const struct view *v)
+{
+	int64_t span = r->want_ns + (int64_t)n * r->char_ns;
+
+	if (r->want_ns == 0 || r->hidden)
+		return false;
+	return (n > 1 && end - (v->from - v->hold - r->char_ns) >= span)
+	       || (r->len > 0 && end - v->ho.lo - last_lo(r, false, v->blur) >= span);
+}
+
 /* ---- reads ---- */
 
 /* Adds the bytes of a read to the packet in progress (or begins one), dated from
@@ -299,6 +321,7 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	struct reasm_doubt d = { 0 };
 	int64_t slack, in_packet = 0;
 	bool began, contradicted, unpaced, doubt;
+	size_t before;
 
 	if (n == 0)
 		return;
@@ -331,21 +354,42 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	unpaced = slack < 0;
 	doubt = contradicted || unpaced || doubtful(r, n, end, &full, false);
 	if (doubt) {
-		int64_t first = byte_mono(r, n, 0, seen);
-
 		doubt_of(r, n, rd, end, &full, &mine, contradicted, unpaced ? -slack : 0, stage,
 			 wire, &d);
 		if (in_packet < 0)
 			d.joined = true;        /* its mark then covers the whole packet */
+	} else if (hides(r, n, end, &full)) {
+		d = (struct reasm_doubt){ .why = REASM_HIDDEN, .stage = REASM_STAGE_DEVICE,
+					  .bytes = n, .joined = r->len > 0,
+					  .wait_ns = r->len > 0 ? MAX(est_silence(r, n, seen), 0) : 0 };
+	}
+	if (d.why != 0) {
+		int64_t first = byte_mono(r, n, 0, seen);
+
 		r->first_read_n = 0;    /* a packet with a doubt keeps the date it has */
 		if (!d.joined && r->len > 0)
 			emit(r, REASM_GAP);
+		/* a doubt marks the packet the bytes join or begin: no other for want_ns */
+		r->hidden = r->want_ns > 0;
 		d.t_mono = r->len > 0 ? r->first_mono : first;
 		d.t_real = r->len > 0 ? r->first_real : seen_real - (seen - first);
 		say_doubt(r, &d);
 	}
 	began = r->len == 0;
+	before = r->len;
 	append(r, data, n, seen, seen_real);
+	/* the delimiter or max_len cut the read: the line its rest begins may hide the gap
+	 * asked for among those bytes too, and says so once */
+	if (r->len < before + n && r->len > 1 && r->want_ns > 0 && !r->hidden
+	    && end - (full.from - full.hold - c) >= r->want_ns + (int64_t)n * c) {
+		struct reasm_doubt h = { .why = REASM_HIDDEN, .stage = REASM_STAGE_DEVICE,
+					 .bytes = n, .joined = true, .t_mono = r->first_mono,
+					 .t_real = r->first_real };
+
+		r->hidden = true;
+		if (r->doubt != NULL)
+			r->doubt(r->ctx, &h);
+	}
 	keep_last(r, n, end, own, full.from, stage);
 	r->anchor_n += n;
 	if (began) {
@@ -354,7 +398,7 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	}
 	if (!began && r->first_read_n > 0)
 		redate(r, n, seen);
-	if (began && r->len == n && r->dev.hold_ns > 0 && r->dev.trigger == 0 && !doubt) {
+	if (began && r->len == n && r->dev.hold_ns > 0 && r->dev.trigger == 0 && d.why == 0) {
 		/* an adapter's read that began a packet: dated from the middle of the
 		 * hold until its next transfer may say better */
 		r->first_read_n = n;
@@ -364,7 +408,8 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	 * the timeout less a character followed these bytes */
 	r->timeout_end = false;
 	if (r->len > 0 && r->dev.trigger > 1 && n < r->dev.trigger
-	    && r->gap_ns <= r->dev.timeout_ns - c + 1 && !contradicted) {
+	    && r->gap_ns <= r->dev.timeout_ns - (r->dev.whole ? r->dev.blur_ns : 0) - c + 1
+	    && !contradicted) {
 		emit(r, REASM_GAP);
 		r->timeout_end = true;
 	}

@@ -72,8 +72,11 @@ enum reasm_doubt_case {
 	REASM_STALL,             /* the path to the reader may have held them back (a sensor
 				  * saw it stall, or cannot rule out what it cannot see, or
 				  * the wire proved it): they may have come earlier */
+	REASM_HIDDEN,            /* the device resolves no silence as short as the gap asked
+				  * for (reasm_set_gap): one may hide among the bytes of this
+				  * line from here on, or just before them (once a line) */
 };
-#define REASM_DOUBT_CASES (REASM_STALL + 1)    /* for tables indexed by the case */
+#define REASM_DOUBT_CASES (REASM_HIDDEN + 1)   /* for tables indexed by the case */
 
 /* The stage between the wire and read() whose bound made a doubt. */
 enum reasm_stage {
@@ -125,6 +128,13 @@ struct reasm_dev {
 				  * way, never after the hand-over): an adapter on its own
 				  * timer, half its hold; a FIFO of unknown trigger, half its
 				  * timeout; a known one, half a character for its interrupt */
+	bool whole;              /* with trigger: an adapter's transfers, never more than
+				  * trigger bytes at once (a FIFO's handler may take one more
+				  * that came meanwhile); timeout_ns is then the likeliest
+				  * delay of a short transfer's hand-over after its last byte,
+				  * blur_ns how far it may be either way (and a full one's
+				  * after its last byte): a quiet line of timeout_ns less
+				  * blur_ns is what a short read proves */
 };
 
 struct reasm {
@@ -132,6 +142,9 @@ struct reasm {
 	size_t max_len;
 	size_t len;              /* bytes of the packet in progress */
 	int64_t gap_ns;
+	int64_t want_ns;         /* the gap asked for, when the device resolves only gap_ns
+				  * (reasm_set_gap); 0: gap_ns */
+	bool hidden;             /* the packet in progress was marked REASM_HIDDEN */
 	int64_t char_ns;
 	int delim;               /* -1: none */
 	int64_t first_mono, first_real;
@@ -163,6 +176,17 @@ void reasm_init(struct reasm *r, uint8_t *buf, size_t max_len, int64_t gap_ns,
 
 /* The device between the wire and read(); reasm_init leaves none. */
 void reasm_set_dev(struct reasm *r, const struct reasm_dev *dev);
+
+/*
+ * The gap the port resolves (gap_ns; reasm_init's until then) and the gap the user
+ * asked for (want_ns), when the device hides silences that short (delivery.h).
+ * Packets are cut at gap_ns; a packet whose bytes may hold a silence of want_ns (one
+ * of its reads has more than one byte, or joined it without a proof of less) gets one
+ * doubt, REASM_HIDDEN, at the first such read. want_ns 0 (or gap_ns or more): none.
+ * With the device (reasm_set_dev), changed between packets when the port's model
+ * changes (learn.h).
+ */
+void reasm_set_gap(struct reasm *r, int64_t gap_ns, int64_t want_ns);
 
 /* Reports the reads that cannot be judged to fn(ctx) (the ctx of reasm_init):
  * after the packet in progress was ended by them, if it was, and before their

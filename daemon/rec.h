@@ -45,6 +45,7 @@ enum ev_code {
 	EV_RELAY_LOST,  /* bytes not relayed: "to=app|device bytes=N reason=full|closed" */
 	EV_APP_SETTINGS, /* the application set its pty (baud ...); the device keeps the config's */
 	EV_JOURNAL_LOST, /* at stop, journal messages never sent: "queued=N dropped=N waited_ms=N" */
+	EV_DELIVERY,    /* an adapter's hold, learned from its traffic: "state= xfer= hold_us= ..." */
 	EV_NCODES,      /* one past the last code */
 };
 

@@ -23,6 +23,7 @@
 #include "health.h"
 #include "parts.h"
 #include "irq.h"
+#include "learn.h"
 #include "pass.h"
 #include "reasm.h"
 #include "sensor.h"
@@ -46,6 +47,14 @@ struct serial_port {
 	struct source src;
 	struct drv_serial drv;
 	struct reasm reasm;
+	/* an adapter whose hold Linux does not show: learned from the reads (learn.h,
+	 * serial_learn.c); what is in use, for STAT, as the reader last set it */
+	struct learn learn;
+	bool learning, learn_pending;
+	_Atomic bool dlv_learning;
+	_Atomic unsigned dlv_state;     /* enum learn_state */
+	_Atomic int64_t dlv_hold_us;
+	_Atomic unsigned dlv_xfer;
 	uint8_t *pkt;               /* cfg->max_packet bytes */
 	uint8_t rbuf[SERIAL_READ_MAX];
 	int64_t gap_ns;

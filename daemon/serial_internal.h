@@ -11,10 +11,12 @@
  *   serial_push.c   what the reassembler hands over, pushed: packets, UART errors, doubts
  *   serial_lines.c  the lines thread (lines = on)
  *   serial_stat.c   the port's STAT fields and its part in the registry
+ *   serial_learn.c  an adapter's hold learned from the reads (learn.h): applied, said
  * serial_port.c calls serial_reader.c and serial_lines.c; serial_reader.c calls
- * serial_read.c, serial_open.c and serial_push.c; serial_read.c calls serial_open.c;
- * serial_open.c calls serial_store.c, serial_lines.c and serial_push.c; serial_stat.c
- * reads serial_push.c's names.
+ * serial_read.c, serial_open.c and serial_push.c; serial_read.c calls serial_open.c
+ * and serial_learn.c; serial_open.c calls serial_store.c, serial_lines.c,
+ * serial_push.c and serial_learn.c; serial_stat.c reads serial_push.c's names and
+ * serial_learn.c's fields.
  */
 #ifndef PORTLOGD_SERIAL_INTERNAL_H
 #define PORTLOGD_SERIAL_INTERNAL_H
@@ -45,6 +47,19 @@ void serial_take_held(struct serial_port *p);
 
 /* The port is closed: lost, or the reader stops (stopping: a stored port stays kept). */
 void serial_port_lost(struct serial_port *p, int err, const char *reason, bool stopping);
+
+/* ---- an adapter's hold learned (serial_learn.c) ---- */
+
+/* At each open, after the delivery is applied: learning anew, if the port's device
+ * is an adapter whose hold Linux does not show (delivery.h). */
+void serial_learn_open(struct serial_port *p, int64_t char_ns);
+/* After each read: its bytes and their hand-over's bounds to the learner. */
+void serial_learn_read(struct serial_port *p, size_t n, int64_t from, int64_t seen);
+/* Before the next read: a change of the model applied (delivery, the reassembler's
+ * device and gap) and said (EV delivery). */
+void serial_learn_apply(struct serial_port *p);
+/* The port's STAT fields of it (delivery= hold_us= xfer=), from the flusher. */
+void serial_learn_stat(const struct serial_port *p, struct fmt_kv *kv);
 
 /* ---- the store (serial_store.c) ---- */
 

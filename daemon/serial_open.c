@@ -58,7 +58,9 @@ static void apply_delivery(struct serial_port *p, bool pty, struct fmt_kv *kv)
 
 	reasm_init(&p->reasm, p->pkt, c->max_packet, gap, char_ns, c->delimiter, serial_on_packet, p);
 	reasm_set_dev(&p->reasm, &m);
+	reasm_set_gap(&p->reasm, gap, p->gap_ns);     /* the config's: marked where it may hide */
 	reasm_on_doubt(&p->reasm, serial_report_late);
+	serial_learn_open(p, char_ns);
 	fmt_kv_i64(kv, "gap_us", gap / 1000);
 	if (gap != p->gap_ns)
 		fmt_kv_i64(kv, "gap_config_us", p->gap_ns / 1000);
@@ -83,6 +85,8 @@ static void apply_delivery(struct serial_port *p, bool pty, struct fmt_kv *kv)
 	}
 	if (d->configured)
 		fmt_kv_str(kv, "delivery_source", "config");
+	if (p->learning)
+		fmt_kv_str(kv, "learn", "yes");        /* EV delivery says what it shows */
 }
 
 /*

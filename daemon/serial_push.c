@@ -107,7 +107,7 @@ void serial_report_late(void *ctx, const struct reasm_doubt *d)
 	static const char *const why[] = {
 		[REASM_LATE_WAKE] = "late-wake", [REASM_DEADLINE_READ] = "deadline-read",
 		[REASM_SLOW_READ] = "slow-read", [REASM_HELD] = "held",
-		[REASM_RESTART] = "restart", [REASM_STALL] = "stall",
+		[REASM_RESTART] = "restart", [REASM_STALL] = "stall", [REASM_HIDDEN] = "hidden",
 	};
 	static const char *const stage[] = {
 		[REASM_STAGE_READER] = "reader", [REASM_STAGE_DEVICE] = "device",

@@ -78,6 +78,8 @@ bool serial_take(struct serial_port *p, bool woken, int64_t w, int64_t w_real)
 			return true;
 		}
 		reasm_read(&p->reasm, p->rbuf, (size_t)n, &rd);
+		serial_learn_read(p, (size_t)n, from, rd.seen_mono);
+		serial_learn_apply(p);
 		woken = false;
 		if (sensed)
 			from = sensors_from(p->sensors, -1, end, false, &stage);

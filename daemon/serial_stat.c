@@ -53,6 +53,7 @@ static void serial_stat(const void *obj, struct fmt_kv *kv)
 	fmt_kv_u64(kv, "late", LD(p->late));
 	fmt_kv_u64(kv, "reopens", LD(p->reopens));
 	fmt_kv_u64(kv, "held_bytes", LD(p->held_bytes));
+	serial_learn_stat(p, kv);
 	if (p->cfg->lines) {
 		fmt_kv_u64(kv, "lines_records", LD(p->lines_src.records));
 		fmt_kv_u64(kv, "lines_drops", LD(p->lines_src.dropped));

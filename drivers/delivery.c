@@ -26,6 +26,36 @@ static const char *const uart_types[] = {
 	[30] = "16550A_FSL64",
 };
 
+const char *delivery_ms_text(int64_t us, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%lld.%03lld", (long long)(us / 1000), (long long)(us % 1000));
+
+	/* 1.250 -> 1.25, 2.000 -> 2 */
+	while (n > 0 && (size_t)n < len && buf[n - 1] == '0')
+		buf[--n] = '\0';
+	if (n > 0 && (size_t)n < len && buf[n - 1] == '.')
+		buf[--n] = '\0';
+	return buf;
+}
+
+const char *delivery_conf_text(const struct delivery_conf *dc, char *buf, size_t len)
+{
+	char ms[24], poll[24];
+
+	if (dc->kind == DELIVERY_FIFO)
+		snprintf(buf, len, "fifo:%u", dc->trigger);
+	else if (dc->kind == DELIVERY_USB && dc->hold_us == 0)
+		snprintf(buf, len, "usb");
+	else if (dc->kind == DELIVERY_USB && dc->xfer == 0)
+		snprintf(buf, len, "usb:%s", delivery_ms_text(dc->hold_us, ms, sizeof(ms)));
+	else if (dc->kind == DELIVERY_USB)
+		snprintf(buf, len, "usb:%s/%u/%s", delivery_ms_text(dc->hold_us, ms, sizeof(ms)),
+			 dc->xfer, delivery_ms_text(dc->poll_us, poll, sizeof(poll)));
+	else
+		snprintf(buf, len, "%s", delivery_kind_name(dc->kind));
+	return buf;
+}
+
 const char *delivery_kind_name(int kind)
 {
 	switch (kind) {
@@ -92,9 +122,32 @@ static bool on_usb(const char *root, const char *name, const char *driver)
 static void set_usb_hold(struct delivery *d)
 {
 	/* FTDI: its timer, and up to one 1 ms USB frame before the host has the packet */
-	if (!d->configured)
+	if ((!d->configured || d->learn) && !d->learned)
 		d->hold_us = d->latency_ms > 0 ? (unsigned)d->latency_ms * 1000 + 1000
 						: DELIVERY_USB_UNKNOWN_MS * 1000;
+}
+
+bool delivery_learns(const struct delivery *d)
+{
+	return d->kind == DELIVERY_USB && d->latency_ms < 0 && (!d->configured || d->learn);
+}
+
+void delivery_learned(struct delivery *d, unsigned xfer, int64_t lo_ns, int64_t ns,
+		      int64_t hi_ns)
+{
+	/* xfer 1: each byte alone, within hi_ns: an adapter that holds a byte that long;
+	 * else the hold as dated (ns) the model's likeliest, its blur reaching both bounds
+	 * (and so the host's poll a full transfer waits for: the samples' spread is that
+	 * poll's twice, the two reads' each) */
+	d->xfer = xfer > 1 ? xfer : 0;
+	d->learned = xfer > 0;
+	ns = ns < lo_ns ? lo_ns : ns > hi_ns ? hi_ns : ns;
+	d->timeout_ns = xfer > 1 ? ns : 0;
+	d->poll_ns = xfer > 1 ? (ns - lo_ns > hi_ns - ns ? ns - lo_ns : hi_ns - ns) : 0;
+	if (d->learned)
+		d->hold_us = (unsigned)((hi_ns + 999) / 1000);
+	else
+		set_usb_hold(d);
 }
 
 /* What the kernel shows of the tty NAME below root (not a pty). */
@@ -129,22 +182,35 @@ static void probe(const char *root, const char *name, struct delivery *d)
 }
 
 void delivery_find(const char *root, const char *devpath, bool pty, int latency_ms,
-		   int kind, unsigned n, struct delivery *d)
+		   const struct delivery_conf *dc, struct delivery *d)
 {
 	*d = (struct delivery){ .kind = DELIVERY_DIRECT, .latency_ms = latency_ms };
 	snprintf(d->what, sizeof(d->what), "%s", pty ? "pty" : "unknown");
 	if (!pty)
 		probe(root, tty_name(devpath), d);
-	if (kind == DELIVERY_AUTO)
+	if (dc->kind == DELIVERY_AUTO)
 		return;
 	/* said in the config: for a port the kernel shows nothing of (or wrongly),
 	 * and for the tests' ptys fed by a device model; portlogd then sets nothing */
 	d->configured = true;
-	d->kind = kind;
-	d->trigger = kind == DELIVERY_FIFO ? n : 0;
-	if (kind == DELIVERY_FIFO && d->fifo < n)
-		d->fifo = n;
-	d->hold_us = kind == DELIVERY_USB ? n * 1000 : 0;
+	d->kind = dc->kind;
+	d->trigger = dc->kind == DELIVERY_FIFO ? dc->trigger : 0;
+	if (dc->kind == DELIVERY_FIFO && d->fifo < dc->trigger)
+		d->fifo = dc->trigger;
+	d->hold_us = dc->kind == DELIVERY_USB ? dc->hold_us : 0;
+	if (dc->kind == DELIVERY_USB && dc->hold_us == 0) {
+		/* usb alone: the assumption, then what its traffic shows */
+		d->learn = true;
+		d->hold_us = DELIVERY_USB_UNKNOWN_MS * 1000;
+	}
+	if (dc->kind == DELIVERY_USB && dc->xfer > 0) {
+		d->xfer = dc->xfer;
+		/* its timeout, then the host's poll: likeliest in the middle; the blur is the
+		 * whole poll, which a full transfer waits for after its last byte too */
+		d->timeout_ns = (int64_t)dc->hold_us * 1000 + (int64_t)dc->poll_us * 500;
+		d->poll_ns = (int64_t)dc->poll_us * 1000;
+		d->hold_us = dc->hold_us + dc->poll_us;
+	}
 }
 
 int delivery_set_trigger(const char *root, const char *devpath, int want, struct delivery *d)
@@ -221,6 +287,16 @@ struct reasm_dev delivery_model(const struct delivery *d, int64_t char_ns)
 		 * timeout's, and the whole FIFO may wait */
 		m.hold_ns = (int64_t)d->fifo * timeout;
 		m.blur_ns = timeout / 2;
+	} else if (d->kind == DELIVERY_USB && d->xfer > 1) {
+		/* on a receive timeout: a FIFO whose trigger is its transfer, a short one
+		 * handed over timeout_ns after its last byte, poll_ns either way (the host's
+		 * poll, the scatter learned); a byte waits for xfer - 1 more, each up to the
+		 * timeout after the one before, then the timeout */
+		m.trigger = d->xfer;
+		m.whole = true;
+		m.timeout_ns = d->timeout_ns;
+		m.blur_ns = d->poll_ns;
+		m.hold_ns = (int64_t)d->xfer * (d->timeout_ns + d->poll_ns);
 	} else if (d->kind == DELIVERY_USB) {
 		m.hold_ns = (int64_t)d->hold_us * 1000;
 		m.blur_ns = m.hold_ns / 2;
@@ -236,9 +312,13 @@ int64_t delivery_gap(const struct delivery *d, int64_t gap_ns, bool gap_auto, in
 	if (m.trigger > 1) {
 		/* the RX timeout fires before the next byte exactly when the silence is
 		 * over 3 characters: the FIFO shows those, and no shorter one (a silence
-		 * of 3 characters to the nanosecond it hides: the gap is a nanosecond more) */
-		floor = m.timeout_ns - char_ns + 1;
-		if (gap_auto)
+		 * of 3 characters to the nanosecond it hides: the gap is a nanosecond more);
+		 * an adapter's receive timeout likewise shows those over its timeout less a
+		 * character, but its timeout is known only within the blur: the latest
+		 * decides what it may hide (a short read proves the least), and the gap is
+		 * never made less */
+		floor = m.timeout_ns + (m.whole ? m.blur_ns : 0) - char_ns + 1;
+		if (gap_auto && !m.whole)
 			return floor;
 	} else {
 		/* what one delivery can hide, and both blurs */

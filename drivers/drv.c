@@ -133,7 +133,7 @@ int drv_serial_open(const char *device, const struct drv_serial_config *cfg, int
 	}
 	strcpy(port->path, real);
 	pty = is_pty(real);
-	delivery_find("", real, pty, -1, cfg->delivery, cfg->delivery_n, &port->dlv);
+	delivery_find("", real, pty, -1, &cfg->delivery, &port->dlv);
 	port->lock_fd = keeper_of(port, kept, kept_trigger, real);
 	if (port->lock_fd < 0) {
 		rc = port->lock_fd;

@@ -29,8 +29,7 @@ struct drv_serial_config {
 	char parity;                    /* N E O M S */
 	unsigned stop_bits;             /* 1, 2 */
 	enum drv_flow flow;
-	int delivery;                   /* DELIVERY_AUTO, _DIRECT, _FIFO or _USB (delivery.h) */
-	unsigned delivery_n;            /* ... fifo:N its trigger level, usb:MS its hold in ms */
+	struct delivery_conf delivery;  /* what the config says of the device (delivery.h) */
 	int rx_trigger;                 /* DELIVERY_TRIGGER_AUTO, _KEEP, or a level in bytes */
 };
 

@@ -247,14 +247,15 @@ static bool serial_delivery_at(const struct checksys *cs, const struct conf_seri
 		    base) >= 0)
 		latency = atoi(val);
 	delivery_find(cs->root, rel, strncmp(rel, "/dev/pts/", 9) == 0, latency,
-		      s->tty.delivery, s->tty.delivery_n, &d);
+		      &s->tty.delivery, &d);
 	delivery_reread(cs->root, rel, latency, &d);
 	m = delivery_model(&d, s->char_ns);
 	gap = delivery_gap(&d, s->gap_ns, s->gap_us == 0, s->char_ns) / 1000;
 	path_at(cs, path, sizeof(path), "/sys/class/tty/%s/rx_trig_bytes", base);
 	if (d.configured) {
-		set(r, CHECKSYS_OK, name, "delivery = %s:%u in the config (%s): boundaries judged "
-		    "in wire time, gap %lld us", delivery_kind_name(d.kind), s->tty.delivery_n,
+		set(r, CHECKSYS_OK, name, "delivery = %s in the config (%s): boundaries judged "
+		    "in wire time, gap %lld us", delivery_conf_text(&s->tty.delivery, val,
+								   sizeof(val)),
 		    d.what, (long long)gap);
 	} else if (d.kind == DELIVERY_FIFO && d.trigger > 1 && s->tty.rx_trigger != DELIVERY_TRIGGER_KEEP
 		   && access(path, W_OK) == 0) {
@@ -285,9 +286,11 @@ static bool serial_delivery_at(const struct checksys *cs, const struct conf_seri
 		    d.hold_us, (long long)gap);
 	} else if (d.kind == DELIVERY_USB) {
 		set(r, CHECKSYS_WARN, name, "%s: USB adapter whose hold Linux does not show: taken as "
-		    "%u us, so the gap is %lld us; fix: delivery = usb:MS with the adapter's own "
-		    "timeout, or an FTDI adapter (latency timer 1 ms)", d.what, d.hold_us,
-		    (long long)gap);
+		    "%u us until its traffic shows it (EV delivery), so the gap is %lld us meanwhile "
+		    "and a line that may hold a shorter silence of the gap asked for is marked; fix: "
+		    "portlogd --calibrate %s --baud %u through a loopback plug (service stopped) "
+		    "prints the delivery = line to put in [serial %s], or an FTDI adapter (latency "
+		    "timer 1 ms)", d.what, d.hold_us, (long long)gap, rel, s->tty.baud, s->name);
 	} else if (strcmp(d.what, "unknown") == 0) {
 		set(r, CHECKSYS_WARN, name, "%s: Linux shows neither a UART's FIFO nor a USB adapter: "
 		    "taken as handing each byte over as it comes; fix: delivery = fifo:N or usb:MS "

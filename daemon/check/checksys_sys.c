@@ -145,7 +145,12 @@ void checksys_config(const struct checksys *cs, struct checksys_result *r)
 {
 	const struct conf *c = cs->conf;
 
-	if (cs->have_conf)
+	if (cs->have_conf && c->nserial + c->nparallel == 0)
+		set(r, CHECKSYS_WARN, "config", "%s: no port: the service runs and logs nothing "
+		    "(it opens no device); fix: add a [serial NAME] section with its device and "
+		    "baud (portlogd.conf(5); ls -l /dev/serial/by-id/ names the adapters), check it "
+		    "with portlogd --check-config, then systemctl restart portlogd", c->path);
+	else if (cs->have_conf)
 		set(r, CHECKSYS_OK, "config", "%s: %u serial, %u parallel ports; rt = %s", c->path,
 		    c->nserial, c->nparallel, c->logger.rt_required ? "required" : "best-effort");
 	else
@@ -296,11 +301,11 @@ static int held_on(const struct checksys *cs, enum conf_idle scope, const cpu_se
 			return -2;
 		path_at(cs, path, sizeof(path), IDLE_QOS_FILE, (int)c);
 		if (access(path, W_OK) == 0)
-			return cs->conf->timer.idle_us;
+			return idle_us(cs->conf, cs->root);
 		/* refused, portlogd holds the global device instead */
 	}
 	path_at(cs, path, sizeof(path), "/dev/cpu_dma_latency");
-	return access(path, W_OK) == 0 ? cs->conf->timer.idle_us : -1;
+	return access(path, W_OK) == 0 ? idle_us(cs->conf, cs->root) : -1;
 }
 
 void checksys_cpuidle(const struct checksys *cs, struct checksys_result *r)
@@ -357,10 +362,10 @@ void checksys_cpuidle(const struct checksys *cs, struct checksys_result *r)
 			 scope == CONF_IDLE_PINNED ? "pinned" : "global", CHECKSYS_DEEP_IDLE_US);
 	if (scope == CONF_IDLE_PINNED)
 		snprintf(how, sizeof(how), "holds the real-time CPUs' pm_qos_resume_latency_us "
-			 "at %d us", cs->conf->timer.idle_us);
+			 "at %d us", idle_us(cs->conf, cs->root));
 	else
 		snprintf(how, sizeof(how), "holds /dev/cpu_dma_latency at %d us",
-			 cs->conf->timer.idle_us);
+			 idle_us(cs->conf, cs->root));
 	if (seen == 0 && cpus_empty(&free_cpus)) {
 		set(r, CHECKSYS_OK, "cpuidle", "no cpuidle states (no cpuidle driver)");
 	} else if (!cpus_empty(&bad)) {
@@ -411,7 +416,7 @@ static int qos_refused(const struct checksys *cs, const cpu_set_t *cpus, int *er
 
 void checksys_cpu_dma_latency(const struct checksys *cs, struct checksys_result *r)
 {
-	const int us = cs->conf->timer.idle_us;
+	const int us = idle_us(cs->conf, cs->root);
 	enum checksys_level bad = cs->conf->logger.rt_required ? CHECKSYS_FAIL : CHECKSYS_WARN;
 	char path[PATH_MAX], owner[128], list[256], instead[512] = "";
 	cpu_set_t pinned;

@@ -77,6 +77,7 @@ struct fz {
 	bool in_read;
 	size_t read_off, read_n;
 	unsigned read_doubts, gap_start, gap_after;
+	unsigned cut_hidden;        /* a line begun inside the read marked case=hidden */
 	struct reasm_doubt d;
 	size_t doubt_off;          /* a doubted read's first byte whose packet is not out */
 	int64_t doubt_mono, doubt_real;
@@ -179,13 +180,13 @@ static void fz_read(void *ctx, struct reasm *r, const uint8_t *data, size_t n,
 	f->in_read = true;
 	f->read_off = (size_t)(data - f->m->data);
 	f->read_n = n;
-	f->read_doubts = f->gap_start = f->gap_after = 0;
+	f->read_doubts = f->gap_start = f->gap_after = f->cut_hidden = 0;
 	if (rd->seen_mono > f->latest)
 		f->latest = rd->seen_mono;
 	reasm_read(r, data, n, rd);
 	f->in_read = false;
 	doubt = f->read_doubts > 0;
-	CHECK(f->read_doubts <= 1);
+	CHECK(f->read_doubts <= 1 && f->cut_hidden <= 1);
 	CHECK(f->emitted + r->len == f->read_off + n);
 	CHECK(f->gap_start <= 1 && f->gap_after <= 1);
 	/* the packet before: ended only with a doubt that says so, or a proven boundary */
@@ -263,12 +264,25 @@ static void fz_doubt(void *ctx, const struct reasm_doubt *d)
 			d->stage, d->joined ? "joined" : "new", (double)d->wait_ns / 1000.0,
 			d->bytes, us(d->t_mono));
 	CHECK(f->in_read);
-	CHECK(d->why >= REASM_LATE_WAKE && d->why <= REASM_STALL && d->why != REASM_RESTART);
+	CHECK(d->why >= REASM_LATE_WAKE && d->why <= REASM_HIDDEN && d->why != REASM_RESTART);
+	CHECK(d->why != REASM_HIDDEN || f->m->mc.want_ns > 0);
 	CHECK(d->why == REASM_STALL ? d->stage >= REASM_STAGE_CPU
-	      : d->stage == (d->why == REASM_HELD ? REASM_STAGE_DEVICE : REASM_STAGE_READER));
+	      : d->stage == (d->why == REASM_HELD || d->why == REASM_HIDDEN ? REASM_STAGE_DEVICE
+			     : REASM_STAGE_READER));
 	CHECK(d->wait_ns >= 0);
 	CHECK(d->t_real - d->t_mono == RM_REAL_OFFSET);
 	CHECK(d->bytes == f->read_n);
+	if (f->read_doubts > 0 || (d->why == REASM_HIDDEN && f->emitted > f->read_off)) {
+		/* a second one: the delimiter or max_len cut the read, and the line its
+		 * rest began may hide the gap asked for: marked at that line's start */
+		CHECK(d->why == REASM_HIDDEN && d->joined && f->emitted > f->read_off);
+		CHECK(f->doubt_off == SIZE_MAX);
+		f->cut_hidden++;
+		f->doubt_off = f->emitted;
+		f->doubt_mono = d->t_mono;
+		f->doubt_real = d->t_real;
+		return;
+	}
 	f->read_doubts++;
 	f->d = *d;
 	/* a doubt whose packet is not out yet: this read joined that packet */
@@ -289,12 +303,14 @@ static int64_t machine_gap(const struct rm_run *m, unsigned gap_us)
 	int64_t c = m->mc.char_ns;
 	int64_t gap = gap_us > 0 ? (int64_t)gap_us * 1000 : (35 * c / 10 + 999) / 1000 * 1000;
 	/* a FIFO's floor is a nanosecond past its RX timeout less a character: the timeout
-	 * fires only after more than that, so a silence of exactly timeout - c may hide */
-	int64_t floor = m->dev.trigger > 1 ? m->dev.timeout_ns - c + 1 : 4 * m->dev.blur_ns;
+	 * fires only after more than that, so a silence of exactly timeout - c may hide; an
+	 * adapter's, past its latest timeout (delivery_gap) */
+	int64_t floor = m->dev.trigger > 1 ? m->dev.timeout_ns + (m->dev.whole ? m->dev.blur_ns : 0)
+					    - c + 1 : 4 * m->dev.blur_ns;
 
 	if (gap == 0)
 		gap = 1000;
-	if (m->dev.trigger > 1 && gap_us == 0)
+	if (m->dev.trigger > 1 && !m->dev.whole && gap_us == 0)
 		return floor;
 	return gap > floor ? gap : floor;
 }
@@ -387,6 +403,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		 * before it, the timeout's proof a silence after it */
 		if (known)
 			mc.irq_ns = (int64_t)(flags >> 1) * (mc.char_ns / 2) / 127;
+	} else if (dev >= 15 && (flags & 0x80) && mc.char_ns > 0) {
+		/* an adapter on a receive timeout: 0.5-8.5 ms, transfers of 8-64, a poll */
+		mc.dev = RM_ADAPTER;
+		mc.hold_ns = (int64_t)(dev - 14) * 500000;
+		mc.xfer = 8u << ((flags >> 1) & 3);
+		mc.poll_ns = (int64_t)((flags >> 3) & 15) * 62500;
 	} else if (dev >= 15) {
 		mc.dev = RM_USB;
 		mc.latency_ns = (int64_t)(dev - 14) * 1000000;
@@ -398,6 +420,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f.m = rm_new(&mc, cap);
 	CHECK(f.m != NULL);
 	f.m->mc.gap_ns = machine_gap(f.m, gap_us);
+	/* an adapter whose gap was raised: the gap asked for is the wire's truth (marked
+	 * once a line where it may hide) */
+	if (mc.dev == RM_ADAPTER) {
+		int64_t asked = gap_us > 0 ? (int64_t)gap_us * 1000
+				: (35 * mc.char_ns / 10 + 999) / 1000 * 1000;
+
+		f.m->mc.want_ns = asked > 0 && asked < f.m->mc.gap_ns ? asked : 0;
+	}
 	f.trace = getenv("FUZZ_REASM_TRACE") != NULL;
 	wire(f.m, &p, end, packets);
 	f.p = p;

@@ -20,6 +20,15 @@ struct reasm_dev rm_dev_model(const struct rm_machine *mc)
 		/* its timer, and up to one USB frame before the host has the packet */
 		return (struct reasm_dev){ .hold_ns = mc->latency_ns + RM_FRAME_NS,
 					   .blur_ns = (mc->latency_ns + RM_FRAME_NS) / 2 };
+	case RM_ADAPTER:
+		/* as the daemon gives an adapter it measured (delivery_model): its timeout
+		 * and the host's poll after it (the likeliest in the middle, the blur the
+		 * whole poll: a full transfer waits for it too), a byte held up to the whole
+		 * transfer's time */
+		return (struct reasm_dev){ .trigger = mc->xfer,
+					   .timeout_ns = mc->hold_ns + mc->poll_ns / 2,
+					   .hold_ns = (int64_t)mc->xfer * (mc->hold_ns + mc->poll_ns),
+					   .blur_ns = mc->poll_ns, .whole = true };
 	case RM_DIRECT:
 		break;
 	}
@@ -44,8 +53,10 @@ struct rm_run *rm_new(const struct rm_machine *mc, size_t cap)
 	m->line = calloc(cap + 1, sizeof(*m->line));
 	m->cut = calloc(cap + 1, sizeof(*m->cut));
 	m->line_t = calloc(cap + 1, sizeof(*m->line_t));
+	m->line_doubted = calloc(cap + 1, sizeof(*m->line_doubted));
+	m->unmarked = calloc(cap + 1, sizeof(*m->unmarked));
 	if (!m->wire || !m->data || !m->starts || !m->read_start || !m->doubted || !m->on_time
-	    || !m->line || !m->cut || !m->line_t) {
+	    || !m->line || !m->cut || !m->line_t || !m->line_doubted || !m->unmarked) {
 		rm_free(m);
 		return NULL;
 	}
@@ -65,6 +76,8 @@ void rm_free(struct rm_run *m)
 	free(m->line);
 	free(m->cut);
 	free(m->line_t);
+	free(m->line_doubted);
+	free(m->unmarked);
 	free(m);
 }
 
@@ -141,6 +154,36 @@ static size_t deliver_usb(const int64_t *wire, size_t n, int64_t latency, int64_
 	return k;
 }
 
+/* An adapter on a receive timeout: a transfer of xfer bytes when the last of them
+ * ends, or what it holds when hold has passed since its last byte with no other;
+ * the host takes each up to poll later (a random share: seeded by the bytes'
+ * times, so that a run repeats), and a byte that comes meanwhile is the next's. */
+static size_t deliver_adapter(const int64_t *wire, size_t n, const struct rm_machine *mc,
+			      int64_t *t, size_t *at)
+{
+	size_t k = 0, i = 0;
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+
+	while (i < n) {
+		size_t j = i;
+
+		while (j + 1 - i < mc->xfer && j + 1 < n && wire[j + 1] < wire[j] + mc->hold_ns)
+			j++;
+		t[k] = j + 1 - i == mc->xfer ? wire[j] : wire[j] + mc->hold_ns;
+		if (mc->poll_ns > 0) {
+			x ^= (uint64_t)wire[j];
+			x *= 0xbf58476d1ce4e5b9ULL;
+			t[k] += (int64_t)((x >> 17) % (uint64_t)(mc->poll_ns + 1));
+		}
+		if (k > 0 && t[k] < t[k - 1])
+			t[k] = t[k - 1];        /* the host takes them in order */
+		at[k++] = i;
+		i = j + 1;
+	}
+	at[k] = n;
+	return k;
+}
+
 /* ---- the reader ---- */
 
 struct bench {
@@ -149,6 +192,7 @@ struct bench {
 	void *ctx;
 	size_t doubts;
 	bool cut;                /* the last line ended by the delimiter or max_len */
+	bool line_doubted;       /* a doubt came with a read of the line in progress */
 };
 
 static void bench_emit(void *ctx, const struct reasm_packet *pkt)
@@ -160,7 +204,9 @@ static void bench_emit(void *ctx, const struct reasm_packet *pkt)
 		m->line[m->emitted] = true;
 		m->cut[m->emitted] = b->cut;
 		m->line_t[m->emitted] = pkt->t_mono;
+		m->line_doubted[m->emitted] = b->line_doubted;
 	}
+	b->line_doubted = false;
 	b->cut = pkt->end == REASM_DELIM || pkt->end == REASM_MAX;
 	m->emitted += pkt->len;
 	m->lines++;
@@ -173,6 +219,7 @@ static void bench_doubt(void *ctx, const struct reasm_doubt *d)
 	struct bench *b = ctx;
 
 	b->m->doubted[b->m->read_first] = true;
+	b->line_doubted = true;     /* the line the read joins, or (reasm emits it first) begins */
 	b->doubts++;
 	if (b->rdr->doubt != NULL)
 		b->rdr->doubt(b->ctx, d);
@@ -189,7 +236,7 @@ static void bench_expire(struct bench *b, struct reasm *r, int64_t now)
 /* Bytes of a read of n beyond what one hand-over holds, as reasm.c's extra() counts. */
 static size_t beyond(const struct rm_run *m, size_t n)
 {
-	size_t cap = m->dev.trigger > 1 ? m->dev.trigger + 1
+	size_t cap = m->dev.trigger > 1 ? m->dev.trigger + !m->dev.whole
 		     : m->dev.hold_ns == 0 && m->mc.char_ns > 0 ? 1 : n;
 
 	return n > cap ? n - cap : 0;
@@ -265,24 +312,30 @@ static void read_all(struct bench *b, struct reasm *r, const int64_t *t, const s
 /* ---- the checks ---- */
 
 /* The wrong boundaries not at a doubted read: each must be at the read its byte is in. */
-static unsigned check_boundaries(const struct rm_run *m)
+static unsigned check_boundaries(struct rm_run *m)
 {
 	const struct rm_machine *mc = &m->mc;
 	unsigned wrong = 0;
 
-	for (size_t i = 0; i < m->n; i++) {
+	for (size_t i = 0, l = 0; i < m->n; i++) {
 		size_t j = i;
 
+		if (m->line[i])
+			l = i;
 		if (m->line[i] == m->starts[i] || (m->line[i] && m->cut[i]) || m->doubted[i])
 			continue;
 		while (j > 0 && !m->read_start[j])
 			j--;
+		/* a gap asked for that the device hides: the line says so once */
+		if (mc->want_ns > 0 && !m->line[i] && m->line_doubted[l])
+			continue;
+		m->unmarked[i] = !m->doubted[j];
 		if (!m->doubted[j] && wrong++ < 5 && mc->report)
 			fprintf(stderr, "%s: byte %zu: %s without a mark (silence %" PRId64
 				" us, gap %" PRId64 ")\n", mc->name, i,
 				m->line[i] ? "a boundary" : "no boundary",
 				i ? (m->wire[i] - mc->char_ns - m->wire[i - 1]) / 1000 : 0,
-				mc->gap_ns / 1000);
+				(mc->want_ns > 0 ? mc->want_ns : mc->gap_ns) / 1000);
 	}
 	return wrong;
 }
@@ -336,12 +389,15 @@ bool rm_play(struct rm_run *m, const struct rm_reader *rdr, void *ctx, struct rm
 	}
 	/* the wire's truth */
 	for (size_t i = 0; i < m->n; i++)
-		m->starts[i] = i == 0 || m->wire[i] - mc->char_ns - m->wire[i - 1] >= mc->gap_ns;
+		m->starts[i] = i == 0 || m->wire[i] - mc->char_ns - m->wire[i - 1]
+					 >= (mc->want_ns > 0 ? mc->want_ns : mc->gap_ns);
 	nd = mc->dev == RM_USB ? deliver_usb(m->wire, m->n, mc->latency_ns, t, at)
 	     : mc->dev == RM_FIFO ? deliver_fifo(m->wire, m->n, mc, t, at)
+	     : mc->dev == RM_ADAPTER ? deliver_adapter(m->wire, m->n, mc, t, at)
 	     : deliver_direct(m->wire, m->n, t, at);
 	reasm_init(&r, buf, mc->max_len, mc->gap_ns, mc->char_ns, mc->delim, bench_emit, &b);
 	reasm_set_dev(&r, &m->dev);
+	reasm_set_gap(&r, mc->gap_ns, mc->want_ns);
 	reasm_on_doubt(&r, bench_doubt);
 	read_all(&b, &r, t, at, nd);
 	reasm_flush(&r);

@@ -6,7 +6,9 @@
  * FIFO: a trigger's worth with its last byte, fewer 4 characters after the last
  * byte when no other came, its interrupt handler's latency later with what came
  * meanwhile; an FTDI-like adapter: on its latency timer, at USB
- * frames of 1 ms, or at once when 62 bytes wait), and a reader reads them into a
+ * frames of 1 ms, or at once when 62 bytes wait; an adapter on a receive timeout: a
+ * transfer of `xfer` bytes as soon as that many wait, the rest `hold` after the last
+ * byte it received, each taken by the host up to `poll` later), and a reader reads them into a
  * reassembler (daemon/reasm.c) given the device's model as the daemon gives it
  * (delivery_model). The reader's choices come from the caller's hooks: when it
  * wakes for a hand-over (its latency, a stall in which it runs not at all), when
@@ -19,8 +21,9 @@
  *
  * Then it checks the rule's guarantee: a wrong boundary (a line starting where
  * the wire had less than a gap of silence, or none where it had a gap; a line cut
- * by the delimiter or max_len is not wrong) only at a read that raised a doubt;
- * and the first-byte date of a line found on time within the device's stamp error.
+ * by the delimiter or max_len is not wrong) only at a read that raised a doubt, or
+ * (a gap asked for that the device hides: want_ns) a missing one in a line that has
+ * a doubt; and the first-byte date of a line found on time within the device's stamp error.
  */
 #ifndef PORTLOGD_REASM_MODEL_H
 #define PORTLOGD_REASM_MODEL_H
@@ -39,6 +42,7 @@ enum rm_dev {
 	RM_DIRECT,               /* no device: each byte reaches the kernel at its end */
 	RM_FIFO,                 /* a 16550A FIFO at a trigger level, RX timeout 4 characters */
 	RM_USB,                  /* an adapter on its latency timer */
+	RM_ADAPTER,              /* an adapter on a receive timeout, in transfers of xfer bytes */
 };
 
 /* The machine: the line's settings, the device, the reader's sensors. */
@@ -49,6 +53,11 @@ struct rm_machine {
 	unsigned trigger;        /* RM_FIFO: 2..14 */
 	int64_t irq_ns;          /* RM_FIFO: its interrupt's latency (within its blur, half a character) */
 	int64_t latency_ns;      /* RM_USB: its latency timer */
+	int64_t hold_ns;         /* RM_ADAPTER: its receive timeout after the last byte */
+	unsigned xfer;           /* RM_ADAPTER: its transfers' size, 2.. */
+	int64_t poll_ns;         /* RM_ADAPTER: the host takes a transfer up to this much later */
+	int64_t want_ns;         /* the gap asked for, when the device resolves only gap_ns
+				  * (reasm_set_gap): the wire's truth; 0: gap_ns */
 	size_t max_len;
 	int delim;               /* -1: none */
 	bool sensors;            /* the reads carry the sensors' bound, else none (on time) */
@@ -102,6 +111,8 @@ struct rm_run {
 	bool *on_time;           /* the first byte of a read woken within on_time_ns */
 	bool *line;              /* the first byte of a line */
 	bool *cut;               /* the first byte of a line after a delimiter's or max_len's */
+	bool *line_doubted;      /* the first byte of a line that holds a doubted read */
+	bool *unmarked;          /* a wrong boundary no doubt excuses (rm_result.wrong's) */
 	int64_t *line_t;         /* a line's date, at its first byte */
 	size_t read_first;       /* the first byte of the read being fed */
 	size_t emitted;          /* bytes in lines */

@@ -61,7 +61,9 @@ static void usage(FILE *out)
 		"                        receive trigger T = 1, 4, 8, 14: T at once, fewer after\n"
 		"                        4 character times of silence), usb:MS (an FTDI adapter,\n"
 		"                        latency timer MS: on 1 ms USB frames, every MS ms, or\n"
-		"                        once 62 bytes wait). Runs SCHED_FIFO (--rt-priority)\n"
+		"                        once 62 bytes wait), adapter:MS/SIZE (one on a receive\n"
+		"                        timeout: SIZE bytes at once, the rest MS ms after the\n"
+		"                        last byte; MS with decimals). Runs SCHED_FIFO (--rt-priority)\n"
 		"                        with its memory locked when allowed; prints how late\n"
 		"                        the hand-overs were, per port\n"
 		"  -P, --pace            --device direct -F 1: each byte a write of its own at its\n"
@@ -278,7 +280,8 @@ int main(int argc, char **argv)
 		case 'D':
 			if (sim_dev_parse(optarg, &cfg.dev) < 0) {
 				fprintf(stderr, "portlogd-sim: --device wants direct, fifo:T (T = 1, 4, "
-					"8 or 14) or usb:MS (1..255), not '%s'\n", optarg);
+					"8 or 14), usb:MS (1..255) or adapter:MS/SIZE (MS up to 255, "
+					"SIZE 2..512), not '%s'\n", optarg);
 				return 1;
 			}
 			break;

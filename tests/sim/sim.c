@@ -60,6 +60,19 @@ int sim_dev_parse(const char *s, struct sim_dev *d)
 		*d = (struct sim_dev){ .kind = SIM_DEV_USB, .latency_ms = (unsigned)v };
 		return 0;
 	}
+	if (strncmp(s, "adapter:", 8) == 0) {
+		double ms = strtod(s + 8, &end);
+		unsigned long x;
+
+		if (end == s + 8 || *end != '/' || !(ms >= 0.001 && ms <= 255))
+			return -EINVAL;
+		x = strtoul(end + 1, &end, 10);
+		if (*end != '\0' || x < 2 || x > 512)
+			return -EINVAL;
+		*d = (struct sim_dev){ .kind = SIM_DEV_ADAPTER, .hold_us = (unsigned)(ms * 1000 + 0.5),
+				       .xfer = (unsigned)x };
+		return 0;
+	}
 	return -EINVAL;
 }
 
@@ -69,6 +82,9 @@ const char *sim_dev_name(const struct sim_dev *d, char *buf, size_t len)
 	case SIM_DEV_DIRECT: snprintf(buf, len, "direct"); break;
 	case SIM_DEV_FIFO: snprintf(buf, len, "fifo:%u", d->trigger); break;
 	case SIM_DEV_USB: snprintf(buf, len, "usb:%u", d->latency_ms); break;
+	case SIM_DEV_ADAPTER:
+		snprintf(buf, len, "adapter:%u.%03u/%u", d->hold_us / 1000, d->hold_us % 1000, d->xfer);
+		break;
 	default: snprintf(buf, len, "none"); break;
 	}
 	return buf;
@@ -80,6 +96,10 @@ const char *sim_dev_declare(const struct sim_dev *d, char *buf, size_t len)
 	 * portlogd takes for an FTDI adapter it finds (drivers/delivery.c) */
 	if (d->kind == SIM_DEV_USB) {
 		snprintf(buf, len, "usb:%u", d->latency_ms + 1);
+		return buf;
+	}
+	if (d->kind == SIM_DEV_ADAPTER) {
+		snprintf(buf, len, "usb:%u.%03u/%u/0.2", d->hold_us / 1000, d->hold_us % 1000, d->xfer);
 		return buf;
 	}
 	return sim_dev_name(d, buf, len);
@@ -668,6 +688,8 @@ static int64_t dev_due(const struct sim_port *p)
 
 		return w->full_at < due ? w->full_at : due;
 	}
+	if (p->cfg.dev.kind == SIM_DEV_ADAPTER)
+		return w->last_arr + (int64_t)p->cfg.dev.hold_us * 1000;  /* its receive timeout */
 	return w->last_arr + 4 * w->char_ns;        /* the FIFO's RX timeout */
 }
 
@@ -712,7 +734,8 @@ static int dev_arrive(struct sim_port *p, int64_t t)
 		}
 		return 0;
 	}
-	if (dev->kind == SIM_DEV_FIFO && w->held < dev->trigger)
+	if ((dev->kind == SIM_DEV_FIFO && w->held < dev->trigger)
+	    || (dev->kind == SIM_DEV_ADAPTER && w->held < dev->xfer))
 		return 0;
 	if ((rc = deliver(p, t, w->held)) < 0)
 		return rc;
@@ -727,7 +750,8 @@ static int wire_init(struct sim_port *p, int64_t t0)
 
 	if (cfg->baud == 0 || (cfg->dev.kind == SIM_DEV_FIFO
 			       && (cfg->dev.trigger == 0 || cfg->dev.trigger > SIM_FIFO_SIZE))
-	    || (cfg->dev.kind == SIM_DEV_USB && cfg->dev.latency_ms == 0))
+	    || (cfg->dev.kind == SIM_DEV_USB && cfg->dev.latency_ms == 0)
+	    || (cfg->dev.kind == SIM_DEV_ADAPTER && (cfg->dev.hold_us == 0 || cfg->dev.xfer < 2)))
 		return -EINVAL;
 	p->wire.char_ns = (int64_t)10 * 1000000000 / cfg->baud;     /* 8N1 */
 	p->wire.frame0 = p->wire.last_send = t0;

@@ -22,7 +22,11 @@
  *    when its latency timer (L ms, restarted by every transfer, and by the
  *    status-only transfer it sends when the timer expires with nothing to send)
  *    expires with data waiting, or at the next frame once 62 bytes (one USB
- *    packet) wait.
+ *    packet) wait;
+ *  - adapter:H/S, an adapter on a receive timeout (as CP210x's data sheet has it;
+ *    learn.h): a transfer as soon as S bytes wait, at the end of the last, or all it
+ *    holds once the line has been quiet for H ms (decimals allowed) after its last
+ *    byte.
  * The truth a test compares the log with is then the wire: each packet's first
  * byte's start, its planned pauses; and each hand-over is recorded with its due
  * time and when it was written.
@@ -53,12 +57,14 @@ enum sim_kind { SIM_BINARY, SIM_NMEA, SIM_MODBUS };
 
 /* What hands the wire's bytes to the pty (wire mode); SIM_DEV_NONE: no wire, the
  * fragments are written as planned. */
-enum sim_dev_kind { SIM_DEV_NONE, SIM_DEV_DIRECT, SIM_DEV_FIFO, SIM_DEV_USB };
+enum sim_dev_kind { SIM_DEV_NONE, SIM_DEV_DIRECT, SIM_DEV_FIFO, SIM_DEV_USB, SIM_DEV_ADAPTER };
 
 struct sim_dev {
 	enum sim_dev_kind kind;
 	unsigned trigger;           /* SIM_DEV_FIFO: 1, 4, 8 or 14 */
 	unsigned latency_ms;        /* SIM_DEV_USB: the latency timer, 1..255 */
+	unsigned hold_us;           /* SIM_DEV_ADAPTER: its receive timeout, 1 us..255 ms */
+	unsigned xfer;              /* SIM_DEV_ADAPTER: its transfers' size, 2..512 */
 };
 
 #define SIM_FIFO_SIZE 16        /* a 16550A's receive FIFO */
@@ -93,12 +99,14 @@ struct sim_cfg {
 	uint64_t seed;
 };
 
-/* "direct", "fifo:T" (T = 1, 4, 8, 14) or "usb:MS" (1..255) into *d; 0 or -EINVAL. */
+/* "direct", "fifo:T" (T = 1, 4, 8, 14), "usb:MS" (1..255) or "adapter:MS/SIZE" (MS
+ * with up to 3 decimals, to 255; SIZE 2..512) into *d; 0 or -EINVAL. */
 int sim_dev_parse(const char *s, struct sim_dev *d);
 /* The same spelling back, into buf ("none" for SIM_DEV_NONE). */
 const char *sim_dev_name(const struct sim_dev *d, char *buf, size_t len);
 /* What [serial] delivery = says of the device, as a user who knows it would write:
- * its name, but an adapter's hold (usb:MS) is its latency timer and a USB frame. */
+ * its name, but an adapter's hold (usb:MS) is its latency timer and a USB frame, and
+ * one on a receive timeout usb:MS/SIZE (the simulator's own lateness for the poll). */
 const char *sim_dev_declare(const struct sim_dev *d, char *buf, size_t len);
 /* "A,B,...": up to SIM_MAX_LENS packet sizes (1..65536) into lens, their count into
  * *n; 0 or -EINVAL. */

@@ -423,6 +423,7 @@ struct row {
 #define C6_ON { IDLE0 "0/latency", "0\n" }, { IDLE0 "0/name", "POLL\n" }, \
 	{ IDLE0 "1/latency", "133\n" }, { IDLE0 "1/name", "C6\n" }, { IDLE0 "1/disable", "0\n" }
 #define RT_REQ "[logger]\nrt = required\n" GPS
+#define G0 "[timer]\nidle_latency = global:0\n"  /* the default before: every CPU polling */
 #define TTYS0_IRQ "/sys/class/tty/ttyS0/irq"
 #define UART4 { "/dev/ttyS0", "" }, { TTYS0_IRQ, "4\n" }
 #define PROC1 { "/proc/1/comm", "systemd\n" }      /* a live system's /proc is never empty */
@@ -524,7 +525,7 @@ static const struct row rows[] = {
 	{ "C6 disabled", checksys_cpuidle, "[timer]\ncpu_dma_latency = off\n" GPS,
 	  { C6_ON, { IDLE0 "1/disable", "1\n" } }, NULL, CHECKSYS_OK, "cpuidle",
 	  "no enabled idle state", NULL, NULL },
-	{ "C6 held off by cpu_dma_latency = 0", checksys_cpuidle, NULL,
+	{ "C6 held off by cpu_dma_latency = 0", checksys_cpuidle, G0 GPS,
 	  { C6_ON, { "/dev/cpu_dma_latency", "" } }, NULL, CHECKSYS_OK, "cpuidle", "(cpu0: C6, 133 us) are kept off while portlogd holds "
 	  "/dev/cpu_dma_latency at 0 us", NULL, NULL },
 	{ "C6, cpu_dma_latency = 0 cannot be held", checksys_cpuidle, NULL, { C6_ON }, NULL,
@@ -534,9 +535,24 @@ static const struct row rows[] = {
 	  GPS, { C6_ON, { "/dev/cpu_dma_latency", "" } }, NULL, CHECKSYS_WARN, "cpuidle", "(cpu0: C6, 133 us to wake)",
 	  "; fix: lower [timer] idle_latency to global:10", NULL },
 	/* cpu-dma-latency (not writable: test_unprivileged) */
-	{ "cpu_dma_latency writable", checksys_cpu_dma_latency, NULL,
+	{ "a config with no port", checksys_config, "[logger]\n", {{0}}, NULL, CHECKSYS_WARN,
+	  "config", "no port: the service runs and logs nothing (it opens no device)",
+	  "; fix: add a [serial NAME] section", NULL },
+	{ "cpu_dma_latency writable", checksys_cpu_dma_latency, G0 GPS,
 	  { { "/dev/cpu_dma_latency", "" } }, NULL, CHECKSYS_OK, "cpu-dma-latency",
 	  "portlogd can hold /dev/cpu_dma_latency at 0 us", NULL, NULL },
+	/* the default: C1's exit latency (the first state that halts), or nothing held */
+	{ "auto: the halt's exit latency", checksys_cpu_dma_latency, NULL,
+	  { { "/dev/cpu_dma_latency", "" }, { IDLE0 "0/latency", "0\n" }, { IDLE0 "0/name", "POLL\n" },
+	    { IDLE0 "1/latency", "2\n" }, { IDLE0 "1/name", "C1\n" } }, NULL, CHECKSYS_OK,
+	  "cpu-dma-latency", "portlogd can hold /dev/cpu_dma_latency at 2 us", NULL, NULL },
+	{ "auto without cpuidle", checksys_cpu_dma_latency, NULL,
+	  { { "/dev/cpu_dma_latency", "" } }, NULL, CHECKSYS_OK, "cpu-dma-latency",
+	  "idle_latency = off", NULL, NULL },
+	{ "auto with no port", checksys_cpu_dma_latency, "[logger]\n",
+	  { { "/dev/cpu_dma_latency", "" }, { IDLE0 "0/latency", "0\n" }, { IDLE0 "0/name", "POLL\n" },
+	    { IDLE0 "1/latency", "2\n" }, { IDLE0 "1/name", "C1\n" } }, NULL, CHECKSYS_OK,
+	  "cpu-dma-latency", "idle_latency = off", NULL, NULL },
 	{ "cpu_dma_latency off", checksys_cpu_dma_latency, "[timer]\ncpu_dma_latency = off\n" GPS,
 	  {{0}}, NULL, CHECKSYS_OK, "cpu-dma-latency", "idle_latency = off: no CPU is held", NULL,
 	  NULL },
@@ -552,7 +568,7 @@ static const struct row rows[] = {
 	  "[timer]\nidle_latency = auto\n[logger]\nflusher_priority = 5\n" PIN1_PORT, { C6_ON, C6_ON1, QOS1 }, NULL,
 	  CHECKSYS_WARN, "cpuidle", "CPUs 0-1 may enter", "portlogd cannot hold them", NULL },
 	{ "pinned, a UART's interrupt on cpu0 keeps it awake", checksys_cpuidle,
-	  "[timer]\nidle_latency = auto\n[serial gps]\ndevice = /dev/ttyS0\ncpu = 1\n",
+	  "[timer]\nidle_latency = pinned:0\n[serial gps]\ndevice = /dev/ttyS0\ncpu = 1\n",
 	  { C6_ON, C6_ON1, QOS1, { "/dev/ttyS0", "" }, { "/sys/class/tty/ttyS0/irq", "4\n" },
 	    { "/proc/irq/4/effective_affinity_list", "0\n" } }, NULL, CHECKSYS_WARN, "cpuidle",
 	  "CPUs 0 may enter idle states", "; fix: let portlogd set the CPUs' "
@@ -568,9 +584,9 @@ static const struct row rows[] = {
 	{ "pinned, neither", checksys_cpu_dma_latency, PIN1, {{0}}, NULL, CHECKSYS_WARN,
 	  "cpu-dma-latency", "instead (CPUs 1 would do); /dev/cpu_dma_latency: ENOENT", "; fix: ",
 	  NULL },
-	{ "cpu_dma_latency missing", checksys_cpu_dma_latency, NULL, {{0}}, NULL, CHECKSYS_WARN,
+	{ "cpu_dma_latency missing", checksys_cpu_dma_latency, G0 GPS, {{0}}, NULL, CHECKSYS_WARN,
 	  "cpu-dma-latency", "/dev/cpu_dma_latency: ENOENT", "; fix: ", NULL },
-	{ "cpu_dma_latency missing, rt = required", checksys_cpu_dma_latency, RT_REQ, {{0}}, NULL,
+	{ "cpu_dma_latency missing, rt = required", checksys_cpu_dma_latency, G0 RT_REQ, {{0}}, NULL,
 	  CHECKSYS_FAIL, "cpu-dma-latency", "/dev/cpu_dma_latency: ENOENT", "; fix: ", NULL },
 	/* smt */
 	{ "SMT off", checksys_smt, NULL, { { CPU "/smt/active", "0\n" },
@@ -977,7 +993,8 @@ static const struct row rows[] = {
 	  { { "/dev/ttyACM0", "" }, { "/sys/class/tty/ttyACM0/device/driver",
 				     "-> ../../../../bus/usb/drivers/cdc_acm" } }, NULL,
 	  CHECKSYS_WARN, "port:gps:delivery", "cdc_acm: USB adapter whose hold Linux does not show: "
-	  "taken as 16000 us, so the gap is 32000 us", "; fix: delivery = usb:MS", NULL },
+	  "taken as 16000 us until its traffic shows it (EV delivery), so the gap is 32000 us",
+	  "; fix: portlogd --calibrate /dev/ttyACM0 --baud 115200 through a loopback plug", NULL },
 	{ "a pty", serial_delivery, "[serial gps]\ndevice = /dev/pts/3\n", { { "/dev/pts/3", "" } },
 	  NULL, CHECKSYS_OK, "port:gps:delivery", "pty: each byte reaches the reader as it comes",
 	  NULL, NULL },
@@ -1270,7 +1287,7 @@ static void test_unprivileged(void **state)
 
 	/* best-effort warns, rt = required fails */
 	for (int required = 0; required <= 1; required++) {
-		fx_begin(required ? RT_REQ : GPS);
+		fx_begin(required ? G0 RT_REQ : G0 GPS);
 		fx_write("/dev/cpu_dma_latency", "");
 		chmod_at("/dev/cpu_dma_latency", geteuid() == 0 ? 0600 : 0400);
 		run_unprivileged(checksys_cpu_dma_latency, &r);

@@ -314,7 +314,7 @@ enum field {
 	F_SYNC, F_STAT, F_RING, F_FPRIO, F_LOG_FILE, F_PERIOD, F_TPRIO, F_PDRIVER, F_PDEVICE,
 	F_PREAD, F_PMASK, F_PPRIO, F_NPARALLEL, F_SCPU, F_RT, F_PBITS, F_CHAR_NS,
 	F_LIRQ, F_SIRQ, F_PIRQ, F_IDLE, F_IDLE_US, F_STROBE, F_STROBE_BIT, F_STROBE_US,
-	F_STROBE_HIGH, F_METRICS_FILE, F_RSEC,
+	F_STROBE_HIGH, F_METRICS_FILE, F_RSEC, F_DLV_HOLD, F_DLV_XFER, F_DLV_POLL,
 };
 
 /* Numeric fields of the first serial/parallel port, or of [logger]/[timer]. */
@@ -364,6 +364,9 @@ static long long get_num(const struct conf *c, enum field f)
 	case F_STROBE_BIT: return pp->in.strobe_bit;
 	case F_STROBE_US: return pp->strobe_us;
 	case F_STROBE_HIGH: return pp->in.strobe_high;
+	case F_DLV_HOLD: return s->tty.delivery.hold_us;
+	case F_DLV_XFER: return s->tty.delivery.xfer;
+	case F_DLV_POLL: return s->tty.delivery.poll_us;
 	default: return -12345;
 	}
 }
@@ -571,6 +574,14 @@ static const struct good_case {
 	  F_NAME, 0, "abcdefghijklmnopqrstuvwxyz01234" },
 	{ "two serial ports", GPS "[serial plc]\ndevice = /dev/ttyS0\n", F_NSERIAL, 2, NULL },
 	{ "serial and parallel", GPS LPT, F_NPARALLEL, 1, NULL },
+	/* no port: valid, the package's config until one is written (nothing is logged) */
+	{ "no port sections", "[logger]\n[timer]\n", F_NSERIAL, 0, NULL },
+	{ "only comments", "# nothing\n", F_NPARALLEL, 0, NULL },
+	{ "empty file", "", F_NSERIAL, 0, NULL },
+	/* an adapter on a receive timeout (portlogd --calibrate prints it) */
+	{ "delivery usb:MS/SIZE/POLL", GPS "delivery = usb:1.25/32/0.125\n", F_DLV_XFER, 32, NULL },
+	{ "delivery usb:MS/SIZE", GPS "delivery = usb:0.5/64\n", F_DLV_POLL, 1000, NULL },
+	{ "delivery usb:MS fraction", GPS "delivery = usb:2.5\n", F_DLV_HOLD, 2500, NULL },
 };
 
 static void test_good_values(void **state)
@@ -805,10 +816,6 @@ static const struct bad_case {
 	  { "[parallel lpt0] device", "'#lpt' starts with '#'", "write ./#lpt" } },
 	{ "device starting with ;", "[parallel lpt0]\ndevice =;lpt\n", 2,
 	  { "[parallel lpt0] device", "starts with ';'" } },
-	{ "no port sections", "[logger]\n[timer]\n", 2,
-	  { "no [serial NAME] or [parallel NAME] section" } },
-	{ "only comments", "# nothing\n", 1, { "no [serial NAME] or [parallel NAME] section" } },
-	{ "empty file", "", 1, { "no [serial NAME] or [parallel NAME] section" } },
 	{ "timestamp local", "[logger]\ntimestamp = local\n" GPS, 2,
 	  { "[logger] timestamp", "'local'", "iso, epoch" } },
 	{ "payload ascii", "[logger]\npayload = ascii\n" GPS, 2,

@@ -67,7 +67,7 @@ static void test_uart_trigger(void **state)
 	(void)state;
 	fx_mkroot(root, sizeof(root), "test_delivery");
 	put_16550a(root, "ttyS1", "8\n");
-	delivery_find(root, "/dev/ttyS1", false, -1, DELIVERY_AUTO, 0, &d);
+	delivery_find(root, "/dev/ttyS1", false, -1, &(struct delivery_conf){ .kind = DELIVERY_AUTO }, &d);
 	assert_int_equal(d.kind, DELIVERY_FIFO);
 	assert_string_equal(d.what, "16550A");
 	assert_int_equal(d.fifo, 16);
@@ -105,7 +105,7 @@ static void test_uart_trigger_choices(void **state)
 	(void)state;
 	fx_mkroot(root, sizeof(root), "test_delivery");
 	put_16550a(root, "ttyS2", "8\n");
-	delivery_find(root, "/dev/ttyS2", false, -1, DELIVERY_AUTO, 0, &d);
+	delivery_find(root, "/dev/ttyS2", false, -1, &(struct delivery_conf){ .kind = DELIVERY_AUTO }, &d);
 	assert_int_equal(delivery_set_trigger(root, "/dev/ttyS2", DELIVERY_TRIGGER_KEEP, &d), 0);
 	read_trig(root, "ttyS2", buf, sizeof(buf));
 	assert_string_equal(buf, "8");
@@ -116,12 +116,12 @@ static void test_uart_trigger_choices(void **state)
 	delivery_restore(root, "/dev/ttyS2", &d);
 
 	fx_put(root, "/sys/class/tty/ttyS2/rx_trig_bytes", "1\n");
-	delivery_find(root, "/dev/ttyS2", false, -1, DELIVERY_AUTO, 0, &d);
+	delivery_find(root, "/dev/ttyS2", false, -1, &(struct delivery_conf){ .kind = DELIVERY_AUTO }, &d);
 	assert_int_equal(delivery_set_trigger(root, "/dev/ttyS2", DELIVERY_TRIGGER_AUTO, &d), 0);
 	assert_int_equal(d.trigger_found, 0);         /* already 1: nothing written */
 
 	fx_put(root, "/sys/class/tty/ttyS2/rx_trig_bytes", "8\n");
-	delivery_find(root, "/dev/ttyS2", false, -1, DELIVERY_AUTO, 0, &d);
+	delivery_find(root, "/dev/ttyS2", false, -1, &(struct delivery_conf){ .kind = DELIVERY_AUTO }, &d);
 	refuse_write = EACCES;
 	assert_int_equal(delivery_set_trigger(root, "/dev/ttyS2", DELIVERY_TRIGGER_AUTO, &d),
 			 -EACCES);
@@ -177,7 +177,7 @@ static void test_kinds(void **state)
 		for (size_t f = 0; f < 4 && cases[i].files[f][0] != NULL; f++)
 			fx_put(root, cases[i].files[f][0], cases[i].files[f][1]);
 		delivery_find(root, cases[i].dev, strncmp(cases[i].dev, "/dev/pts/", 9) == 0, -1,
-			      DELIVERY_AUTO, 0, &d);
+			      &(struct delivery_conf){ .kind = DELIVERY_AUTO }, &d);
 		if (d.kind != cases[i].kind || strcmp(d.what, cases[i].what) != 0
 		    || d.fifo != cases[i].fifo || d.trigger != cases[i].trigger
 		    || d.hold_us != cases[i].hold_us)
@@ -197,7 +197,7 @@ static void test_usb_latency(void **state)
 	fx_mkroot(root, sizeof(root), "test_delivery");
 	fx_put(root, "/sys/bus/usb-serial/devices/ttyUSB1/latency_timer", "1");
 	fx_put(root, "/sys/class/tty/ttyUSB1/device/driver", "-> ../../../bus/usb-serial/drivers/ftdi_sio");
-	delivery_find(root, "/dev/ttyUSB1", false, -1, DELIVERY_AUTO, 0, &d);
+	delivery_find(root, "/dev/ttyUSB1", false, -1, &(struct delivery_conf){ .kind = DELIVERY_AUTO }, &d);
 	delivery_reread(root, "/dev/ttyUSB1", 1, &d);
 	assert_int_equal(d.hold_us, 2000);          /* 1 ms timer + a 1 ms USB frame */
 	delivery_reread(root, "/dev/ttyUSB1", 16, &d);
@@ -212,22 +212,24 @@ static void test_configured(void **state)
 	struct delivery d;
 
 	(void)state;
-	delivery_find(NULL, "/dev/pts/7", true, -1, DELIVERY_FIFO, 8, &d);
+	delivery_find(NULL, "/dev/pts/7", true, -1, &(struct delivery_conf){ .kind = DELIVERY_FIFO, .trigger = 8 }, &d);
 	assert_int_equal(d.kind, DELIVERY_FIFO);
 	assert_true(d.configured);
 	assert_int_equal(d.trigger, 8);
 	assert_string_equal(d.what, "pty");
-	delivery_find(NULL, "/dev/pts/7", true, -1, DELIVERY_USB, 3, &d);
+	delivery_find(NULL, "/dev/pts/7", true, -1, &(struct delivery_conf){ .kind = DELIVERY_USB, .hold_us = 3000 },
+		      &d);
 	assert_int_equal(d.kind, DELIVERY_USB);
 	assert_int_equal(d.hold_us, 3000);
 	delivery_reread(NULL, "/dev/pts/7", 1, &d);    /* a configured hold stays */
 	assert_int_equal(d.hold_us, 3000);
-	delivery_find(NULL, "/dev/pts/7", true, -1, DELIVERY_DIRECT, 0, &d);
+	delivery_find(NULL, "/dev/pts/7", true, -1, &(struct delivery_conf){ .kind = DELIVERY_DIRECT }, &d);
 	assert_int_equal(d.kind, DELIVERY_DIRECT);
 
 	fx_mkroot(root, sizeof(root), "test_delivery");
 	put_16550a(root, "ttyS1", "8\n");
-	delivery_find(root, "/dev/ttyS1", false, -1, DELIVERY_FIFO, 14, &d);
+	delivery_find(root, "/dev/ttyS1", false, -1, &(struct delivery_conf){ .kind = DELIVERY_FIFO, .trigger = 14 },
+		      &d);
 	assert_int_equal(d.trigger, 14);
 	assert_string_equal(d.what, "16550A");
 	assert_int_equal(delivery_set_trigger(root, "/dev/ttyS1", DELIVERY_TRIGGER_AUTO, &d), 0);

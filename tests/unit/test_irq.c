@@ -650,8 +650,11 @@ static void idle_plans(void **state)
 		  "[parallel p]\ndriver = sim\ndevice = /tmp/p\ncpu = 1\n", CONF_IDLE_PINNED, "13" },
 		{ "a timer without a [parallel] port is no thread", "[timer]\ncpu = any\nidle_latency = auto\n"
 		  "[serial a]\ndevice = /dev/x\ncpu = 0\n", CONF_IDLE_PINNED, "0" },
-		{ "every thread SCHED_OTHER", AUTO "[serial a]\ndevice = /dev/x\npriority = other\n",
-		  CONF_IDLE_GLOBAL, "" },
+		{ "every thread SCHED_OTHER: nothing to keep awake", AUTO "[serial a]\n"
+		  "device = /dev/x\npriority = other\n", CONF_IDLE_OFF, "" },
+		{ "no port: nothing to keep awake", AUTO, CONF_IDLE_OFF, "" },
+		{ "no port, global asked", "[timer]\nidle_latency = global:0\n", CONF_IDLE_GLOBAL,
+		  "" },
 		{ "pinned asked, one thread free", "[timer]\nidle_latency = pinned:0\n"
 		  "[serial a]\ndevice = /dev/x\ncpu = 1\n[serial b]\ndevice = /dev/y\n",
 		  CONF_IDLE_PINNED, "1" },
@@ -691,7 +694,17 @@ static void expect_file(const char *rel, const char *want)
 		fail_msg("%s is '%s', expected '%s'", rel, got, want);
 }
 
-/* Per CPU: "n/a" for 0 us (sysfs's "0" means no limit), the value found put back. */
+/* cpu0's idle states as haltpoll shows them: POLL 0 us, then a halt of 1 us. */
+static void put_states(void)
+{
+	fx_put(root, CPUD "/cpu0/cpuidle/state0/name", "POLL\n");
+	fx_put(root, CPUD "/cpu0/cpuidle/state0/latency", "0\n");
+	fx_put(root, CPUD "/cpu0/cpuidle/state1/name", "haltpoll idle\n");
+	fx_put(root, CPUD "/cpu0/cpuidle/state1/latency", "1\n");
+}
+
+/* Per CPU: "n/a" for 0 us (sysfs's "0" means no limit), the value found put back; auto
+ * holds the first halting state's exit latency (1 us here). */
 static void idle_pinned(void **state)
 {
 	static struct conf c;    /* zeroed: each parse frees what the last held */
@@ -699,6 +712,7 @@ static void idle_pinned(void **state)
 	char err[CONF_ERR_MAX];
 
 	(void)state;
+	put_states();
 	fx_put(root, CPUD "/cpu0/power/pm_qos_resume_latency_us", "0\n");
 	fx_put(root, CPUD "/cpu1/power/pm_qos_resume_latency_us", "0\n");
 	fx_put(root, CPUD "/cpu2/power/pm_qos_resume_latency_us", "25\n");
@@ -712,9 +726,19 @@ static void idle_pinned(void **state)
 	idle_hold(&s, &c, root);
 	assert_int_equal(s.scope, CONF_IDLE_PINNED);
 	assert_int_equal(s.ncpu, 2);
+	assert_int_equal(s.us, 1);
 	assert_int_equal(s.dma_fd, -1);         /* the global limit would hold every CPU */
 	assert_int_equal(s.cpu_err, 0);
 	expect_file(CPUD "/cpu0/power/pm_qos_resume_latency_us", "0");
+	expect_file(CPUD "/cpu1/power/pm_qos_resume_latency_us", "1");
+	expect_file(CPUD "/cpu2/power/pm_qos_resume_latency_us", "1");
+	idle_release(&s, root);
+	expect_file(CPUD "/cpu1/power/pm_qos_resume_latency_us", "0");
+
+	assert_int_equal(conf_parse_string(&c, "t.conf", "[timer]\nidle_latency = pinned:0\n"
+					   "[serial gps]\ndevice = /dev/ttyS0\ncpu = 1\n", err,
+					   sizeof(err)), 0);
+	idle_hold(&s, &c, root);
 	expect_file(CPUD "/cpu1/power/pm_qos_resume_latency_us", "n/a");
 	expect_file(CPUD "/cpu2/power/pm_qos_resume_latency_us", "n/a");
 	idle_release(&s, root);
@@ -742,6 +766,7 @@ static void idle_falls_back(void **state)
 	int fd;
 
 	(void)state;
+	put_states();
 	fx_put(root, CPUD "/cpu1/power/pm_qos_resume_latency_us", "0\n");
 	/* a directory where CPU 2's file should be: open(2) says EISDIR, even to root */
 	fx_put(root, CPUD "/cpu2/power/pm_qos_resume_latency_us/x", "");
@@ -761,7 +786,7 @@ static void idle_falls_back(void **state)
 	fd = open(path, O_RDONLY);
 	assert_true(fd >= 0);
 	assert_int_equal(read(fd, &v, sizeof(v)), (ssize_t)sizeof(v));
-	assert_int_equal(v, 0);                 /* as cyclictest writes it: a binary int32 */
+	assert_int_equal(v, 1);                 /* auto: the halt's exit latency, a binary int32 */
 	close(fd);
 	idle_release(&s, root);
 	assert_int_equal(s.dma_fd, -1);

@@ -404,7 +404,7 @@ static void trace_emit(void *ctx, const struct reasm_packet *pkt)
 static void trace_doubt(void *ctx, const struct reasm_doubt *d)
 {
 	static const char *const why[] = { "?", "late-wake", "deadline-read", "slow-read", "held",
-					   "restart", "stall" };
+					   "restart", "stall", "hidden" };
 	static const char *const stage[] = { "", "", ":cpu", ":tty", ":wire" };
 	struct trace *t = ctx;
 	size_t o = strlen(t->text);
@@ -413,7 +413,8 @@ static void trace_doubt(void *ctx, const struct reasm_doubt *d)
 	_Static_assert(sizeof(stage) / sizeof(stage[0]) == REASM_STAGES, "a stage without its word");
 	/* a stall names its stage; the reader's cases and the device's imply theirs */
 	assert_true(d->why == REASM_STALL ? d->stage >= REASM_STAGE_CPU
-		    : d->stage == (d->why == REASM_HELD ? REASM_STAGE_DEVICE : REASM_STAGE_READER));
+		    : d->stage == (d->why == REASM_HELD || d->why == REASM_HIDDEN ? REASM_STAGE_DEVICE
+				   : REASM_STAGE_READER));
 	snprintf(t->text + o, sizeof(t->text) - o, "<%s%s %s %" PRId64 " wait=%" PRId64 " n=%zu>",
 		 why[d->why], stage[d->stage], d->joined ? "joined" : "new", d->t_mono / 1000,
 		 d->wait_ns / 1000, d->bytes);
@@ -838,14 +839,18 @@ static void model_run(const struct rm_machine *dev, uint64_t seed, bool sensors,
 		.look = model_look,        /* the same */
 		.plan = model_plan,        /* 5 us a read, the empty one 1 us after it */
 	};
-	/* the gap each resolves: 3.5 characters; the timeout's; 4 blurs */
-	const int64_t gap = mc.dev == RM_USB ? 4000000 : mc.dev == RM_DIRECT ? 35 * M_CHAR / 10
-			    : 3 * M_CHAR;
+	/* the gap each resolves: 3.5 characters; the timeout's; 4 blurs; an adapter on a
+	 * receive timeout, 3.5 characters, or what its timeout shows when that is longer
+	 * (then 3.5 characters is the gap asked for, which it may hide) */
+	const int64_t auto_gap = 35 * M_CHAR / 10, shown = mc.hold_ns - M_CHAR + 1;
+	const int64_t gap = mc.dev == RM_USB ? 4000000 : mc.dev == RM_DIRECT ? auto_gap
+			    : mc.dev == RM_ADAPTER ? (shown > auto_gap ? shown : auto_gap) : 3 * M_CHAR;
 	struct rm_run *m;
 	struct rm_result res;
 	int64_t now = 1000000000;
 
 	mc.gap_ns = gap;
+	mc.want_ns = mc.dev == RM_ADAPTER && gap > auto_gap ? auto_gap : 0;
 	mc.char_ns = M_CHAR;
 	mc.max_len = cap;
 	mc.delim = NONE;
@@ -890,6 +895,11 @@ static void test_model(void **state)
 		{ .name = "fifo:8", .dev = RM_FIFO, .trigger = 8 },
 		{ .name = "fifo:14", .dev = RM_FIFO, .trigger = 14 },
 		{ .name = "usb:2 (ftdi)", .dev = RM_USB, .latency_ns = 1000000 },
+		{ .name = "adapter 0.2 ms/8", .dev = RM_ADAPTER, .hold_ns = 200000, .xfer = 8 },
+		{ .name = "adapter 0.5 ms/64, poll 1 ms", .dev = RM_ADAPTER, .hold_ns = 500000,
+		  .xfer = 64, .poll_ns = 1000000 },
+		{ .name = "adapter 2 ms/32, poll 0.125 ms (hides the gap asked for)",
+		  .dev = RM_ADAPTER, .hold_ns = 2000000, .xfer = 32, .poll_ns = 125000 },
 	};
 	uint64_t seed = tu_seed("test_reasm");
 	unsigned blind = 0;

@@ -51,6 +51,11 @@
 #             figures and the adapter's latency_timer
 #   COPYLOG NAME  the service stopped, its log, journal and the kernel's ext4 messages
 #             copied to /var/tmp/vmtest/NAME
+#   CALIBRATE ID PORT BAUD TRIG  the service stopped, PORT's rx_trig_bytes set to TRIG
+#             (-: left as it is), portlogd --calibrate PORT --baud BAUD (PORT: ttyS1, or
+#             usb0: the USB adapter's by-id link) through the host's loopback (vm_echo);
+#             its printout in /var/tmp/vmtest/calibrate-ID.txt; answered with its exit, the
+#             level and its delivery = line
 #   RTLOAD ID OFF:LEN...  a SCHED_FIFO 50 busy loop on every CPU (chrt, taskset; bash,
 #             which spins without a fork), all spinning at once LEN ms from OFF ms after
 #             the start, idle between; answered when the last burst ended, with the CPUs,
@@ -323,6 +328,22 @@ trialend() {
 	say "TRIALEND $1 rc=$rc rx_waits=$waits $(tr '\n' ' ' <"$out/trials/$1/after.txt")"
 }
 
+# calibrate ID PORT BAUD TRIG: see CALIBRATE above
+calibrate() {
+	systemctl stop portlogd.service
+	case $2 in
+	usb0) dev=$(ls -d /dev/serial/by-id/* 2>/dev/null | head -1) ;;
+	*) dev=/dev/$2 ;;
+	esac
+	f=/sys/class/tty/$(basename "$(readlink -f "$dev")")/rx_trig_bytes
+	[ "$4" = - ] || [ ! -e "$f" ] || echo "$4" >"$f"
+	trig=$(cat "$f" 2>/dev/null || echo none)
+	timeout 600 portlogd --calibrate "$dev" --baud "$3" >"$out/calibrate-$1.txt" 2>&1
+	rc=$?
+	sync
+	say "CALIBRATE $1 rc=$rc trig=$trig $(grep '^delivery = ' "$out/calibrate-$1.txt")"
+}
+
 # usbdev present|absent: see USBDEV above
 usbdev() {
 	t0=$(now)
@@ -462,6 +483,16 @@ else
 		echo "install_logdir_mode=$(stat -c '%a %U %G' /var/log/portlogd 2>&1)"
 		# 60-portlogd.rules, applied by the postinst to the device already there
 		echo "install_dma=$(stat -c '%a %G' /dev/cpu_dma_latency 2>&1)"
+		# the shipped config has no port: running, no device opened, and it says so
+		# (the 8250 driver shows a port's raised modem lines, DTR and RTS, while it is
+		# open; the daemon's descriptors name no tty)
+		echo "install_statustext=$(systemctl show -P StatusText portlogd.service)"
+		echo "install_uart_lines=$(grep -E '^[0-9]+:' /proc/tty/driver/serial | grep -cE 'DTR|RTS')"
+		echo "install_tty_fds=$(ls -l /proc/"$(systemctl show -P MainPID portlogd.service)"/fd \
+			2>/dev/null | grep -c '/dev/tty')"
+		portlogd --check-system >"$out/install-checksys.txt" 2>&1
+		echo "install_checksys_noport=$(grep -c '^ *WARN *config .*no port: the service runs and logs nothing' \
+			"$out/install-checksys.txt")"
 	} >"$out/pkg-install.txt"
 	systemctl stop portlogd.service
 	# what the service wrote with the shipped config; then the test's own config
@@ -469,6 +500,11 @@ else
 	mv /var/log/portlogd/* "$out/install-log/" 2>/dev/null
 	echo "install_shipped_config=$(grep -c ' portlogd EV start .* config=/etc/portlogd/portlogd.conf ' \
 		"$out"/install-log/portlogd.log 2>/dev/null)" >>"$out/pkg-install.txt"
+	{
+		echo "install_noport_start=$(grep -c ' portlogd EV start .* serial=0 parallel=0' \
+			"$out"/install-log/portlogd.log 2>/dev/null)"
+		echo "install_opens=$(grep -c ' EV open ' "$out"/install-log/portlogd.log 2>/dev/null)"
+	} >>"$out/pkg-install.txt"
 	cp "$pkg/portlogd.conf" /etc/portlogd/portlogd.conf
 	if [ -f "$pkg/break.conf" ]; then
 		mkdir -p /etc/systemd/system/portlogd.service.d
@@ -538,6 +574,10 @@ while read -r cmd <&3; do
 	TRIALEND\ *)
 		# shellcheck disable=SC2086
 		trialend ${cmd#TRIALEND }
+		;;
+	CALIBRATE\ *)
+		# shellcheck disable=SC2086
+		calibrate ${cmd#CALIBRATE }
 		;;
 	USBDEV\ *)
 		usbdev "${cmd#USBDEV }"

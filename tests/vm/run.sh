@@ -49,6 +49,14 @@
 #   usb      the same on QEMU's usb-serial (an FTDI FT232BM behind qemu-xhci, the guest's
 #            ftdi_sio, opened by its /dev/serial/by-id/ link) at 115200, as root
 #            (EV open: delivery=usb usb=ftdi_sio hold_us=)
+#   calibrate issue 30: portlogd --calibrate in the guest through a loopback the host
+#            makes (vm_echo: what the port sends comes back, a byte a character time after
+#            the one before): ttyS1 at receive trigger 1, 8 and 14 and QEMU's usb-serial,
+#            at 9600 baud (PORTLOGD_VM_CALIBRATE_BAUD). Checked against what the devices do:
+#            QEMU's 16550A hands over at its trigger or after 4 quiet characters (fifo:8,
+#            fifo:14; trigger 1: direct); its usb-serial answers each of the host's polls
+#            with what it holds (no timer): every byte alone, a line of usb:MS under 1.5
+#            characters, or none; every burst came back whole
 #   pause    issue 29: a wire trial on ttyS1 and pci4x's four UARTs at once (9600, root),
 #            the whole guest stopped PORTLOGD_VM_PAUSES times (10) through QEMU's monitor
 #            (QMP stop, cont 20-200 ms later) while the host paces on (--hold 0: the bytes
@@ -149,7 +157,7 @@ kernel_pkgs=$(echo ${PORTLOGD_VM_KERNEL:-linux-image-amd64 linux-image-rt-amd64}
 usbplug_n=${PORTLOGD_VM_USBPLUG:-$([ -n "${PORTLOGD_VM_ONLY:-}" ] && echo 20 || echo 5)}
 powercut_n=${PORTLOGD_VM_POWERCUTS:-$([ -n "${PORTLOGD_VM_ONLY:-}" ] && echo 3 || echo 2)}
 # the scenarios of the first kernel's boot and of the others'
-first_list=$(echo ${PORTLOGD_VM_ONLY:-traffic watchdog wire pci4x pci16 usb pause restarts package} | tr ',' ' ')
+first_list=$(echo ${PORTLOGD_VM_ONLY:-traffic watchdog wire pci4x pci16 usb calibrate pause restarts package} | tr ',' ' ')
 other_list=$(echo ${PORTLOGD_VM_ONLY:-traffic rtload usbplug powercut} | tr ',' ' ')
 # the guest's packages (the daemon's libraries: dpkg -i in the guest resolves nothing);
 # the cache is reused only while it holds all of this list
@@ -163,7 +171,7 @@ skip() {
 [ "$(id -u)" -eq 0 ] || skip "not root (debootstrap and chroot need root)"
 # has LIST NAME: the scenario list holds NAME
 has() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }
-scenarios="traffic watchdog package wire pci4x pci16 usb pause rtload usbplug restarts powercut"
+scenarios="traffic watchdog package wire pci4x pci16 usb calibrate pause rtload usbplug restarts powercut"
 for n in $first_list $other_list; do
 	has "$scenarios" "$n" || { echo "PORTLOGD_VM_ONLY: no scenario $n (there are: $scenarios)"; exit 2; }
 done
@@ -172,8 +180,8 @@ tools="qemu-system-x86_64 debootstrap mkfs.ext4 debugfs dpkg-deb chroot mkfifo"
 for t in $tools; do
 	command -v $t >/dev/null || skip "no $t (tests/deps.sh: PORTLOGD_VM_PACKAGES)"
 done
-[ -x "$build/tests/vm_check" ] && [ -x "$build/tests/vm_wire" ] && [ -x "$build/tests/portlogd-sim" ] ||
-	{ echo "build $build first (vm_check, vm_wire, portlogd-sim)"; exit 1; }
+[ -x "$build/tests/vm_check" ] && [ -x "$build/tests/vm_wire" ] && [ -x "$build/tests/portlogd-sim" ] && [ -x "$build/tests/vm_echo" ] ||
+	{ echo "build $build first (vm_check, vm_wire, vm_echo, portlogd-sim)"; exit 1; }
 if [ -n "${PORTLOGD_VM_DEB:-}" ]; then
 	[ -f "$PORTLOGD_VM_DEB" ] || { echo "PORTLOGD_VM_DEB=$PORTLOGD_VM_DEB: no such file"; exit 1; }
 else
@@ -395,7 +403,7 @@ devices() {
 		# by the ISA ones: a card's four become ttyS4-7 (ttyS4-19) only with more
 		kernel_extra="8250.nr_uarts=$((4 + 4 * cards))"
 	fi
-	if has "$1" usb || has "$1" usbplug; then
+	if has "$1" usb || has "$1" usbplug || has "$1" calibrate; then
 		# a pipe, not a socket: QEMU's usb-serial is plugged in only while its chardev is
 		# open, and a socket's is closed while no client is connected
 		[ -p "$run/usb0.in" ] || mkfifo "$run/usb0.in" "$run/usb0.out"
@@ -800,6 +808,58 @@ chk_pci16() {
 }
 # usb: the FTDI adapter at 115200 (its by-id link), the default config, as root
 scn_usb() { trial usb-115200-root 115200 - root usb0="$run/usb0.in"; }
+
+# calibrate: --calibrate on ttyS1 at triggers 1, 8, 14 and on the adapter, the host's
+# vm_echo looping each port back; the answers in $run/calibrate.txt for chk_calibrate
+scn_calibrate() {
+	local baud=${PORTLOGD_VM_CALIBRATE_BAUD:-9600} t id
+	: >"$run/calibrate.txt"
+	"$build/tests/vm_echo" --baud "$baud" --socket "$run/ser1.sock" >"$run/echo-ser1.log" 2>&1 &
+	simpid=$!
+	for t in 1 8 14; do
+		id=ttyS1-t$t
+		send "CALIBRATE $id ttyS1 $baud $t"
+		expect "*TEST CALIBRATE $id *" 660 || fail "calibrate: no answer to CALIBRATE $id"
+		echo "$id ${reply#*TEST CALIBRATE $id }" >>"$run/calibrate.txt"
+	done
+	kill -TERM "$simpid"; wait "$simpid" || true
+	cat "$run/echo-ser1.log"
+	send "USBDEV present"
+	expect "*TEST USBDEV *" 60 || fail "calibrate: no answer to USBDEV"
+	"$build/tests/vm_echo" --baud "$baud" --fifo "$run/usb0.out" "$run/usb0.in" \
+		>"$run/echo-usb0.log" 2>&1 &
+	simpid=$!
+	send "CALIBRATE usb0 usb0 $baud -"
+	expect "*TEST CALIBRATE usb0 *" 660 || fail "calibrate: no answer to CALIBRATE usb0"
+	echo "usb0 ${reply#*TEST CALIBRATE usb0 }" >>"$run/calibrate.txt"
+	kill -TERM "$simpid"; wait "$simpid" || true
+	simpid=
+	cat "$run/echo-usb0.log"
+}
+# what --calibrate printed, against what QEMU's devices do
+chk_calibrate() {
+	local id rest want line f
+	while read -r id rest; do
+		f=$run/vmtest/calibrate-$id.txt
+		echo "--- calibrate $id: $rest"
+		sed 's/^/  /' "$f" 2>/dev/null || true
+		line=$(sed -n 's/.*delivery = //p' "$f" 2>/dev/null)
+		case $id in
+		ttyS1-t1) want="direct" ;;
+		ttyS1-t*) want="fifo:${id#ttyS1-t}" ;;
+		*) want=usb ;;
+		esac
+		case $id-$line in
+		ttyS1-*-"$want") echo "ok calibrate-$id: delivery = $line (QEMU's 16550A at trigger ${id#ttyS1-t})" ;;
+		usb0-) grep -q 'bursts, .* bytes back' "$f" &&
+			echo "ok calibrate-usb0: no line (QEMU's usb-serial hands over at each poll, no timer): $(grep '^reads of' "$f")" ||
+			{ echo "FAIL calibrate-usb0: not every burst came back"; r=1; } ;;
+		usb0-usb:*/*) echo "FAIL calibrate-usb0: delivery = $line: QEMU's usb-serial has no receive timeout"; r=1 ;;
+		usb0-usb:*) echo "ok calibrate-usb0: delivery = $line (every byte alone: QEMU's usb-serial answers each poll)" ;;
+		*) echo "FAIL calibrate-$id: delivery = ${line:-none}, want $want"; r=1 ;;
+		esac
+	done <"$run/calibrate.txt"
+}
 chk_usb() { chk_trials; trials=; }
 
 # sensors LOG: the tty path and the CPUs as the daemon's stall sensors measured them

@@ -384,6 +384,18 @@ static void check_package(const char *dir, const char *user, const char *groups)
 	       "%lld EV start line(s) naming config=/etc/portlogd/portlogd.conf in the log it made "
 	       "(want 1: the postinst started it with the shipped config)",
 	       num(in, "install_shipped_config"));
+	/* the shipped config has no port: the service runs, opens no device, says so */
+	prop(in, "install_statustext", v, sizeof(v));
+	result(num(in, "install_noport_start") == 1 && num(in, "install_opens") == 0
+	       && num(in, "install_uart_lines") == 0 && num(in, "install_tty_fds") == 0
+	       && strstr(v, "no port configured") != NULL && num(in, "install_checksys_noport") == 1,
+	       "pkg-install-no-port", "with the shipped config: EV start serial=0 parallel=0 %lld "
+	       "time(s), EV open %lld, UARTs with DTR or RTS raised %lld, tty descriptors of the "
+	       "daemon %lld, StatusText \"%s\", --check-system's config row says it has no port "
+	       "%lld (want 1, 0, 0, 0, \"no port configured...\", 1)",
+	       num(in, "install_noport_start"), num(in, "install_opens"),
+	       num(in, "install_uart_lines"), num(in, "install_tty_fds"), v,
+	       num(in, "install_checksys_noport"));
 	prop(in, "install_groups", v, sizeof(v));
 	prop(in, "install_logdir_mode", w, sizeof(w));
 	{
