@@ -290,21 +290,6 @@ static void redate(struct reasm *r, size_t n, int64_t last)
 		r->last_mono = t;
 }
 
-/* Reports d, unless it says again what the last report said of this packet (a read
- * after the one that reported a stall, within the same stall and as many bytes, as
- * when an adapter hands over equal transfers): a line, not its copy, for each doubt. */
-static void say_doubt(struct reasm *r, const struct reasm_doubt *d)
-{
-	const struct reasm_doubt *s = &r->said;
-
-	if (r->doubt == NULL || (d->joined && s->joined && d->why == s->why && d->stage == s->stage
-				 && d->bytes == s->bytes && d->wait_ns == s->wait_ns
-				 && d->t_mono == s->t_mono && d->t_real == s->t_real))
-		return;
-	r->said = *d;
-	r->doubt(r->ctx, d);
-}
-
 void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct reasm_read *rd)
 {
 	int64_t end = MAX(rd->end_mono, rd->seen_mono);
@@ -373,7 +358,8 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 		r->hidden = r->want_ns > 0;
 		d.t_mono = r->len > 0 ? r->first_mono : first;
 		d.t_real = r->len > 0 ? r->first_real : seen_real - (seen - first);
-		say_doubt(r, &d);
+		if (r->doubt != NULL)
+			r->doubt(r->ctx, &d);
 	}
 	began = r->len == 0;
 	before = r->len;
@@ -428,7 +414,8 @@ void reasm_held(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	d.t_real = r->len > 0 ? r->first_real : rd->seen_real - (seen - first);
 	r->first_read_n = 0;
 	r->timeout_end = false;
-	say_doubt(r, &d);
+	if (r->doubt != NULL)
+		r->doubt(r->ctx, &d);
 	append(r, data, n, seen, rd->seen_real);
 	/* when they came no one saw, and the doubt says so for their packet: the model
 	 * takes them as dated, back to back before the read; the device may still hand

@@ -167,7 +167,6 @@ struct reasm {
 	bool timeout_end;        /* the last packet was ended by a FIFO timeout's read */
 	reasm_emit_fn *emit;
 	reasm_doubt_fn *doubt;   /* NULL: doubts are not reported */
-	struct reasm_doubt said; /* the last doubt reported: the same again is not */
 	void *ctx;
 };
 

@@ -557,15 +557,6 @@ static const struct rule_case rule_cases[] = {
 	    SENSED("ef", 100600, 100605, 100050, REASM_STAGE_TTY), FL },
 	  "<stall:cpu new 100000 wait=9400 n=4><stall:cpu joined 100000 wait=9400 n=2>"
 	  "[abcdef FLUSH 100000]" },
-	/* a third read of that packet doubted again (from the last look): said, since
-	 * it says another wait (only the same doubt again is not said: e2e_fleet found
-	 * one line twice in a log, reasm.c say_doubt) */
-	{ "a third read doubted anew in the same packet: said too", 4000, 0,
-	  { SENSED("abcd", 100000, 100050, 90600, REASM_STAGE_CPU), EXP(100050),
-	    SENSED("ef", 100600, 100605, 91200, REASM_STAGE_CPU),
-	    SENSED("gh", 104500, 104505, 95100, REASM_STAGE_CPU), FL },
-	  "<stall:cpu new 100000 wait=9400 n=4><stall:cpu joined 100000 wait=9400 n=2>"
-	  "<stall:cpu joined 100000 wait=4450 n=2>[abcdefgh FLUSH 100000]" },
 	/* with char times: more bytes than the baud brings since the sensors' bound */
 	{ "char_ns: bytes the baud could not bring since the bound prove it wrong, said", 1000, 100,
 	  { SENSED("abcdefghij", 5000, 5000, 4900, REASM_STAGE_CPU), FL },
