@@ -659,6 +659,34 @@ static int play(struct replay *r, int priority)
 	return 0;
 }
 
+/* Why output o stopped before its end, where, and what to do; by: the bytes it took whole. */
+static void say_stopped(const struct replay *r, const struct replay_out *o, uint64_t by)
+{
+	const struct replay_pkt *p = o->next < o->n ? &r->pkt[o->idx[o->next]] : NULL;
+	const char *to = strcmp(o->path, "-") == 0 ? "standard output" : o->path;
+	char at[FMT_TIME_MAX + 300] = "";
+	struct fmt f;
+	char a[FMT_TIME_MAX];
+
+	fmt_init(&f, CONF_TS_ISO, CONF_PAYLOAD_BOTH);
+	if (p != NULL)
+		snprintf(at, sizeof(at), " in the %s of %s:%llu (at %s)", dir_word(r), p->file,
+			 (unsigned long long)p->lineno, when(&f, p->t, a));
+	by += o->sent;
+	if (o->stuck)
+		fprintf(stderr, "portlogd: --to %s: its reader took nothing for %d s (a non-blocking "
+			"pipe that nobody reads): stopped after %llu bytes%s; fix: read %s, or "
+			"replay --to a file\n", o->path, REPLAY_STUCK_S, (unsigned long long)by, at, to);
+	else if (o->err == ENOSPC || o->err == EDQUOT || o->err == EFBIG)
+		fprintf(stderr, "portlogd: --to %s: %s after %llu bytes%s; fix: free space on its "
+			"filesystem (df %s), or replay --to another place; --since %s starts at "
+			"that packet\n", o->path, strerror(o->err), (unsigned long long)by, at,
+			strcmp(o->path, "-") == 0 ? "." : o->path, p != NULL ? a : "TIME");
+	else
+		fprintf(stderr, "portlogd: --to %s: %s after %llu bytes%s\n", o->path, strerror(o->err),
+			(unsigned long long)by, at);
+}
+
 /* ---- the command ---- */
 
 static int parse_speed(const char *s, double *v)
@@ -827,6 +855,8 @@ int replay_main(int argc, char **argv)
 			rc = REPLAY_FAILED;
 		}
 		fputc('\n', stderr);
+		if (o->err != 0)
+			say_stopped(&r, o, by);
 	}
 	say_timing(&r);
 	if (unread > 0)

@@ -47,6 +47,8 @@ enum {
 #define REPLAY_SPLIT_CHARS_X2 7         /* a pause of 3.5 characters ends a packet (Modbus RTU,
 					 * portlogd's gap_us = auto) */
 #define REPLAY_OUT_MAX 64               /* outputs (sources) at most */
+#define REPLAY_STUCK_S 5                /* --to a pipe (non-blocking) that took nothing this
+					 * long: stopped (said); a full disk stops at once */
 
 struct replay_pkt {
 	int64_t t;                  /* the log's TIME less the clock steps before it, ns */
@@ -99,6 +101,9 @@ struct replay_out {
 	size_t next;                /* the packet in progress or next (into idx) */
 	uint32_t sent;              /* its bytes written so far */
 	bool blocked;               /* took no more: waits for POLLOUT */
+	bool regular;               /* a regular file: a short write is a full disk, never a wait */
+	bool stuck;                 /* stopped: took nothing for REPLAY_STUCK_S (err EAGAIN) */
+	int64_t progress_ns;        /* when it last took bytes (or the play began) */
 	int err;                    /* errno of a failed write: this output stopped */
 	uint64_t back;              /* bytes the application (or the device) sent back */
 };
