@@ -96,6 +96,7 @@ struct load {
 	uint64_t stop_lineno;
 	const char *last_file;
 	uint64_t last_lineno;
+	uint64_t skipped;           /* lines whose times cannot be placed */
 	bool oom;
 };
 
@@ -182,7 +183,7 @@ static void add_packet(struct load *ld, struct export *x, struct export_src *s,
 	p = &r->pkt[r->npkt++];
 	*p = (struct replay_pkt){
 		.t = t, .off = r->data_len, .file = x->file, .lineno = x->lineno, .len = (uint32_t)l->len,
-		.char_ns = (uint32_t)reasm_char_ns(s->baud, s->char_bits),
+		.char_ns = reasm_char_ns(s->baud, s->char_bits),
 		.gap_ns = rs->gap_ns, .src = s->idx,
 	};
 	r->data_len += l->len;
@@ -217,7 +218,7 @@ static void daemon_line(struct load *ld, struct export *x, const struct logline 
 	} else if (ev_is(l, "clock-step")) {
 		const struct logline_kv *kv = logline_kv(l, "delta_us");
 		char v[24];
-		long long us;
+		long long us, step;
 		char *end;
 
 		if (kv == NULL || kv->val_len >= sizeof(v))
@@ -228,8 +229,15 @@ static void daemon_line(struct load *ld, struct export *x, const struct logline 
 		us = strtoll(v, &end, 10);
 		if (errno != 0 || *end != '\0' || us == 0)
 			return;
+		/* a step beyond the times an int64 of ns holds (292 years): not a clock's */
+		if (__builtin_mul_overflow(us, (long long)NS_PER_US, &step)
+		    || __builtin_add_overflow(ld->step_ns, step, &step)) {
+			export_warn(x, "EV clock-step delta_us=%lld: beyond the times a log holds; "
+				    "not taken out of the timeline", us);
+			return;
+		}
 		add_note(ld, x, (struct note){ .kind = NOTE_CLOCK_STEP, .src = -1, .t = t, .a = us });
-		ld->step_ns += us * NS_PER_US;
+		ld->step_ns = step;
 	}
 }
 
@@ -243,10 +251,17 @@ static void ld_line(struct export *x, struct export_src *s, const struct logline
 {
 	struct load *ld = x->priv;
 	struct replay *r = ld->r;
-	int64_t t = l->t - ld->step_ns;
+	int64_t t;
 	struct rsrc *rs;
 	bool mine = l->dir == (enum rec_dir)r->dir;
 
+	if (__builtin_sub_overflow(l->t, ld->step_ns, &t)) {
+		/* the clock steps before it take it beyond the times an int64 of ns holds */
+		export_warn(x, "its time less the clock steps before it (%lld us) is beyond the "
+			    "years 1677-2262: skipped", (long long)(ld->step_ns / NS_PER_US));
+		ld->skipped++;
+		return;
+	}
 	if (s->type == EXPORT_SRC_DAEMON) {
 		daemon_line(ld, x, l, t);
 	} else if ((rs = rsrc_of(ld, s->idx)) == NULL) {
@@ -514,7 +529,7 @@ static void mark_doubted(struct replay *r, const struct load *ld, struct replay_
  * characters without one in the log), so that a reader frames the packets
  * as the logger did; each such packet is said. Returns how many.
  */
-static uint64_t timeline(struct replay *r, const struct load *ld)
+static int timeline(struct replay *r, const struct load *ld, uint64_t *nheld)
 {
 	int64_t base = INT64_MAX;
 	uint64_t held = 0;
@@ -534,7 +549,20 @@ static uint64_t timeline(struct replay *r, const struct load *ld)
 			struct replay_pkt *p = &r->pkt[o->idx[k]];
 			int64_t gap = p->gap_ns ? p->gap_ns : (int64_t)p->char_ns * REPLAY_SPLIT_CHARS_X2 / 2;
 
-			p->at_ns = r->speed > 0 ? (int64_t)((double)(p->t - base) / r->speed) : 0;
+			/* in double: two times of a log may be further apart than an int64 holds */
+			double at = r->speed > 0 ? ((double)p->t - (double)base) / r->speed : 0;
+
+			if (!(at <= REPLAY_SPAN_MAX_NS)) {
+				fprintf(stderr, "portlogd: %s:%llu: %s %s at %s: at --speed %g it would "
+					"be played %.3g years after the first packet, beyond %d years; "
+					"fix: replay a window (--since, --until), or give a larger "
+					"--speed (0: as fast as the output takes it)\n", p->file,
+					(unsigned long long)p->lineno, o->source, dir_word(r),
+					when(&f, p->t, a), r->speed, at / (365.25 * 86400 * 1e9),
+					REPLAY_SPAN_MAX_Y);
+				return -1;
+			}
+			p->at_ns = (int64_t)at;
 			if (r->speed > 0 && p->char_ns > 0 && !p->doubted && end != INT64_MIN
 			    && p->at_ns < end + gap) {
 				fprintf(stderr, "portlogd: %s:%llu: %s %s at %s: its time leaves %lld us "
@@ -550,7 +578,8 @@ static uint64_t timeline(struct replay *r, const struct load *ld)
 			end = p->at_ns + (int64_t)p->len * p->char_ns;
 		}
 	}
-	return held;
+	*nheld = held;
+	return 0;
 }
 
 /* ---- the play ---- */
@@ -820,7 +849,12 @@ int replay_main(int argc, char **argv)
 	if ((ty.drops > 0 || ty.gaps > 0) && rc == REPLAY_OK)
 		rc = REPLAY_INCOMPLETE;
 
-	ty.held = timeline(&r, &ld);
+	if (timeline(&r, &ld, &ty.held) < 0) {
+		rc = REPLAY_FAILED;
+		goto done;
+	}
+	if (ld.skipped > 0 && rc == REPLAY_OK)
+		rc = REPLAY_INCOMPLETE;
 	r.late = malloc(r.npkt * sizeof(*r.late));
 	if (r.late == NULL) {
 		fprintf(stderr, "portlogd: out of memory\n");

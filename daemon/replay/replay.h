@@ -46,6 +46,8 @@ enum {
 #define REPLAY_LATE_DEFAULT_NS 1000000  /* "late" without a baud: 1 ms */
 #define REPLAY_SPLIT_CHARS_X2 7         /* a pause of 3.5 characters ends a packet (Modbus RTU,
 					 * portlogd's gap_us = auto) */
+#define REPLAY_SPAN_MAX_Y 100           /* a timeline (at --speed) longer than this: refused */
+#define REPLAY_SPAN_MAX_NS (REPLAY_SPAN_MAX_Y * 365.25 * 86400 * 1e9)
 #define REPLAY_OUT_MAX 64               /* outputs (sources) at most */
 #define REPLAY_STUCK_S 5                /* --to a pipe (non-blocking) that took nothing this
 					 * long: stopped (said); a full disk stops at once */
@@ -56,7 +58,8 @@ struct replay_pkt {
 	const char *file;           /* its line, for messages */
 	uint64_t lineno;
 	uint32_t len;
-	uint32_t char_ns;           /* a character at the port's baud then; 0: not known */
+	int64_t char_ns;            /* a character at the port's baud then (baud 1: 12 s at
+				     * most); 0: not known */
 	uint32_t gap_ns;            /* the logging port's gap_us then (EV open); 0: not known */
 	unsigned src;               /* export_src idx */
 	bool doubted;               /* an EV late-delivery at it: the boundary before it too */

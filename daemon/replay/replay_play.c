@@ -432,6 +432,10 @@ uint64_t replay_close(struct replay *r)
 		if (20 * char_ns(o) > linger)
 			linger = 20 * char_ns(o);
 	}
+	/* at a baud of a few, 20 characters are minutes: a reader that frames by
+	 * silence is given 2 s at most */
+	if (linger > DRAIN_IDLE_NS)
+		linger = DRAIN_IDLE_NS;
 	if (!atomic_load(&r->stop)) {
 		struct timespec ts = ns_to_ts(linger);
 
