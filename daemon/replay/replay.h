@@ -31,6 +31,7 @@
 
 #include "conf.h"
 #include "drv.h"
+#include "fmt.h"
 #include "pass.h"
 
 /* Exit codes of portlogd --replay (those of --export, and what they mean here). */
@@ -127,8 +128,35 @@ struct replay {
 	_Atomic bool stop;          /* the main thread: stop (a signal); seen within 20 ms */
 	_Atomic bool done;          /* the player: finished */
 	int64_t start_ns;           /* CLOCK_MONOTONIC of the timeline's first packet */
+	void *srcs;                 /* the reader's sources (export_src): the outputs' names */
 	uint64_t played;            /* packets written whole */
 };
+
+/* What replay_read says cannot be replayed as logged, counted. */
+struct replay_tally {
+	uint64_t drops, drop_pkts, drop_bytes, gaps, late_deliveries, steps, backward, bauds, held;
+};
+
+/* What --replay reads: the LOG files, the sources asked for (--source), the window. */
+struct replay_input {
+	char *const *names;
+	unsigned nnames;
+	char *const *logs;
+	unsigned nlogs;
+	int64_t since, until;       /* until: INT64_MAX without --until */
+	bool have_since;
+};
+
+/* replay_read.c: reads the LOGs with export's reader, gives each of r->out[0..nout)
+ * its source and packets, says on stderr what cannot be replayed as logged (counted
+ * in *ty) and places every packet on the replay's timeline (r->speed). An exit code:
+ * REPLAY_OK, REPLAY_INCOMPLETE (said), or REPLAY_FAILED (said; nothing to play). */
+int replay_read(struct replay *r, const struct replay_input *in, struct replay_tally *ty);
+/* Frees what replay_read kept (r->out itself stays the caller's). */
+void replay_free(struct replay *r);
+/* "RX" or "TX"; a time as the log writes it (ISO), in buf (FMT_TIME_MAX + 1). */
+const char *replay_dir_word(const struct replay *r);
+const char *replay_when(struct fmt *f, int64_t t, char *buf);
 
 /* Opens every output (for a --pty, its pty and link). 0, or -1 with the reason
  * on stderr (every output opened so far is closed again). */
