@@ -177,7 +177,7 @@ static const struct hist {
 
 #define FAMILY_MAX 320          /* "# HELP ..." and "# TYPE ..." of one family */
 /* one sample: name, {port="NAME",dir="tx"}, {cpu="N"} or {le="..."}, a value */
-#define SAMPLE_MAX (sizeof("portlogd_") + 48 + sizeof("{port=\"\",dir=\"tx\"} ") + CONF_NAME_MAX \
+#define SAMPLE_MAX (sizeof("portlogd_") + 48 + sizeof("{port=\"\",dir=\"tx\"} ") + 2 * CONF_NAME_MAX \
 		    + 24 + 1)
 
 size_t metrics_bytes(const unsigned count[PART_NKINDS])
@@ -199,8 +199,10 @@ int metrics_init(struct metrics *m, const char *path, const struct parts *ps)
 
 	memset(m, 0, sizeof(*m));
 	snprintf(m->path, sizeof(m->path), "%s", path);
-	/* PATH.tmp: node_exporter reads only NAME.prom; O_TRUNC reuses one a crash left */
-	snprintf(m->tmp, sizeof(m->tmp), "%s.tmp", path);
+	/* PATH.tmp.PID: node_exporter reads only NAME.prom; one name per process, so that
+	 * two daemons of one config (the service and a foreground run) never write into
+	 * one file; removed when a write fails, O_TRUNC reuses one a crash left */
+	snprintf(m->tmp, sizeof(m->tmp), "%s.tmp.%ld", path, (long)getpid());
 	m->ps = ps;
 	m->nparts = ps->n;
 	m->start_ns = real_ns();
@@ -394,9 +396,23 @@ static void series(struct out *o, const char *name, const char *rest)
 	puts_(o, rest);
 }
 
-/* "portlogd_NAME{KEY="VAL",dir="tx"} " without the labels that are NULL; port
- * names need no escape in a label (conf_read.c: letters, digits, _-.:), nor a
- * number. */
+/* A label's value as the text format writes it: \\, \" and \n escaped. The
+ * config allows port names of letters, digits and _-.: only (conf_read.c), but
+ * the file must not depend on it: a name that came another way cannot end the
+ * label, or the line. (SAMPLE_MAX allows twice a name's length.) */
+static void put_label(struct out *o, const char *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *esc = v[i] == '\\' ? "\\\\" : v[i] == '"' ? "\\\"" : v[i] == '\n' ? "\\n" : NULL;
+
+		if (esc != NULL)
+			puts_(o, esc);
+		else
+			put(o, v + i, 1);
+	}
+}
+
+/* "portlogd_NAME{KEY="VAL",dir="tx"} " without the labels that are NULL. */
 static void sample(struct out *o, const char *name, const char *key, const char *val,
 		   size_t vlen, const char *dir)
 {
@@ -405,7 +421,7 @@ static void sample(struct out *o, const char *name, const char *key, const char 
 		puts_(o, "{");
 		puts_(o, key);
 		puts_(o, "=\"");
-		put(o, val, vlen);
+		put_label(o, val, vlen);
 		puts_(o, dir != NULL ? "\",dir=\"" : "");
 		puts_(o, dir != NULL ? dir : "");
 		puts_(o, "\"}");

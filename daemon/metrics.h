@@ -16,8 +16,8 @@
  * one row of the table in metrics.c; a TX reader's field of the same key
  * (tx_KEY) is the same metric with dir="tx", a stall sensor's with cpu="N".
  *
- * A write is a new file beside PATH (PATH.tmp, which node_exporter does not
- * read), renamed over PATH: a reader opens the old file or the new one, never
+ * A write is a new file beside PATH (PATH.tmp.PID, which node_exporter does not
+ * read, one per process), renamed over PATH: a reader opens the old file or the new one, never
  * a part of either.
  */
 #ifndef PORTLOGD_METRICS_H
@@ -45,7 +45,7 @@ struct metrics_part {
 
 struct metrics {
 	char path[CONF_PATH_MAX];
-	char tmp[CONF_PATH_MAX + 8];
+	char tmp[CONF_PATH_MAX + 24];  /* PATH.tmp.PID */
 	const struct parts *ps;
 	struct metrics_part *part;  /* one per registered part, by its index */
 	unsigned nparts;

@@ -5,9 +5,10 @@
 set -eu
 cd "$(dirname "$0")/.."
 . tests/deps.sh
-portlogd_deps
+# the build's packages only: the demo runs the daemon and the simulator, no test tool
+portlogd_install $PORTLOGD_BUILD_PACKAGES
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)" >/dev/null
+cmake --build build -j"$(nproc)" --target portlogd portlogd-sim >/dev/null
 dir=/tmp/portlogd-demo
 rm -rf "$dir"
 mkdir -p "$dir"

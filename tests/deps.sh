@@ -1,5 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # tests/deps.sh - sourced by demo.sh and check.sh: installs missing Debian packages.
+# PORTLOGD_BUILD_PACKAGES: what the build needs (cmocka: the tests' directory is configured
+# with the rest), all tests/demo.sh installs; PORTLOGD_PACKAGES: those and the tests' tools.
+# apt-get waits for the package manager's lock (unattended-upgrades holds it on a fresh
+# machine) up to 10 minutes, instead of failing.
 # systemd, man-db: systemd-analyze (verify looks up Documentation= man pages);
 # dpkg-dev, file: the Debian package and its test (tests/pkg/deb.sh); groff-base: the man
 # page tests; logrotate: its config's test; clang: the libFuzzer targets (tests/fuzz/fuzz.sh);
@@ -12,8 +16,9 @@
 # loopback, never as the system's service); rt-tests: cyclictest beside tests/bench/bench_replay.c;
 # prometheus-node-exporter, prometheus (promtool): e2e_metrics serves metrics_file and checks
 # it, the alert rules and the dashboard's names (label metrics)
-PORTLOGD_PACKAGES="cmake make gcc libc6-dev pkg-config libserialport-dev libieee1284-3-dev
-libsystemd-dev libcmocka-dev libck-dev zlib1g-dev systemd man-db dpkg-dev file groff-base logrotate
+PORTLOGD_BUILD_PACKAGES="cmake make gcc libc6-dev pkg-config libserialport-dev libieee1284-3-dev
+libsystemd-dev libcmocka-dev zlib1g-dev"
+PORTLOGD_PACKAGES="$PORTLOGD_BUILD_PACKAGES libck-dev systemd man-db dpkg-dev file groff-base logrotate
 clang tshark sigrok-cli gtkwave rsyslog rsyslog-relp mbpoll socat python3-pymodbus
 python3-serial-asyncio gpsd gpsd-clients rt-tests prometheus-node-exporter prometheus"
 
@@ -40,9 +45,38 @@ portlogd_mirror() {
 	echo "${m:-http://deb.debian.org/debian}"
 }
 
+# Up to 10 minutes for the lock: apt-get install waits for dpkg's itself
+# (DPkg::Lock::Timeout); apt-get update's lists lock is waited for here as well.
+PORTLOGD_APT_LOCK_S=600
+
+portlogd_apt_update() {
+	end=$(( $(date +%s) + PORTLOGD_APT_LOCK_S ))
+	while :; do
+		out=$($sudo apt-get -o DPkg::Lock::Timeout=$PORTLOGD_APT_LOCK_S update -q 2>&1) && return 0
+		case $out in
+		*"Could not get lock"*|*"Unable to lock"*) ;;
+		*) printf '%s\n' "$out" >&2; return 1 ;;
+		esac
+		if [ "$(date +%s)" -ge "$end" ]; then
+			printf '%s\n' "$out" >&2
+			echo "portlogd: the package manager's lock is still held after" \
+				"$PORTLOGD_APT_LOCK_S s (see: ps -C apt-get,apt,unattended-upgr,dpkg)" >&2
+			return 1
+		fi
+		echo "portlogd: another package manager holds its lock (unattended-upgrades?): waiting"
+		sleep 5
+	done
+}
+
+# Installs the missing packages of PORTLOGD_PACKAGES and of the arguments.
 portlogd_deps() {
+	portlogd_install $PORTLOGD_PACKAGES "$@"
+}
+
+# Installs the missing packages of the arguments only.
+portlogd_install() {
 	missing=""
-	for p in $PORTLOGD_PACKAGES "$@"; do
+	for p in "$@"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
 			missing="$missing $p"
 	done
@@ -61,8 +95,9 @@ portlogd_deps() {
 			$sudo chmod 755 /usr/sbin/policy-rc.d && policy=/usr/sbin/policy-rc.d
 	fi
 	rc=0
-	$sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive \
-		$sudo apt-get install -y -q --no-install-recommends $missing || rc=$?
+	portlogd_apt_update && DEBIAN_FRONTEND=noninteractive $sudo apt-get \
+		-o DPkg::Lock::Timeout=$PORTLOGD_APT_LOCK_S install -y -q --no-install-recommends \
+		$missing || rc=$?
 	[ -z "$policy" ] || $sudo rm -f "$policy"
 	return $rc
 }

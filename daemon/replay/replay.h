@@ -31,6 +31,7 @@
 
 #include "conf.h"
 #include "drv.h"
+#include "fmt.h"
 #include "pass.h"
 
 /* Exit codes of portlogd --replay (those of --export, and what they mean here). */
@@ -46,7 +47,11 @@ enum {
 #define REPLAY_LATE_DEFAULT_NS 1000000  /* "late" without a baud: 1 ms */
 #define REPLAY_SPLIT_CHARS_X2 7         /* a pause of 3.5 characters ends a packet (Modbus RTU,
 					 * portlogd's gap_us = auto) */
+#define REPLAY_SPAN_MAX_Y 100           /* a timeline (at --speed) longer than this: refused */
+#define REPLAY_SPAN_MAX_NS (REPLAY_SPAN_MAX_Y * 365.25 * 86400 * 1e9)
 #define REPLAY_OUT_MAX 64               /* outputs (sources) at most */
+#define REPLAY_STUCK_S 5                /* --to a pipe (non-blocking) that took nothing this
+					 * long: stopped (said); a full disk stops at once */
 
 struct replay_pkt {
 	int64_t t;                  /* the log's TIME less the clock steps before it, ns */
@@ -54,7 +59,8 @@ struct replay_pkt {
 	const char *file;           /* its line, for messages */
 	uint64_t lineno;
 	uint32_t len;
-	uint32_t char_ns;           /* a character at the port's baud then; 0: not known */
+	int64_t char_ns;            /* a character at the port's baud then (baud 1: 12 s at
+				     * most); 0: not known */
 	uint32_t gap_ns;            /* the logging port's gap_us then (EV open); 0: not known */
 	unsigned src;               /* export_src idx */
 	bool doubted;               /* an EV late-delivery at it: the boundary before it too */
@@ -99,6 +105,9 @@ struct replay_out {
 	size_t next;                /* the packet in progress or next (into idx) */
 	uint32_t sent;              /* its bytes written so far */
 	bool blocked;               /* took no more: waits for POLLOUT */
+	bool regular;               /* a regular file: a short write is a full disk, never a wait */
+	bool stuck;                 /* stopped: took nothing for REPLAY_STUCK_S (err EAGAIN) */
+	int64_t progress_ns;        /* when it last took bytes (or the play began) */
 	int err;                    /* errno of a failed write: this output stopped */
 	uint64_t back;              /* bytes the application (or the device) sent back */
 };
@@ -119,8 +128,35 @@ struct replay {
 	_Atomic bool stop;          /* the main thread: stop (a signal); seen within 20 ms */
 	_Atomic bool done;          /* the player: finished */
 	int64_t start_ns;           /* CLOCK_MONOTONIC of the timeline's first packet */
+	void *srcs;                 /* the reader's sources (export_src): the outputs' names */
 	uint64_t played;            /* packets written whole */
 };
+
+/* What replay_read says cannot be replayed as logged, counted. */
+struct replay_tally {
+	uint64_t drops, drop_pkts, drop_bytes, gaps, late_deliveries, steps, backward, bauds, held;
+};
+
+/* What --replay reads: the LOG files, the sources asked for (--source), the window. */
+struct replay_input {
+	char *const *names;
+	unsigned nnames;
+	char *const *logs;
+	unsigned nlogs;
+	int64_t since, until;       /* until: INT64_MAX without --until */
+	bool have_since;
+};
+
+/* replay_read.c: reads the LOGs with export's reader, gives each of r->out[0..nout)
+ * its source and packets, says on stderr what cannot be replayed as logged (counted
+ * in *ty) and places every packet on the replay's timeline (r->speed). An exit code:
+ * REPLAY_OK, REPLAY_INCOMPLETE (said), or REPLAY_FAILED (said; nothing to play). */
+int replay_read(struct replay *r, const struct replay_input *in, struct replay_tally *ty);
+/* Frees what replay_read kept (r->out itself stays the caller's). */
+void replay_free(struct replay *r);
+/* "RX" or "TX"; a time as the log writes it (ISO), in buf (FMT_TIME_MAX + 1). */
+const char *replay_dir_word(const struct replay *r);
+const char *replay_when(struct fmt *f, int64_t t, char *buf);
 
 /* Opens every output (for a --pty, its pty and link). 0, or -1 with the reason
  * on stderr (every output opened so far is closed again). */

@@ -84,12 +84,17 @@ static int open_one(struct replay_out *o)
 		return 0;
 	}
 	if (strcmp(o->path, "-") == 0) {
+		struct stat st;
+
+		/* standard output as it is: blocking or not is its owner's (a non-blocking
+		 * pipe is waited for with poll, REPLAY_STUCK_S at most without progress) */
 		o->kind = REPLAY_OUT_FILE;
 		o->fd = dup(1);
 		if (o->fd < 0) {
 			fprintf(stderr, "portlogd: --to -: %s\n", strerror(errno));
 			return -1;
 		}
+		o->regular = fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode);
 		return 0;
 	}
 	/* no O_CREAT: a typo in a device's name must not make a file in /dev */
@@ -103,7 +108,8 @@ static int open_one(struct replay_out *o)
 		struct stat st;
 
 		/* a file is the replay's bytes alone, as - would be */
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0) {
+		o->regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+		if (o->regular && ftruncate(fd, 0) < 0) {
 			fprintf(stderr, "portlogd: --to %s: %s\n", o->path, strerror(errno));
 			close(fd);
 			return -1;
@@ -243,11 +249,12 @@ static void step(struct replay *r, struct replay_out *o, int64_t due)
 		if (errno == EAGAIN)
 			o->blocked = true;
 		else if (errno != EINTR)
-			o->err = errno;
+			o->err = errno;         /* a full disk: ENOSPC, at once */
 		return;
 	}
 	/* a real port: the bytes still in its queue go first, at the baud */
 	now = mono_ns();
+	o->progress_ns = now;
 	late = now - due + (int64_t)queued * p->char_ns;
 	if (r->speed == 0)
 		late = 0;
@@ -259,7 +266,10 @@ static void step(struct replay *r, struct replay_out *o, int64_t due)
 	}
 	o->last_write_ns = now;
 	o->sent += (uint32_t)w;
-	if ((uint32_t)w < n)
+	/* a pipe or a device took what it had room for: wait for POLLOUT. A regular
+	 * file's short write is a full disk (or a size limit): written again at once,
+	 * the write says why (ENOSPC, EFBIG) and the output stops */
+	if ((uint32_t)w < n && !o->regular)
 		o->blocked = true;
 	if (o->sent < p->len)
 		return;
@@ -313,26 +323,38 @@ static bool busy(const struct replay *r)
 }
 
 /* What the other sides sent back (read, counted), and room where a write was
- * refused: poll for at most timeout_ms. */
+ * refused: poll for at most timeout_ms. A file output (a pipe, a FIFO) is only
+ * waited for, and stopped when it took nothing for REPLAY_STUCK_S: its reader
+ * may be gone for good (a pty's or a port's reader is the application's pace). */
 static void look(struct replay *r, int timeout_ms)
 {
 	struct pollfd pfd[REPLAY_OUT_MAX];
+	int64_t now;
+	int n;
 
 	for (unsigned i = 0; i < r->nout; i++) {
 		struct replay_out *q = &r->out[i];
+		bool file = q->kind == REPLAY_OUT_FILE;
 
 		pfd[i] = (struct pollfd){
-			.fd = q->kind == REPLAY_OUT_FILE || q->err ? -1 : q->fd,
-			.events = (short)(POLLIN | (q->blocked ? POLLOUT : 0)),
+			.fd = q->err || (file && !q->blocked) ? -1 : q->fd,
+			.events = (short)((file ? 0 : POLLIN) | (q->blocked ? POLLOUT : 0)),
 		};
 	}
-	if (poll(pfd, r->nout, timeout_ms) <= 0)
-		return;
+	n = poll(pfd, r->nout, timeout_ms);
+	now = mono_ns();
 	for (unsigned i = 0; i < r->nout; i++) {
-		if (pfd[i].revents & POLLIN)
-			drain_back(&r->out[i]);
-		if (pfd[i].revents & (POLLOUT | POLLERR))
-			r->out[i].blocked = false;      /* a POLLERR shows in the next write */
+		struct replay_out *q = &r->out[i];
+
+		if (n > 0 && (pfd[i].revents & POLLIN))
+			drain_back(q);
+		if (n > 0 && (pfd[i].revents & (POLLOUT | POLLERR)))
+			q->blocked = false;     /* a POLLERR shows in the next write */
+		else if (q->blocked && q->kind == REPLAY_OUT_FILE && q->err == 0
+			 && now - q->progress_ns > REPLAY_STUCK_S * NS_PER_S) {
+			q->stuck = true;
+			q->err = EAGAIN;
+		}
 	}
 }
 
@@ -343,6 +365,8 @@ void *replay_play(void *arg)
 	/* SCHED_OTHER sleeps take 50 us of slack by default: not on a deadline */
 	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	r->start_ns = mono_ns() + LEAD_NS;
+	for (unsigned i = 0; i < r->nout; i++)
+		r->out[i].progress_ns = r->start_ns;
 	while (!atomic_load_explicit(&r->stop, memory_order_relaxed) && busy(r)) {
 		int64_t due = 0, now = mono_ns();
 		struct replay_out *o = next_out(r, &due);
@@ -408,6 +432,10 @@ uint64_t replay_close(struct replay *r)
 		if (20 * char_ns(o) > linger)
 			linger = 20 * char_ns(o);
 	}
+	/* at a baud of a few, 20 characters are minutes: a reader that frames by
+	 * silence is given 2 s at most */
+	if (linger > DRAIN_IDLE_NS)
+		linger = DRAIN_IDLE_NS;
 	if (!atomic_load(&r->stop)) {
 		struct timespec ts = ns_to_ts(linger);
 

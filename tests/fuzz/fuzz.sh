@@ -10,12 +10,12 @@ seconds=${1:-60}
 . tests/deps.sh
 portlogd_deps
 CC=clang cmake -S . -B build-fuzz -DPORTLOGD_FUZZ=ON -DPORTLOGD_WERROR=ON >/dev/null
-cmake --build build-fuzz -j2 --target fuzz_conf fuzz_reasm fuzz_fmt fuzz_logline
+cmake --build build-fuzz -j2 --target fuzz_conf fuzz_reasm fuzz_fmt fuzz_logline fuzz_replay
 work=$(mktemp -d "${TMPDIR:-/tmp}/portlogd-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p build-fuzz/crashes
 failed=0
-for t in conf reasm fmt logline; do
+for t in conf reasm fmt logline replay; do
 	cp -r "tests/fuzz/corpus/$t" "$work/$t"
 	log="build-fuzz/fuzz_$t.log"
 	echo "=== fuzz_$t: $seconds s ==="

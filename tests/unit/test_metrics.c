@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_metrics.c - the metrics file (daemon/metrics.c): its text from the registry, when it is due, how it is replaced. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -463,7 +465,7 @@ static char *read_file(const char *path)
  * beside it. A failed write leaves the old file and works again later. */
 static void test_write_replaces(void **state)
 {
-	char dir[] = "/tmp/portlogd-test-metrics-XXXXXX", path[128], tmp[140];
+	char dir[] = "/tmp/portlogd-test-metrics-XXXXXX", path[128], tmp[160];
 	char *old;
 	struct stat st;
 	mode_t mask;
@@ -472,7 +474,7 @@ static void test_write_replaces(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/portlogd.prom", dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
 	metrics_fini(&m);
 	assert_int_equal(metrics_init(&m, path, &ps), 0);
 	mask = umask(077);
@@ -575,6 +577,142 @@ static void test_readers_never_see_half_a_file(void **state)
 	assert_true(r.reads > 0);
 	unlink(path);
 	rmdir(dir);
+}
+
+/* Two writers of one path (the service and a foreground run of its config): each
+ * writes its own temporary file, so every read is one writer's file, whole, and no
+ * write fails because the other renamed its file away. */
+static void test_two_writers_never_mix(void **state)
+{
+	char dir[] = "/tmp/portlogd-test-metrics-XXXXXX", path[128], want[2][160];
+	static char text[2][65536], buf[65536];
+	static const char *const fields[2] = { "records=1", "records=22222222222222" };
+	size_t len[2] = { 0, 0 };
+	unsigned reads = 0, mixed = 0, running = 2;
+	pid_t pid[2];
+	int status;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/portlogd.prom", dir);
+	for (unsigned w = 0; w < 2; w++) {
+		snprintf(want[w], sizeof(want[w]), "%s/want%u", dir, w);
+		pid[w] = fork();
+		assert_true(pid[w] >= 0);
+		if (pid[w] == 0) {
+			struct metrics mm;
+			char tmp[400];
+			unsigned failed = 0;
+			FILE *f;
+
+			if (metrics_init(&mm, path, &ps) < 0)
+				_exit(2);
+			gps.fields = fields[w];
+			for (unsigned i = 0; i < 3000; i++) {
+				for (unsigned k = 0; k < ps.n; k++) {
+					char t[FMT_FIELDS_MAX];
+
+					if (ps.part[k].stat == NULL)
+						continue;
+					parts_stat_text(&ps.part[k], t);
+					metrics_take(&mm, k, t);
+				}
+				failed += metrics_write(&mm, false) < 0;
+				if (i == 0) {
+					/* this writer's file, for the reader to compare with */
+					snprintf(tmp, sizeof(tmp), "%s.new", want[w]);
+					f = fopen(tmp, "w");
+					if (f == NULL || fwrite(mm.out, 1, mm.len, f) != mm.len || fclose(f) != 0
+					    || rename(tmp, want[w]) < 0)
+						_exit(3);
+				}
+			}
+			metrics_fini(&mm);
+			_exit(failed > 0);
+		}
+	}
+	while (running > 0) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+		for (unsigned w = 0; w < 2; w++)
+			if (len[w] == 0 && access(want[w], F_OK) == 0) {
+				const char *t = read_file(want[w]);
+
+				len[w] = strlen(t);
+				memcpy(text[w], t, len[w]);
+			}
+		if (fd >= 0) {
+			size_t n = 0;
+			ssize_t k;
+
+			while ((k = read(fd, buf + n, sizeof(buf) - n)) > 0)
+				n += (size_t)k;
+			close(fd);
+			if (len[0] > 0 && len[1] > 0) {
+				reads++;
+				if (!(n == len[0] && memcmp(buf, text[0], n) == 0)
+				    && !(n == len[1] && memcmp(buf, text[1], n) == 0))
+					mixed++;
+			}
+		}
+		for (unsigned w = 0; w < 2; w++)
+			if (pid[w] > 0 && waitpid(pid[w], &status, WNOHANG) == pid[w]) {
+				if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+					fail_msg("writer %u: %s %d (1: a write failed)", w,
+						 WIFEXITED(status) ? "exit" : "signal",
+						 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+				pid[w] = 0;
+				running--;
+			}
+	}
+	print_message("two writers, 3000 files each: %u reads, %u mixed\n", reads, mixed);
+	assert_int_equal(mixed, 0);
+	assert_true(len[0] != len[1]);
+	{
+		/* nothing left beside it: each writer's temporary file was renamed */
+		DIR *d = opendir(dir);
+		struct dirent *e;
+
+		assert_non_null(d);
+		while ((e = readdir(d)) != NULL)
+			if (strstr(e->d_name, ".tmp") != NULL)
+				fail_msg("left beside the file: %s", e->d_name);
+		closedir(d);
+	}
+	for (unsigned w = 0; w < 2; w++)
+		unlink(want[w]);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* A label's value is escaped as the text format says (\\, \", \n), whatever the
+ * config allowed: a name cannot end the label or the line. */
+static void test_label_escaped(void **state)
+{
+	struct parts few;
+	struct metrics mm;
+	struct fake odd = { .fields = "records=5", .c = { .port = true, .up = true } };
+	size_t n;
+
+	(void)state;
+	parts_init(&few);
+	assert_true(parts_add(&few, &(struct part){ .kind = PART_SERIAL, .port = "a\"b\\c\nd",
+						     .obj = &odd, .count = fake_count,
+						     .stat = fake_stat }, NULL));
+	assert_int_equal(metrics_init(&mm, "/nonexistent/x.prom", &few), 0);
+	for (unsigned i = 0; i < few.n; i++) {
+		char text[FMT_FIELDS_MAX];
+
+		parts_stat_text(&few.part[i], text);
+		metrics_take(&mm, i, text);
+	}
+	n = metrics_format(&mm, false);
+	assert_true(n > 0 && n < mm.cap);
+	mm.out[n] = '\0';
+	expect_line(mm.out, "portlogd_records_total{port=\"a\\\"b\\\\c\\nd\"} 5");
+	expect_line(mm.out, "portlogd_port_up{port=\"a\\\"b\\\\c\\nd\"} 1");
+	metrics_fini(&mm);
+	parts_fini(&few);
 }
 
 /* A histogram hook at its largest: every bucket and the count at 2^64 - 1. */
@@ -680,6 +818,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_due, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_replaces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readers_never_see_half_a_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_writers_never_mix, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_label_escaped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_room_for_the_largest, setup, teardown),
 	};
 
