@@ -281,7 +281,7 @@ static void daemon_start(void)
 		 "[logger]\nlog_file = %s\nflush_interval_ms = 20\nstat_interval_s = 1\n"
 		 "metrics_file = %s\n"
 		 "[timer]\npriority = other\ncpu_dma_latency = off\n"
-		 "[serial p0]\ndevice = %s/p0\npriority = other\n"
+		 "[serial p0]\ndevice = %s/p0\npriority = other\ndelivery = usb\n"
 		 "[serial p1]\ndevice = %s/p1\npriority = other\nlines = on\n"
 		 "[serial tap]\ndevice = %s/rx\ntx_device = %s/tx\npriority = other\n"
 		 "[serial app]\ndevice = %s/dev\npass = %s/app\npriority = other\n"
