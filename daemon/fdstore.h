@@ -7,9 +7,9 @@
  * port's reader never reads) is given to the service manager (sd_notify
  * FDSTORE=1, FDNAME=NAME/ROLE); the next process gets it back at start
  * (LISTEN_FDS, LISTEN_FDNAMES: sd_listen_fds_with_names), and meanwhile the
- * kernel keeps receiving into the tty's buffers (about 64 KiB a port). A `pass`
- * pty's master and our slave descriptor are stored too, so the application's PATH
- * stays connected. systemd keeps the store while the service restarts (restart,
+ * kernel keeps receiving into the tty's buffers until they throttle (portlogd(8),
+ * RESTARTS). A `pass` pty's master and our slave descriptor are stored too, so the
+ * application's PATH stays connected. systemd keeps the store while the service restarts (restart,
  * watchdog, a failure restarted by Restart=, an upgrade's restart) and empties it
  * when the service stops for good (portlogd(8), RESTARTS).
  *
