@@ -62,7 +62,7 @@ struct line {
 	size_t len;
 	int64_t t_local, t_central;     /* CLOCK_REALTIME, 0 = not seen */
 	long idx;                       /* position in the local files, -1 = none */
-	unsigned copies, matched;       /* in the local files, at the centre */
+	bool matched;
 };
 
 /* Open addressing on FNV-1a; the tables hold some 10^5 lines. */
@@ -476,16 +476,8 @@ static void local_lines(struct fleet *f, struct line ***out, size_t *n)
 		for (char *p = buf, *nl; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
 			struct line *l = lines_get(&f->t, p, (size_t)(nl - p), true);
 
-			/* a line twice is a line written twice, but for a doubt said of two
-			 * reads of one packet alike (the same stall, wait and bytes) */
-			if (l->idx >= 0) {
-				if (strstr(l->text, " EV late-delivery ") == NULL)
-					fail_msg("the same line twice in the local files: %.200s",
-						 l->text);
-				l->copies++;
-				continue;
-			}
-			l->copies = 1;
+			if (l->idx >= 0)
+				fail_msg("the same line twice in the local files: %.200s", l->text);
 			if (*n == cap)
 				*out = realloc(*out, (cap = cap * 2 + 4096) * sizeof(**out));
 			l->idx = (long)*n;
@@ -545,7 +537,7 @@ static struct verdict compare(struct fleet *f, const char *central, bool delays)
 
 	local_lines(f, &loc, &v.local);
 	for (size_t i = 0; i < v.local; i++)
-		loc[i]->matched = 0;
+		loc[i]->matched = false;
 	assert_non_null(buf);
 	for (char *p = buf, *nl; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
 		struct line *l = lines_get(&f->t, p, (size_t)(nl - p), false);
@@ -558,11 +550,11 @@ static struct verdict compare(struct fleet *f, const char *central, bool delays)
 				printf("# foreign line at the centre: %.200s\n", p);
 			continue;
 		}
-		if (l->matched == l->copies) {
+		if (l->matched) {
 			v.dup++;
 			continue;
 		}
-		l->matched++;
+		l->matched = true;
 		(void)sscanf(l->text, "%*s %31s", src);
 		for (s = 0; s < nsrc && strcmp(srcs[s], src) != 0; s++)
 			;
@@ -584,7 +576,7 @@ static struct verdict compare(struct fleet *f, const char *central, bool delays)
 	v.central = nc;
 	v.first_lost = (size_t)-1;
 	for (size_t i = 0; i < v.local; i++)
-		if (loc[i]->matched < loc[i]->copies && v.lost++ == 0) {
+		if (!loc[i]->matched && v.lost++ == 0) {
 			v.first_lost = i;
 			printf("# first lost line (local line %zu): %.200s\n", i + 1, loc[i]->text);
 		}
