@@ -128,8 +128,10 @@ void serial_report_late(void *ctx, const struct reasm_doubt *d)
 	fmt_kv_str(&kv, "case", why[d->why]);
 	fmt_kv_str(&kv, "stage", stage[d->stage]);
 	fmt_kv_str(&kv, "joined", d->joined ? "yes" : "no");
-	/* counted as pushed (a dropped one is in drops= too): the mark's total, for STAT late= */
-	atomic_fetch_add_explicit(&p->late, 1, memory_order_relaxed);
+	/* counted as pushed (a dropped one is in drops= too): the mark's total, for STAT late=;
+	 * its number makes each mark's line its own (two reads of one packet may be doubted
+	 * alike, and a line twice is what a forwarder's duplicate looks like: portlogd-fleet) */
+	fmt_kv_u64(&kv, "mark", atomic_fetch_add_explicit(&p->late, 1, memory_order_relaxed) + 1);
 	/* the last process left no word of its last empty read (no state page): the
 	 * wait counts from this open only, the least it can have been */
 	if (d->why == REASM_RESTART && p->unread_from < 0)

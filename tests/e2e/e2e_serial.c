@@ -237,7 +237,7 @@ static void end(struct run *r)
  * ring (tx_device, pass) is checked on its own, its DROP told apart by dir=tx.
  * STAT late= counts every EV late-delivery line, case=held (a device that holds
  * bytes) as the others: fewer than the lines above fails, and so at stop do more
- * than those and the drops. */
+ * than those and the drops; each mark numbered after the one before it (mark=). */
 static void accounting_check_can_fail(void **state)
 {
 	static const char *const lines[] = {
@@ -249,8 +249,9 @@ static void accounting_check_can_fail(void **state)
 		"1.300000000 a DROP 2 10\n",
 		"1.350000000 a DROP 1 5 dir=tx\n",
 		"1.400000000 a RX 1 42 \"B\"\n",
-		"1.400000000 a EV late-delivery wait_us=900 bytes=3 case=held joined=no\n",
-		"1.410000000 a EV late-delivery wait_us=40 bytes=1 case=late-wake joined=yes dir=tx\n",
+		"1.400000000 a EV late-delivery wait_us=900 bytes=3 case=held joined=no mark=1\n",
+		"1.410000000 a EV late-delivery wait_us=40 bytes=1 case=late-wake joined=yes mark=1 "
+		"dir=tx\n",
 		"1.500000000 portlogd STAT a records=4 bytes=2 drops=2 accounted=6 late=1 "
 		"tx_records=3 tx_drops=1 tx_accounted=4 tx_late=1\n",
 		"1.600000000 a EV close reason=stop\n",
@@ -270,6 +271,9 @@ static void accounting_check_can_fail(void **state)
 		/* late= below the EV late-delivery lines above it: the held one counts */
 		{ -1, 10, "1.500000000 portlogd STAT a records=4 bytes=2 drops=2 accounted=6 "
 		  "late=0 tx_records=3 tx_drops=1 tx_accounted=4 tx_late=1\n", "a: " },
+		/* a mark numbered as one before it (the same line twice, to a forwarder) */
+		{ -1, 8, "1.400000000 a EV late-delivery wait_us=900 bytes=3 case=held joined=no "
+		  "mark=0\n", "a: " },
 		/* at stop, more marks than the lines and the drops of that ring */
 		{ -1, 14, "1.800000000 portlogd STAT a records=5 bytes=2 drops=2 accounted=7 "
 		  "late=1 tx_records=4 tx_drops=1 tx_accounted=5 tx_late=3\n", "a (TX): " },

@@ -941,6 +941,7 @@ struct acct {
 	char src[32];
 	unsigned long long lines, dropped, tx_lines, tx_dropped;
 	unsigned long long late, tx_late;       /* EV late-delivery lines */
+	unsigned long long mark, tx_mark;       /* the last one's mark= */
 };
 
 static struct acct *acct_find(struct acct *a, size_t *n, size_t max, const char *src)
@@ -1039,8 +1040,21 @@ int e2e_check_accounting(const struct e2e_log *log, char *why, size_t whylen)
 					strtoull(strstr(l->text, " DROP ") + 6, NULL, 10);
 			else
 				(*(tx ? &s->tx_lines : &s->lines))++;
-			if (strcmp(l->kind, "EV") == 0 && strstr(l->text, " EV late-delivery ") != NULL)
-				(*(tx ? &s->tx_late : &s->late))++;
+			if (strcmp(l->kind, "EV") == 0 && strstr(l->text, " EV late-delivery ") != NULL) {
+				unsigned long long n = ++*(tx ? &s->tx_late : &s->late);
+				unsigned long long m = kv(l->text, "mark"), *last = tx ? &s->tx_mark : &s->mark;
+
+				/* each mark numbered: one more than the last, or more when a
+				 * DROP may hold some; never alike */
+				if (strstr(l->text, " mark=") != NULL
+				    && (m <= *last || (*(tx ? &s->tx_dropped : &s->dropped) == 0 && m != n))) {
+					snprintf(why, whylen, "%s: log line %zu says mark=%llu after mark=%llu "
+						 "(%llu marks above it): %s", l->src, i + 1, m, *last, n - 1,
+						 l->text);
+					return -1;
+				}
+				*last = m;
+			}
 			continue;
 		}
 		if (strcmp(l->kind, "EV") == 0 && strstr(l->text, " portlogd EV start ") != NULL) {
