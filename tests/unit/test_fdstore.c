@@ -25,6 +25,20 @@
 #define PAGE_LEN (sizeof(struct fdstore_page) + TEST_SLOTS * sizeof(struct fdstore_slot))
 
 static struct fdstore fs;
+
+/* A state page of TEST_SLOTS slots in fd, as a daemon of layout magic left it. */
+static struct fdstore_page *page_in(int fd, const char *magic)
+{
+	struct fdstore_page *pg;
+
+	assert_int_equal(ftruncate(fd, PAGE_LEN), 0);
+	pg = mmap(NULL, PAGE_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(pg != MAP_FAILED);
+	memcpy(pg->magic, magic, 8);
+	pg->size = sizeof(*pg);
+	pg->nslots = TEST_SLOTS;
+	return pg;
+}
 static char sock_path[108];
 static int sock = -1;
 static char said[8192];         /* every message received, "|"-separated, '\n' as ';' */
@@ -320,12 +334,7 @@ static void page_of_another_layout(void **state)
 	struct fdstore_page *pg;
 
 	(void)state;
-	assert_int_equal(ftruncate(fd, PAGE_LEN), 0);
-	pg = mmap(NULL, PAGE_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	assert_true(pg != MAP_FAILED);
-	memcpy(pg->magic, "PLGDFS00", 8);       /* an older layout */
-	pg->size = sizeof(*pg);
-	pg->nslots = TEST_SLOTS;
+	pg = page_in(fd, "PLGDFS00");       /* an older layout */
 	hand_over(&fd, 1, NULL, FDSTORE_STATE_NAME);
 	init();
 	assert_false(fs.page_kept);
@@ -365,12 +374,7 @@ static void page_with_garbage(void **state)
 	struct fdstore_slot *s;
 
 	(void)state;
-	assert_int_equal(ftruncate(fd, PAGE_LEN), 0);
-	pg = mmap(NULL, PAGE_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	assert_true(pg != MAP_FAILED);
-	memcpy(pg->magic, "PLGDFS02", 8);
-	pg->size = sizeof(*pg);
-	pg->nslots = TEST_SLOTS;
+	pg = page_in(fd, "PLGDFS02");
 	memset(pg->slot[0].key, 'k', sizeof(pg->slot[0].key));
 	snprintf(pg->slot[1].key, sizeof(pg->slot[1].key), "a/rx");
 	atomic_store(&pg->slot[1].empty_mono, INT64_MAX);
@@ -458,12 +462,7 @@ static void swapped(void **state)
 	(void)state;
 	pty_new(&a);
 	pty_new(&b);
-	assert_int_equal(ftruncate(pfd, PAGE_LEN), 0);
-	pg = mmap(NULL, PAGE_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
-	assert_true(pg != MAP_FAILED);
-	memcpy(pg->magic, "PLGDFS02", 8);
-	pg->size = sizeof(*pg);
-	pg->nslots = TEST_SLOTS;
+	pg = page_in(pfd, "PLGDFS02");
 	snprintf(pg->slot[0].key, sizeof(pg->slot[0].key), "a/rx");
 	pg->slot[0].trigger_found = 8;
 	snprintf(pg->slot[1].key, sizeof(pg->slot[1].key), "b/rx");
@@ -522,12 +521,7 @@ static void other_device(void **state)
 	(void)state;
 	pty_new(&a);
 	pty_new(&b);
-	assert_int_equal(ftruncate(pfd, PAGE_LEN), 0);
-	pg = mmap(NULL, PAGE_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
-	assert_true(pg != MAP_FAILED);
-	memcpy(pg->magic, "PLGDFS02", 8);
-	pg->size = sizeof(*pg);
-	pg->nslots = TEST_SLOTS;
+	pg = page_in(pfd, "PLGDFS02");
 	snprintf(pg->slot[3].key, sizeof(pg->slot[3].key), "a/rx");
 	pg->slot[3].trigger_found = 8;
 	fds[0] = a.slave;
