@@ -151,6 +151,26 @@ static const char *format(bool final)
 }
 
 /* text has the whole line `line`. */
+/* The metrics of every part of set (a STAT text each, as a round takes them), formatted:
+ * the length, more than 0. */
+static size_t format_all(struct metrics *mm, struct parts *set)
+{
+	size_t n;
+
+	assert_int_equal(metrics_init(mm, "/nonexistent/x.prom", set), 0);
+	for (unsigned i = 0; i < set->n; i++) {
+		char text[FMT_FIELDS_MAX];
+
+		if (set->part[i].stat == NULL)
+			continue;
+		parts_stat_text(&set->part[i], text);
+		metrics_take(mm, i, text);
+	}
+	n = metrics_format(mm, false);
+	assert_true(n > 0);
+	return n;
+}
+
 static void expect_line(const char *text, const char *line)
 {
 	size_t n = strlen(line);
@@ -349,15 +369,8 @@ static void test_no_sensors(void **state)
 	(void)state;
 	parts_init(&few);
 	assert_true(timer_parts(&timer, &few));
-	assert_int_equal(metrics_init(&mm, "/nonexistent/x.prom", &few), 0);
-	for (unsigned i = 0; i < few.n; i++) {
-		char text[FMT_FIELDS_MAX];
-
-		parts_stat_text(&few.part[i], text);
-		metrics_take(&mm, i, text);
-	}
-	n = metrics_format(&mm, false);
-	assert_true(n > 0 && n < mm.cap);
+	n = format_all(&mm, &few);
+	assert_true(n < mm.cap);
 	mm.out[n] = '\0';
 	expect_line(mm.out, "portlogd_timer_latency_seconds_count 0");
 	expect_no(mm.out, "tty_");
@@ -699,15 +712,8 @@ static void test_label_escaped(void **state)
 	assert_true(parts_add(&few, &(struct part){ .kind = PART_SERIAL, .port = "a\"b\\c\nd",
 						     .obj = &odd, .count = fake_count,
 						     .stat = fake_stat }, NULL));
-	assert_int_equal(metrics_init(&mm, "/nonexistent/x.prom", &few), 0);
-	for (unsigned i = 0; i < few.n; i++) {
-		char text[FMT_FIELDS_MAX];
-
-		parts_stat_text(&few.part[i], text);
-		metrics_take(&mm, i, text);
-	}
-	n = metrics_format(&mm, false);
-	assert_true(n > 0 && n < mm.cap);
+	n = format_all(&mm, &few);
+	assert_true(n < mm.cap);
 	mm.out[n] = '\0';
 	expect_line(mm.out, "portlogd_records_total{port=\"a\\\"b\\\\c\\nd\"} 5");
 	expect_line(mm.out, "portlogd_port_up{port=\"a\\\"b\\\\c\\nd\"} 1");
@@ -779,17 +785,7 @@ static void test_room_for_the_largest(void **state)
 		assert_true(parts_add(&big, &(struct part){ .kind = PART_SENSOR, .obj = &sensor,
 							     .stat = fake_stat, .latency = full_hist },
 				      NULL));
-	assert_int_equal(metrics_init(&mm, "/nonexistent/x.prom", &big), 0);
-	for (unsigned i = 0; i < big.n; i++) {
-		char text[FMT_FIELDS_MAX];
-
-		if (big.part[i].stat == NULL)
-			continue;
-		parts_stat_text(&big.part[i], text);
-		metrics_take(&mm, i, text);
-	}
-	n = metrics_format(&mm, false);
-	assert_true(n > 0);
+	n = format_all(&mm, &big);
 	print_message("%d ports and %d sensors, every counter at its largest: %zu bytes of %zu\n",
 		      BIG_PORTS, BIG_SENSORS, n, mm.cap);
 	last = "portlogd_modem_line_dropped_records_total{port=\"port-00000000000000000000000255\","
