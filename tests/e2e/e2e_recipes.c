@@ -17,6 +17,8 @@
 #include <cmocka.h>
 
 #include "e2e.h"
+#include "sim/sim.h"
+#include "testutil.h"
 
 #define WAIT_MS 15000
 #define BURST 200                   /* packets sent while the flusher is stalled */
@@ -25,6 +27,16 @@
 static struct e2e_daemon live;
 static int gps = -1, plc = -1;      /* pty masters */
 static int mb = -1, mb_tx = -1;     /* a tap's two wires: mb's device and its tx_device */
+static struct sim_port rtu;         /* a half-duplex RS-485 bus: Modbus RTU, all RX */
+static bool rtu_open;
+
+/* Every Modbus RTU frame on the bus, in order: the simulator's, then the test's own. */
+#define FRAMES 32
+static struct {
+	uint8_t data[4096];
+	size_t off[FRAMES], len[FRAMES], n, end;
+	bool request[FRAMES], answered[FRAMES];
+} bus;
 
 static int teardown(void **state)
 {
@@ -39,6 +51,9 @@ static int teardown(void **state)
 	if (mb_tx >= 0)
 		close(mb_tx);
 	gps = plc = mb = mb_tx = -1;
+	if (rtu_open)
+		sim_port_close(&rtu);
+	rtu_open = false;
 	return 0;
 }
 
@@ -104,6 +119,25 @@ static void stop_daemon(void)
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* Writes a Modbus RTU frame (its CRC added) onto the bus, and notes it. */
+static void rtu_frame(const uint8_t *pdu, size_t n, bool request, bool answered)
+{
+	uint16_t crc = sim_modbus_crc(pdu, n);
+	uint8_t *f = bus.data + bus.end;
+
+	assert_true(bus.n < FRAMES && bus.end + n + 2 <= sizeof(bus.data));
+	memcpy(f, pdu, n);
+	f[n] = (uint8_t)crc;
+	f[n + 1] = (uint8_t)(crc >> 8);
+	assert_int_equal(write(rtu.master, f, n + 2), (ssize_t)(n + 2));
+	bus.off[bus.n] = bus.end;
+	bus.len[bus.n] = n + 2;
+	bus.request[bus.n] = request;
+	bus.answered[bus.n++] = answered;
+	bus.end += n + 2;
+	usleep(20000);          /* the next frame after a silence of many characters */
+}
+
 /*
  * Two runs of the daemon append to one log: the first logs a few packets of
  * two ports, and requests and responses on a tap's two wires (port mb,
@@ -114,8 +148,14 @@ static void make_log(const char *dir, char *path, size_t plen)
 {
 	static const char *const env[] = { "WATCHDOG_USEC=500000", "PORTLOGD_TEST_STALL=flusher",
 					   NULL };
-	char conf[300], text[1024], gps_dev[64], plc_dev[64], mb_dev[64], mb_tx_dev[64], msg[4096];
+	char conf[300], text[1400], gps_dev[64], plc_dev[64], mb_dev[64], mb_tx_dev[64], msg[4096];
+	char rtu_dev[300];
 	struct buf burst = { 0 };
+	struct sim_cfg cfg = {
+		.kind = SIM_MODBUS, .packets = 10, .max_len = 64, .max_frags = 1,
+		.inter_gap_min_us = 15000, .inter_gap_max_us = 30000, .gap_us = 1823,
+		.seed = tu_seed("e2e_recipes"),
+	};
 
 	gps = e2e_open_pty(gps_dev, sizeof(gps_dev));
 	plc = e2e_open_pty(plc_dev, sizeof(plc_dev));
@@ -123,14 +163,18 @@ static void make_log(const char *dir, char *path, size_t plen)
 	mb_tx = e2e_open_pty(mb_tx_dev, sizeof(mb_tx_dev));
 	assert_true(gps >= 0 && plc >= 0 && mb >= 0 && mb_tx >= 0);
 	snprintf(path, plen, "%s/portlogd.log", dir);
+	snprintf(rtu_dev, sizeof(rtu_dev), "%s/rs485", dir);
+	assert_int_equal(sim_port_open(&rtu, "rs485", rtu_dev), 0);
+	rtu_open = true;
 	snprintf(conf, sizeof(conf), "%s/portlogd.conf", dir);
 	snprintf(text, sizeof(text),
 		 "[logger]\nlog_file = %s\nflush_interval_ms = 20\n"
 		 "stat_interval_s = 0\nring_records = %d\n"
 		 "[serial gps]\ndevice = %s\ndelimiter = \\n\npriority = other\n"
 		 "[serial plc]\ndevice = %s\ndelimiter = \\n\npriority = other\n"
-		 "[serial mb]\ndevice = %s\ntx_device = %s\ndelimiter = \\n\npriority = other\n",
-		 path, RING, gps_dev, plc_dev, mb_dev, mb_tx_dev);
+		 "[serial mb]\ndevice = %s\ntx_device = %s\ndelimiter = \\n\npriority = other\n"
+		 "[serial rs485]\ndevice = %s\nbaud = 19200\npriority = other\n",
+		 path, RING, gps_dev, plc_dev, mb_dev, mb_tx_dev, rtu_dev);
 	e2e_write_file(conf, text);
 
 	assert_int_equal(e2e_start(&live, dir, conf), 0);
@@ -156,6 +200,31 @@ static void make_log(const char *dir, char *path, size_t plen)
 	}
 	send_all(mb_tx, "unanswered\n");
 	wait_lines(path, " mb TX ", 4);
+	/* the bus: the simulator's requests and responses, then a request its slave
+	 * does not answer, a request answered with an exception, and a last one unanswered */
+	assert_int_equal(sim_port_wait_open(&rtu, WAIT_MS), 0);
+	assert_int_equal(sim_run_all(&rtu, 1, &cfg, 0), 0);
+	for (size_t k = 0; k < rtu.npkt; k++) {
+		assert_true(bus.n < FRAMES && bus.end + rtu.pkt[k].len <= sizeof(bus.data));
+		memcpy(bus.data + bus.end, rtu.data + rtu.pkt[k].off, rtu.pkt[k].len);
+		bus.off[bus.n] = bus.end;
+		bus.len[bus.n] = rtu.pkt[k].len;
+		bus.request[bus.n] = k % 2 == 0;
+		bus.answered[bus.n++] = k % 2 == 0;
+		bus.end += rtu.pkt[k].len;
+	}
+	usleep(20000);
+	rtu_frame((const uint8_t[]){ 2, 3, 0, 7, 0, 1 }, 6, true, false);
+	rtu_frame((const uint8_t[]){ 1, 3, 0, 9, 0, 2 }, 6, true, true);
+	rtu_frame((const uint8_t[]){ 1, 0x83, 2 }, 3, false, false);
+	rtu_frame((const uint8_t[]){ 3, 16, 0, 1, 0, 1, 2, 0, 42 }, 9, true, false);
+	{
+		char hex[40];
+
+		for (size_t i = 0; i < 11; i++)
+			sprintf(hex + 2 * i, "%02x", bus.data[bus.off[bus.n - 1] + i]);
+		wait_lines(path, hex, 1);
+	}
 	stop_daemon();
 
 	assert_int_equal(e2e_start_env(&live, dir, conf, env), 0);
@@ -302,16 +371,93 @@ static void nth(const char *line, int n, char *out, size_t len)
 	snprintf(out, len, "%.*s", (int)strcspn(p, " "), p);
 }
 
+/*
+ * The rtu-pairs recipe's output, worked out from the log's rs485 RX lines: each
+ * request with the next line of its slave address and function code (an exception's
+ * 0x80 aside), or "no response". Checked against the frames put on the bus: every
+ * answered request paired with its response's line, every unanswered one flagged,
+ * unless the log marks a boundary it doubts (EV late-delivery).
+ */
+static void rtu_expect(const struct e2e_log *log, struct buf *out)
+{
+	char req[64] = "", f[64], want[200];
+	int64_t req_t = 0;
+	int key = -1;
+	size_t pos = 0, j = 0, pairs = 0, lone = 0, late = 0;
+	const char *line_of[FRAMES] = { 0 };
+
+	put(out, "", 0);
+	for (size_t i = 0; i < log->n; i++) {
+		const struct e2e_line *l = &log->line[i];
+		int k;
+
+		late += strcmp(l->src, "rs485") == 0 && strstr(l->text, " EV late-delivery ") != NULL;
+		if (strcmp(l->src, "rs485") != 0 || strcmp(l->kind, "RX") != 0)
+			continue;
+		assert_true(l->len >= 2 && pos + l->len <= bus.end);
+		assert_memory_equal(l->data, bus.data + pos, l->len);
+		while (j < bus.n && bus.off[j] < pos)
+			j++;
+		if (j < bus.n && bus.off[j] == pos && bus.len[j] == l->len)
+			line_of[j] = l->text;
+		pos += l->len;
+		k = l->data[0] << 8 | (l->data[1] & 0x7f);
+		nth(l->text, 1, f, sizeof(f));
+		if (req[0] != '\0' && k == key) {
+			putf(out, "%s %s %.3f\n", req, f, (double)(l->t - req_t) / 1e6);
+			req[0] = '\0';
+			continue;
+		}
+		if (req[0] != '\0')
+			putf(out, "%s no response\n", req);
+		snprintf(req, sizeof(req), "%s", f);
+		req_t = l->t;
+		key = k;
+	}
+	if (req[0] != '\0')
+		putf(out, "%s no response\n", req);
+	assert_int_equal(pos, bus.end);         /* every byte on the bus, in order */
+
+	for (j = 0; j < bus.n; j++) {
+		char q[64], r[64];
+
+		if (!bus.request[j])
+			continue;
+		if (line_of[j] == NULL || (bus.answered[j] && line_of[j + 1] == NULL)) {
+			if (late == 0)
+				fail_msg("frame %zu of the bus is not one RX line, and no EV "
+					 "late-delivery says why", line_of[j] ? j + 1 : j);
+			continue;
+		}
+		nth(line_of[j], 1, q, sizeof(q));
+		if (bus.answered[j]) {
+			nth(line_of[j + 1], 1, r, sizeof(r));
+			snprintf(want, sizeof(want), "%s %s ", q, r);
+			pairs++;
+		} else {
+			snprintf(want, sizeof(want), "%s no response\n", q);
+			lone++;
+		}
+		if (strstr(out->s, want) == NULL)
+			fail_msg("the bus's frame %zu (%s): no '%s' in\n%s", j,
+				 bus.answered[j] ? "answered" : "unanswered", want, out->s);
+	}
+	printf("# rs485: %zu frames, %zu requests paired, %zu flagged unanswered, %zu EV "
+	       "late-delivery\n", bus.n, pairs, lone, late);
+	assert_true(late > 0 || (pairs == 6 && lone == 2));
+}
+
 static void recipes(void **state)
 {
 	char dir[256], path[300], cmd[600], f[256];
 	struct e2e_log log = { 0 };
 	struct buf port_packets = { 0 }, per_source = { 0 }, lost = { 0 }, intervals = { 0 },
-		   decode = { 0 }, events = { 0 }, stretches = { 0 }, pairs = { 0 };
+		   decode = { 0 }, events = { 0 }, stretches = { 0 }, pairs = { 0 },
+		   rtu_pairs = { 0 };
 	char bad_from[256] = "";
 	int64_t req_t = 0;
 	char req[64] = "";
-	size_t gps_rx = 0, plc_rx = 0, burst_rx = 0, gps_open = 0, gps_close = 0, lost_ev;
+	size_t gps_rx = 0, plc_rx = 0, rs485_rx = 0, burst_rx = 0, gps_open = 0, gps_close = 0, lost_ev;
 	size_t starts = 0, run2 = 0, burst_rx2 = 0, burst_bytes = 0, lost_bytes;
 	long long drop_records = 0, drop_bytes = 0, stat_drops = -1, stat_drop_bytes = -1;
 	char *page, *rendered;
@@ -340,6 +486,7 @@ static void recipes(void **state)
 				burst_bytes += l->len;
 			}
 		}
+		rs485_rx += strcmp(l->kind, "RX") == 0 && strcmp(l->src, "rs485") == 0;
 		if (strcmp(l->kind, "RX") == 0 && strcmp(l->src, "plc") == 0) {
 			plc_rx++;
 			if (have_prev) {        /* the test waited for each line: never 0 */
@@ -392,7 +539,8 @@ static void recipes(void **state)
 			stat_drop_bytes = field(l->text, " drop_bytes=");
 		}
 	}
-	putf(&per_source, "gps %zu\nmb 3\nplc %zu\n", gps_rx, plc_rx);
+	putf(&per_source, "gps %zu\nmb 3\nplc %zu\nrs485 %zu\n", gps_rx, plc_rx, rs485_rx);
+	rtu_expect(&log, &rtu_pairs);
 	if (bad_from[0] != '\0')
 		putf(&stretches, "%s to the end\n", bad_from);
 	put(&stretches, "", 0);
@@ -432,6 +580,7 @@ static void recipes(void **state)
 	check(page, rendered, dir, "port-events", events.s);
 	check(page, rendered, dir, "clock-stretches", stretches.s);
 	check(page, rendered, dir, "pairs", pairs.s);
+	check(page, rendered, dir, "rtu-pairs", rtu_pairs.s);
 	free(page);
 	free(rendered);
 	free(port_packets.s);
@@ -442,6 +591,7 @@ static void recipes(void **state)
 	free(events.s);
 	free(stretches.s);
 	free(pairs.s);
+	free(rtu_pairs.s);
 	e2e_free_log(&log);
 }
 
