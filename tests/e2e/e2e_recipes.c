@@ -139,9 +139,10 @@ static void rtu_frame(const uint8_t *pdu, size_t n, bool request, bool answered)
 }
 
 /*
- * Two runs of the daemon append to one log: the first logs a few packets of
- * two ports, and requests and responses on a tap's two wires (port mb,
- * tx_device); in the second the flusher is stalled (PORTLOGD_TEST_STALL) while
+ * Two runs of the daemon append to one log, with the default ISO times: the
+ * first logs a few packets of two ports, requests and responses on a tap's two
+ * wires (port mb, tx_device), and Modbus RTU on a half-duplex bus (port rs485,
+ * all RX: the simulator's exchanges, then the test's own frames); in the second the flusher is stalled (PORTLOGD_TEST_STALL) while
  * a burst arrives, so the ring overflows and the log gets DROP lines.
  */
 static void make_log(const char *dir, char *path, size_t plen)
