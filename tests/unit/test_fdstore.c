@@ -222,7 +222,7 @@ static void names_miscounted(void **state)
 	fds[2] = pipefd[0];
 	hand_over(fds, 3, NULL, "a/rx");
 	init();
-	printf("# warning: %s\n", fs.warning);
+	printf("# what LISTEN_* had wrong: %s\n", fs.warning);
 	assert_int_equal(fs.ngot, 3);
 	assert_non_null(strstr(fs.warning, "LISTEN_FDNAMES"));
 	for (unsigned i = 0; i < fs.ngot; i++)
@@ -256,7 +256,7 @@ static void count_beyond_open(void **state)
 	pty_new(&a);
 	hand_over(&a.slave, 1, "30", "a/rx");
 	init();
-	printf("# warning: %s\n", fs.warning);
+	printf("# what LISTEN_* had wrong: %s\n", fs.warning);
 	assert_int_equal(fs.ngot, 1);
 	assert_false(fs.got[0].named);
 	assert_non_null(strstr(fs.warning, "LISTEN_FDS=30"));
