@@ -298,7 +298,7 @@ apparmor_test() {
 		echo "service_label=$(cat "$out/aa-label.txt" 2>/dev/null | tr -d '\0')"
 		echo "denied_before=$(wc -l <"$out/apparmor-denied.txt")"
 		# audit lines the kernel dropped (printk's rate limit): a denial could hide there
-		echo "audit_dropped=$(dmesg | grep -c 'printk limit exceeded')"
+		echo "audit_dropped=$(dmesg | grep -Ec 'printk limit exceeded|audit_lost=')"
 	} >"$f"
 	n0=$(wc -l <"$out/apparmor-denied.txt")
 	{
@@ -331,7 +331,7 @@ apparmor_test() {
 		echo "$k $(sed -n "/^--- $k:/,/^rc=/p" "$t" | sed -n 's/^rc=//p')"
 	done >>"$f"
 	echo "denied_test=$(($(aa_denied | wc -l) - n0))" >>"$f"
-	echo "audit_dropped_after=$(dmesg | grep -c 'printk limit exceeded')" >>"$f"
+	echo "audit_dropped_after=$(dmesg | grep -Ec 'printk limit exceeded|audit_lost=')" >>"$f"
 }
 
 # rx_of N FILE: rx= the receive count of ttySN in FILE (/proc/tty/driver/serial's form), 0
