@@ -636,7 +636,7 @@ chk_apparmor() {
 	grep -q 'name="/var/lib/portlogd-denied.log"' "$t" ||
 		{ echo "FAIL apparmor: no DENIED open of the log in /var/lib"; r=1; }
 	grep -q 'exists=no' "$t" || { echo "FAIL apparmor: the log in /var/lib was made"; r=1; }
-	[ "$(sed -n 's/^allowed //p' "$f")" = 0 ] || { echo "FAIL apparmor: --export of the log was refused"; r=1; }
+	[ "$(sed -n 's/^allowed \([0-9]*\).*/\1/p' "$f")" = 0 ] || { echo "FAIL apparmor: --export of the log was refused"; r=1; }
 	[ $r = 0 ] && echo "apparmor: enforce, the service confined, 0 denials in the scenarios," \
 		"$(aa_v denied_test) in the denial test (exec, /etc/shadow, a log outside its directory)"
 	return 0
