@@ -51,7 +51,7 @@
 #             figures and the adapter's latency_timer
 #   COPYLOG NAME  the service stopped, its log, journal and the kernel's ext4 messages
 #             copied to /var/tmp/vmtest/NAME
-#   APPARMOR  (the service stopped) the AppArmor profile's state and the kernel log's
+#   APPARMOR  the service stopped; the AppArmor profile's state and the kernel log's
 #             DENIED lines for portlogd so far (apparmor.txt, apparmor-denied.txt); then
 #             what it must deny, each with its exit status and message, and the kernel
 #             log's new DENIED lines (apparmor-test.txt): a shell executed under the
@@ -292,6 +292,9 @@ aa_denied() { dmesg | grep 'apparmor="DENIED"' | grep 'profile="/usr/sbin/portlo
 apparmor_test() {
 	f=$out/apparmor.txt t=$out/apparmor-test.txt
 	aa_denied >"$out/apparmor-denied.txt"
+	# the ports free for the daemon started below (after restarts the service holds
+	# them: its sampler and a second one's PPCLAIM on parport0 block each other)
+	systemctl stop portlogd.service
 	{
 		echo "enabled=$(cat /sys/module/apparmor/parameters/enabled 2>&1)"
 		echo "mode=$(sed -n 's|^/usr/sbin/portlogd (\(.*\))$|\1|p' /sys/kernel/security/apparmor/profiles)"
