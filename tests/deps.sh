@@ -23,9 +23,10 @@ clang tshark sigrok-cli gtkwave rsyslog rsyslog-relp mbpoll socat python3-pymodb
 python3-serial-asyncio gpsd gpsd-clients rt-tests prometheus-node-exporter prometheus"
 
 # the Debian package (tests/pkg/deb.sh, ctest -L deb; tests/pkg/autopkgtest.sh): debhelper for
-# dpkg-buildpackage, lintian, autopkgtest; python3 and man-db for debian/tests.
+# dpkg-buildpackage, lintian, autopkgtest; python3 and man-db for debian/tests; dh-apparmor
+# (a Build-Depends), apparmor's apparmor_parser parses the shipped profile.
 # Install: portlogd_deps $PORTLOGD_DEB_PACKAGES
-PORTLOGD_DEB_PACKAGES="debhelper lintian autopkgtest python3 man-db"
+PORTLOGD_DEB_PACKAGES="debhelper lintian autopkgtest python3 man-db dh-apparmor apparmor"
 
 # the other architectures (tests/pkg/arch.sh, a tests/check.sh stage): a chroot made by
 # mmdebstrap, qemu-user for arm64 and armhf through binfmt_misc (binfmt-support's

@@ -69,6 +69,10 @@ void checksys_clocksource(const struct checksys *cs, struct checksys_result *r);
 /* The synchronisation daemons below ROOT/proc; the kernel's state through
  * clockq_read (adjtimex: the running kernel's, whatever the root; tests wrap it). */
 void checksys_clock(const struct checksys *cs, struct checksys_result *r);
+/* apparmor: the mode of the profile /usr/sbin/portlogd as this process runs
+ * (ROOT/proc/self/attr/apparmor/current or attr/current), else whether it is loaded
+ * (ROOT/sys/kernel/security/apparmor/profiles) or installed; OK where AppArmor is off. */
+void checksys_apparmor(const struct checksys *cs, struct checksys_result *r);
 /* metrics-file: [logger] metrics_file's directory exists and the service user
  * may make and rename files in it; false (no line) without metrics_file. */
 bool checksys_metrics_file(const struct checksys *cs, struct checksys_result *r);

@@ -27,7 +27,7 @@ int checksys_run(const struct checksys *cs, FILE *out)
 		checksys_irqbalance, checksys_rt_tasks, checksys_tty_worker, checksys_sensors,
 		checksys_rlimit_rtprio,
 		checksys_rlimit_memlock, checksys_memory, checksys_threads, checksys_clocksource,
-		checksys_clock,
+		checksys_clock, checksys_apparmor,
 	};
 	const size_t nsys = sizeof(system_checks) / sizeof(system_checks[0]);
 	const struct conf *c = cs->conf;

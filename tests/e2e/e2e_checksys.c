@@ -28,7 +28,7 @@
 static const char *const system_checks[] = {
 	"config", "kernel-rt", "rt-throttle", "cpufreq", "cpuidle", "cpu-dma-latency", "smt",
 	"isolation", "irqbalance", "rt-tasks", "tty-worker", "stall-sensors", "rlimit-rtprio",
-	"rlimit-memlock", "memory", "threads", "clocksource", "clock",
+	"rlimit-memlock", "memory", "threads", "clocksource", "clock", "apparmor",
 };
 #define NSYSTEM (sizeof(system_checks) / sizeof(system_checks[0]))
 

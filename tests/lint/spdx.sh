@@ -36,7 +36,8 @@ kind() {
 	case $1 in
 	CMakeLists.txt | */CMakeLists.txt | *.cmake | *.sh | *.conf | *.logrotate | *.service | *.yml | \
 		*.sysusers | *.tmpfiles | *.rules | debian/control | debian/*.docs | \
-		debian/*lintian-overrides | debian/source/options | debian/tests/control) echo hash ;;
+		debian/*lintian-overrides | debian/*.install | config/apparmor/* | debian/source/options | \
+		debian/tests/control) echo hash ;;
 	*) echo unknown ;;
 	esac
 }

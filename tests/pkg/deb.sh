@@ -60,7 +60,8 @@ for f in /usr/sbin/portlogd /lib/systemd/system/portlogd.service \
 	/usr/share/man/man8/portlogd.8.gz /usr/share/man/man5/portlogd.conf.5.gz \
 	/usr/share/man/man5/portlogd-log.5.gz /usr/share/man/man7/portlogd-rt.7.gz \
 	/usr/bin/portlogd-fleet /usr/share/man/man1/portlogd-fleet.1.gz \
-	/usr/share/doc/portlogd/copyright /usr/share/doc/portlogd/changelog.gz; do
+	/usr/share/doc/portlogd/copyright /usr/share/doc/portlogd/changelog.gz \
+	/etc/apparmor.d/usr.sbin.portlogd; do
 	grep -qx "$f" "$tmp/files" || { echo "FAIL not in the .deb: $f"; fail=1; }
 done
 dpkg-deb -c "$deb" >"$tmp/list"
@@ -78,7 +79,7 @@ grep -q '^License: GPL-2+$' "$tmp/root/usr/share/doc/portlogd/copyright" ||
 
 # --- conffiles and the maintainer scripts the helpers wrote
 dpkg-deb -e "$deb" "$tmp/control"
-printf '/etc/logrotate.d/portlogd\n/etc/portlogd/portlogd.conf\n' | cmp -s - "$tmp/control/conffiles" ||
+printf '/etc/apparmor.d/usr.sbin.portlogd\n/etc/logrotate.d/portlogd\n/etc/portlogd/portlogd.conf\n' | cmp -s - "$tmp/control/conffiles" ||
 	{ echo "FAIL conffiles:"; cat "$tmp/control/conffiles"; fail=1; }
 # has SCRIPT PATTERN WHO: the script holds a line matching PATTERN
 has() {
@@ -91,6 +92,9 @@ has postinst 'systemd-tmpfiles .*--create portlogd.conf' dh_installtmpfiles
 has postinst "deb-systemd-helper enable 'portlogd.service'" "dh_installsystemd's enable"
 has postinst 'deb-systemd-invoke $_dh_action' "dh_installsystemd's start/restart"
 has postinst '--sysname-match=cpu_dma_latency' "debian/portlogd.postinst's udev trigger"
+has postinst 'apparmor_parser -r -T -W "$APP_PROFILE"' "dh_apparmor's profile load"
+has postinst 'LOCAL_APP_PROFILE="/etc/apparmor.d/local/usr.sbin.portlogd"' "dh_apparmor's local include"
+has postrm 'rm -f "/etc/apparmor.d/local/usr.sbin.portlogd"' "dh_apparmor's purge of the local include"
 has prerm "deb-systemd-invoke stop 'portlogd.service'" "dh_installsystemd's stop"
 # an upgrade is a restart (the postinst's), which keeps the ports open in the file
 # descriptor store; a stop in the prerm would empty it (portlogd(8), RESTARTS)
@@ -100,12 +104,21 @@ has postrm 'rm -rf /var/log/portlogd' "debian/portlogd.postrm's purge of the log
 for s in preinst postinst prerm postrm; do
 	sh -n "$tmp/control/$s" || { echo "FAIL $s: sh -n"; fail=1; }
 done
-# udev applies the rules to present devices, then sysusers, enable, start (not comments)
+# udev applies the rules to present devices, then sysusers, enable, start (not comments);
+# the AppArmor profile is loaded before the start (else the daemon starts unconfined and
+# stays so until its next restart)
 awk '/^[ \t]*#/ { next } /--sysname-match=cpu_dma_latency/ && !u { u = NR }
 	/systemd-sysusers/ && !y { y = NR } /deb-systemd-helper enable/ && !e { e = NR }
-	/deb-systemd-invoke \$_dh_action/ { s = NR } END { exit !(u && u < y && y < e && e < s) }' \
+	/apparmor_parser -r/ && !a { a = NR }
+	/deb-systemd-invoke \$_dh_action/ { s = NR }
+	END { exit !(u && u < y && y < e && e < s && a && a < s) }' \
 	"$tmp/control/postinst" ||
-	{ echo "FAIL postinst: not udev trigger, sysusers, enable, start in this order"; fail=1; }
+	{ echo "FAIL postinst: not udev trigger, sysusers, enable, start in this order, the AppArmor profile loaded before the start"; fail=1; }
+# the profile as the package ships it parses (apparmor_parser -Q: no kernel needed)
+if command -v apparmor_parser >/dev/null; then
+	apparmor_parser -Q -K "$tmp/root/etc/apparmor.d/usr.sbin.portlogd" 2>"$tmp/aa.err" ||
+		{ echo "FAIL the AppArmor profile does not parse:"; cat "$tmp/aa.err"; fail=1; }
+fi
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
 for lib in libserialport0 libieee1284-3 libsystemd0 zlib1g libc6; do

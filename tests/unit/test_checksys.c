@@ -850,6 +850,45 @@ static const struct row rows[] = {
 	  "; fix: if the TSC is stable", NULL },
 	{ "no clocksource", checksys_clocksource, NULL, {{0}}, NULL, CHECKSYS_WARN, "clocksource",
 	  "cannot read", "; fix: ", NULL },
+	/* apparmor: the module's switch, this process's label, the kernel's profile list */
+#define AA_ON { "/sys/module/apparmor/parameters/enabled", "Y\n" }
+#define AA_LIST "/sys/kernel/security/apparmor/profiles"
+#define AA_SELF "/proc/self/attr/apparmor/current"
+	{ "apparmor off in the kernel", checksys_apparmor, NULL,
+	  { { "/sys/module/apparmor/parameters/enabled", "N\n" },
+	    { AA_SELF, "/usr/sbin/portlogd (enforce)\n" } }, NULL, CHECKSYS_OK, "apparmor",
+	  "not loaded: AppArmor is off in this kernel", NULL, "enforce" },
+	{ "apparmor not in the kernel", checksys_apparmor, NULL, {{0}}, NULL, CHECKSYS_OK,
+	  "apparmor", "not loaded: AppArmor is off", NULL, NULL },
+	{ "apparmor: confined, enforce", checksys_apparmor, NULL,
+	  { AA_ON, { AA_SELF, "/usr/sbin/portlogd (enforce)\n" } }, NULL, CHECKSYS_OK,
+	  "apparmor", "enforce: this process runs confined by the profile /usr/sbin/portlogd "
+	  "(enforce)", NULL, "fix" },
+	{ "apparmor: confined, enforce, a kernel before 5.8 (attr/current only)",
+	  checksys_apparmor, NULL,
+	  { AA_ON, { "/proc/self/attr/current", "/usr/sbin/portlogd (enforce)\n" } }, NULL,
+	  CHECKSYS_OK, "apparmor", "enforce: ", NULL, NULL },
+	{ "apparmor: confined, complain", checksys_apparmor, NULL,
+	  { AA_ON, { AA_SELF, "/usr/sbin/portlogd (complain)\n" } }, NULL, CHECKSYS_WARN,
+	  "apparmor", "complain: this process runs as /usr/sbin/portlogd (complain), which logs",
+	  "; fix: aa-enforce /etc/apparmor.d/usr.sbin.portlogd", NULL },
+	{ "apparmor: unconfined, the profile loaded after the start", checksys_apparmor, NULL,
+	  { AA_ON, { AA_SELF, "unconfined\n" },
+	    { AA_LIST, "/usr/sbin/gpsd (enforce)\n/usr/sbin/portlogd (enforce)\nman_groff (enforce)\n" } },
+	  NULL, CHECKSYS_WARN, "apparmor", "unconfined: the profile /usr/sbin/portlogd is loaded "
+	  "(enforce) but this process is not in it", "; fix: systemctl restart portlogd", NULL },
+	{ "apparmor: unconfined, the profile installed, not loaded", checksys_apparmor, NULL,
+	  { AA_ON, { AA_SELF, "unconfined\n" }, { AA_LIST, "/usr/sbin/gpsd (enforce)\n" },
+	    { "/etc/apparmor.d/usr.sbin.portlogd", "/usr/sbin/portlogd {\n}\n" } },
+	  NULL, CHECKSYS_WARN, "apparmor", "not loaded: /etc/apparmor.d/usr.sbin.portlogd is "
+	  "installed but not in the kernel", "; fix: apparmor_parser -r", NULL },
+	{ "apparmor: unconfined, no profile installed (a build from source)", checksys_apparmor,
+	  NULL, { AA_ON, { AA_SELF, "unconfined\n" }, { AA_LIST, "/usr/sbin/gpsd (enforce)\n" } },
+	  NULL, CHECKSYS_OK, "apparmor", "unconfined: no profile /etc/apparmor.d/usr.sbin.portlogd",
+	  NULL, NULL },
+	{ "apparmor: unconfined, no profile list (securityfs not mounted)", checksys_apparmor, NULL,
+	  { AA_ON, { AA_SELF, "unconfined\n" } }, NULL, CHECKSYS_OK, "apparmor",
+	  "unconfined: whether the profile is loaded only root may read", "ENOENT", NULL },
 	/* clock: the daemons below ROOT/proc, the kernel's state through the wrapped adjtimex */
 	{ "clock synced, chronyd", checksys_clock, NULL,
 	  { { "/proc/812/comm", "chronyd\n" }, { "/proc/1/comm", "systemd\n" } }, clock_synced,
@@ -1205,7 +1244,7 @@ static void test_rows_cover_every_check(void **state)
 		"config", "kernel-rt", "rt-throttle", "cpufreq", "cpuidle", "cpu-dma-latency",
 		"smt", "isolation", "irqbalance", "rt-tasks", "tty-worker", "rlimit-rtprio",
 		"rlimit-memlock", "memory", "threads",
-		"clocksource", "clock", "port:gps", "port:gps:tx", "port:gps:tx:irq", "port:gps:pass",
+		"clocksource", "clock", "apparmor", "port:gps", "port:gps:tx", "port:gps:tx:irq", "port:gps:pass",
 		"port:gps:delivery", "metrics-file",
 		"port:lpt", "port:gps:irq", "port:lpt:irq",
 	};
@@ -1432,14 +1471,14 @@ static void test_report(void **state)
 	fx_begin(ALL_PORTS);
 	fx_all_ok();
 	rc = run_report(&text);
-	/* 18 system checks; gps: device, low-latency, delivery, irq (no FTDI); ttyUSB0: 5;
+	/* 19 system checks; gps: device, low-latency, delivery, irq (no FTDI); ttyUSB0: 5;
 	 * lpt: 2 */
-	if (rc != 0 || count_lines(text, "OK", &col) != 29 || strstr(text, "WARN ") != NULL)
-		fail_msg("expected 29 OK lines and exit status 0, got %d:\n%s", rc, text);
+	if (rc != 0 || count_lines(text, "OK", &col) != 30 || strstr(text, "WARN ") != NULL)
+		fail_msg("expected 30 OK lines and exit status 0, got %d:\n%s", rc, text);
 	last = strrchr(text, '\n');
 	while (last > text && last[-1] != '\n')
 		last--;
-	assert_string_equal(last, "29 OK, 0 WARN, 0 FAIL\n");
+	assert_string_equal(last, "30 OK, 0 WARN, 0 FAIL\n");
 	/* the name column fits the longest name, and the text starts after it */
 	assert_non_null(strstr(text, "\nOK   port:a-long-port-name:ftdi-latency ttyUSB0: "));
 	assert_int_equal(col, strlen("OK   port:a-long-port-name:ftdi-latency "));
@@ -1459,7 +1498,7 @@ static void test_report(void **state)
 	assert_non_null(strstr(text, "FAIL port:a-long-port-name "));
 	/* the missing device has no low-latency, FTDI, delivery or irq line */
 	assert_null(strstr(text, "port:a-long-port-name:"));
-	assert_non_null(strstr(text, "\n23 OK, 1 WARN, 1 FAIL\n"));
+	assert_non_null(strstr(text, "\n24 OK, 1 WARN, 1 FAIL\n"));
 	free(text);
 	fx_end();
 }
@@ -1479,7 +1518,7 @@ static void test_report_without_config(void **state)
 	assert_int_equal(count_lines(text, "WARN", &col), 2);  /* config, nothing pinned */
 	assert_non_null(strstr(text, "WARN config "));
 	assert_null(strstr(text, "port:"));
-	assert_non_null(strstr(text, "\n16 OK, 2 WARN, 0 FAIL\n"));
+	assert_non_null(strstr(text, "\n17 OK, 2 WARN, 0 FAIL\n"));
 	free(text);
 	fx_end();
 }

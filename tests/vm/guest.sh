@@ -56,6 +56,13 @@
 #             usb0: the USB adapter's by-id link) through the host's loopback (vm_echo);
 #             its printout in /var/tmp/vmtest/calibrate-ID.txt; answered with its exit, the
 #             level and its delivery = line
+#   APPARMOR  the service stopped; the AppArmor profile's state and the kernel log's
+#             DENIED lines for portlogd so far (apparmor.txt, apparmor-denied.txt); then
+#             what it must deny, each with its exit status and message, and the kernel
+#             log's new DENIED lines (apparmor-test.txt): a shell executed under the
+#             profile (aa-exec), /etc/shadow read by --export, the daemon started by path
+#             (no aa-exec) with its log in /var/lib; and --export of the service's log,
+#             which it must allow
 #   RTLOAD ID OFF:LEN...  a SCHED_FIFO 50 busy loop on every CPU (chrt, taskset; bash,
 #             which spins without a fork), all spinning at once LEN ms from OFF ms after
 #             the start, idle between; answered when the last burst ended, with the CPUs,
@@ -105,6 +112,8 @@ collect() {
 		echo "$tid $(cat "$t/comm") $pol $prio" >>"$out/threads.txt"
 	done
 	ps -L -o tid,cls,rtprio,psr,comm -p "$pid" >"$out/ps.txt"
+	# its AppArmor label: "/usr/sbin/portlogd (enforce)" where the profile is loaded
+	cat /proc/"$pid"/attr/current >"$out/aa-label.txt" 2>&1
 	# who it runs as: user, group, supplementary groups; and its capabilities
 	echo "$(ps -o user= -p "$pid") $(ps -o group= -p "$pid") $(ps -o supgrp= -p "$pid")" \
 		>"$out/user.txt"
@@ -279,6 +288,58 @@ trial() {
 		[ "$4" != service ] || journalctl -u portlogd.service -n 20 --no-pager >>"$d/stderr.txt" 2>&1
 		say "TRIAL $id failed: $(tail -3 "$d/stderr.txt" | tr '\n' ' ')"
 	fi
+}
+
+# the kernel log's AppArmor denials of the profile /usr/sbin/portlogd
+aa_denied() { dmesg | grep 'apparmor="DENIED"' | grep 'profile="/usr/sbin/portlogd"'; }
+
+# APPARMOR: see above. Each denial case says rc= and its message; the host judges.
+apparmor_test() {
+	f=$out/apparmor.txt t=$out/apparmor-test.txt
+	aa_denied >"$out/apparmor-denied.txt"
+	# the ports free for the daemon started below (after restarts the service holds
+	# them: its sampler and a second one's PPCLAIM on parport0 block each other)
+	systemctl stop portlogd.service
+	{
+		echo "enabled=$(cat /sys/module/apparmor/parameters/enabled 2>&1)"
+		echo "mode=$(sed -n 's|^/usr/sbin/portlogd (\(.*\))$|\1|p' /sys/kernel/security/apparmor/profiles)"
+		echo "service_label=$(cat "$out/aa-label.txt" 2>/dev/null | tr -d '\0')"
+		echo "denied_before=$(wc -l <"$out/apparmor-denied.txt")"
+		# audit lines the kernel dropped (printk's rate limit): a denial could hide there
+		echo "audit_dropped=$(dmesg | grep -Ec 'printk limit exceeded|audit_lost=')"
+	} >"$f"
+	n0=$(wc -l <"$out/apparmor-denied.txt")
+	{
+		# aa-exec's own exec enters the profile; the shell there then executes another
+		echo "--- exec_sh: aa-exec -p /usr/sbin/portlogd -- /bin/sh -c 'exec /bin/sh -c \"echo escaped\"'"
+		aa-exec -p /usr/sbin/portlogd -- /bin/sh -c 'exec /bin/sh -c "echo escaped"' 2>&1
+		echo "rc=$?"
+		echo "--- shadow: aa-exec -p /usr/sbin/portlogd -- portlogd --export pcapng -o /dev/null /etc/shadow"
+		aa-exec -p /usr/sbin/portlogd -- portlogd --export pcapng -o /dev/null /etc/shadow 2>&1
+		echo "rc=$?"
+		echo "--- logdir: portlogd -f with log_file = /var/lib/portlogd-denied.log (attached by path)"
+		sed 's|^log_file = .*|log_file = /var/lib/portlogd-denied.log|' \
+			/etc/portlogd/portlogd.conf >/etc/portlogd/denied.conf
+		timeout 60 portlogd -f -c /etc/portlogd/denied.conf >"$t.out" 2>&1
+		rc=$?
+		tail -3 "$t.out"
+		echo "rc=$rc exists=$([ -e /var/lib/portlogd-denied.log ] && echo yes || echo no)"
+		rm -f /etc/portlogd/denied.conf
+		echo "--- allowed: aa-exec -p /usr/sbin/portlogd -- portlogd --export pcapng -o /var/log/portlogd/aa.pcapng of the service's log"
+		aa-exec -p /usr/sbin/portlogd -- portlogd --export pcapng \
+			-o /var/log/portlogd/aa.pcapng /var/log/portlogd/portlogd.log >"$t.out" 2>&1
+		rc=$?
+		tail -2 "$t.out"
+		echo "rc=$rc size=$(stat -c %s /var/log/portlogd/aa.pcapng 2>/dev/null)"
+		rm -f /var/log/portlogd/aa.pcapng "$t.out"
+		echo "--- the kernel log's new DENIED lines"
+		aa_denied | tail -n +$((n0 + 1))
+	} >"$t" 2>&1
+	for k in exec_sh shadow logdir allowed; do
+		echo "$k $(sed -n "/^--- $k:/,/^rc=/p" "$t" | sed -n 's/^rc=//p')"
+	done >>"$f"
+	echo "denied_test=$(($(aa_denied | wc -l) - n0))" >>"$f"
+	echo "audit_dropped_after=$(dmesg | grep -Ec 'printk limit exceeded|audit_lost=')" >>"$f"
 }
 
 # rx_of N FILE: rx= the receive count of ttySN in FILE (/proc/tty/driver/serial's form), 0
@@ -566,6 +627,10 @@ while read -r cmd <&3; do
 		sync
 		systemctl poweroff
 		exit 0
+		;;
+	APPARMOR)
+		apparmor_test
+		say "APPARMOR $(tr '\n' ' ' <"$out/apparmor.txt")"
 		;;
 	TRIAL\ *)
 		# shellcheck disable=SC2086

@@ -88,6 +88,15 @@
 #            the power-off), PORTLOGD_VM_POWERCUTS times (3; 2 in the standard list) at
 #            random moments; the log is checked for torn lines, and each cut's loss
 #            against sync_interval_ms
+#   apparmor issue 32: the package's AppArmor profile (loaded in enforce mode by its
+#            postinst; Debian's kernel has AppArmor on): the service ran confined
+#            (/proc/PID/attr/current, --check-system's apparmor row), the kernel log holds
+#            no DENIED line of portlogd's after every scenario before it; then what the
+#            profile must deny is denied, with its DENIED line (a shell executed, /etc/shadow
+#            read, a log outside /var/log/portlogd), and --export of the log still works.
+#            Last before package (which removes the profile): the scenarios before it are
+#            the ones whose denials it counts. The trials' logs in /var/tmp/vmtest are let
+#            through by the profile's local include, as a site would (run.sh writes it)
 # The guest side of each is a command of guest.sh (TRIAL/TRIALEND, USBDEV, RESTARTS/
 # RESTART, SERVICE, COPYLOG, RTLOAD); a new scenario is a scn_NAME function (and a chk_NAME
 # for what it checks after the power-off) and, if it needs one, a guest command.
@@ -157,11 +166,12 @@ kernel_pkgs=$(echo ${PORTLOGD_VM_KERNEL:-linux-image-amd64 linux-image-rt-amd64}
 usbplug_n=${PORTLOGD_VM_USBPLUG:-$([ -n "${PORTLOGD_VM_ONLY:-}" ] && echo 20 || echo 5)}
 powercut_n=${PORTLOGD_VM_POWERCUTS:-$([ -n "${PORTLOGD_VM_ONLY:-}" ] && echo 3 || echo 2)}
 # the scenarios of the first kernel's boot and of the others'
-first_list=$(echo ${PORTLOGD_VM_ONLY:-traffic watchdog wire pci4x pci16 usb calibrate pause restarts package} | tr ',' ' ')
+first_list=$(echo ${PORTLOGD_VM_ONLY:-traffic watchdog wire pci4x pci16 usb calibrate pause restarts apparmor package} | tr ',' ' ')
 other_list=$(echo ${PORTLOGD_VM_ONLY:-traffic rtload usbplug powercut} | tr ',' ' ')
 # the guest's packages (the daemon's libraries: dpkg -i in the guest resolves nothing);
 # the cache is reused only while it holds all of this list
-include=systemd,systemd-sysv,udev,kmod,$(echo $kernel_pkgs | tr ' ' ','),libieee1284-3,libserialport0,libinih1,libsystemd0,procps,util-linux,logrotate
+# apparmor: its parser loads the package's profile (the postinst), apparmor.service at boot
+include=systemd,systemd-sysv,udev,kmod,$(echo $kernel_pkgs | tr ' ' ','),libieee1284-3,libserialport0,libinih1,libsystemd0,procps,util-linux,logrotate,apparmor
 
 skip() {
 	[ "${PORTLOGD_VM_REQUIRE:-0}" = 1 ] && { echo "FAIL (PORTLOGD_VM_REQUIRE=1): $*"; exit 1; }
@@ -171,7 +181,7 @@ skip() {
 [ "$(id -u)" -eq 0 ] || skip "not root (debootstrap and chroot need root)"
 # has LIST NAME: the scenario list holds NAME
 has() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }
-scenarios="traffic watchdog package wire pci4x pci16 usb calibrate pause rtload usbplug restarts powercut"
+scenarios="traffic watchdog package wire pci4x pci16 usb calibrate pause rtload usbplug restarts powercut apparmor"
 for n in $first_list $other_list; do
 	has "$scenarios" "$n" || { echo "PORTLOGD_VM_ONLY: no scenario $n (there are: $scenarios)"; exit 2; }
 done
@@ -287,6 +297,14 @@ cp "$deb" "$pkg/portlogd.deb"
 cp "$work/portlogd-upgrade1.deb" "$pkg/portlogd-upgrade.deb"
 cp "$work/portlogd-upgrade0.deb" "$pkg/portlogd-upgrade0.deb"
 echo ppdev >"$root/etc/modules-load.d/portlogd-vmtest.conf"
+# the test's site addition to the AppArmor profile, as an admin makes one: the trials'
+# configs and logs below /var/tmp/vmtest (the postinst keeps a local include it finds)
+mkdir -p "$root/etc/apparmor.d/local"
+# every AppArmor audit line in the kernel log: without auditd the kernel prints them
+# under printk_ratelimit (10 in 5 s), and drops the rest ("printk limit exceeded")
+echo 'kernel.printk_ratelimit = 0' >"$root/etc/sysctl.d/60-portlogd-vmtest.conf"
+printf '# tests/vm/run.sh: the trials run the daemon on configs and logs here\n/var/tmp/vmtest/ r,\n/var/tmp/vmtest/** rwk,\n' \
+	>"$root/etc/apparmor.d/local/usr.sbin.portlogd"
 # only the test's rotation, not logrotate.timer's
 ln -sf /dev/null "$root/etc/systemd/system/logrotate.timer"
 cat >"$pkg/portlogd.conf" <<'CONF'
@@ -592,6 +610,44 @@ scn_package() {
 	send PACKAGE
 	expect "*TEST PACKAGE*" 300 || fail "package: no answer to PACKAGE"
 	off=1
+}
+# apparmor: the guest reports the profile's state and tries what it must deny
+scn_apparmor() {
+	send APPARMOR
+	expect "*TEST APPARMOR*" 180 || fail "apparmor: no answer to APPARMOR"
+}
+# chk_apparmor: enforce mode, the service confined by it, no denial in the scenarios
+# before, and each denial case refused with its DENIED line in the kernel log
+chk_apparmor() {
+	local f=$run/vmtest/apparmor.txt t=$run/vmtest/apparmor-test.txt v
+	[ -f "$f" ] || { echo "FAIL apparmor: no apparmor.txt from the guest"; r=1; return; }
+	echo "[apparmor]"; cat "$f"; echo "[apparmor-test]"; cat "$t"; echo
+	aa_v() { sed -n "s/^$1[= ]//p" "$f"; }
+	[ "$(aa_v enabled)" = Y ] || { echo "FAIL apparmor: not enabled in the guest's kernel"; r=1; }
+	[ "$(aa_v mode)" = enforce ] || { echo "FAIL apparmor: the profile's mode is '$(aa_v mode)', not enforce"; r=1; }
+	[ "$(aa_v service_label)" = "/usr/sbin/portlogd (enforce)" ] ||
+		{ echo "FAIL apparmor: the service ran as '$(aa_v service_label)'"; r=1; }
+	grep -Eq '^OK +apparmor +.*enforce' "$run/vmtest/checksys.txt" ||
+		{ echo "FAIL apparmor: --check-system's apparmor row:"; grep apparmor "$run/vmtest/checksys.txt"; r=1; }
+	[ "$(aa_v audit_dropped)" = 0 ] && [ "$(aa_v audit_dropped_after)" = 0 ] ||
+		{ echo "FAIL apparmor: the kernel dropped audit lines (printk limit exceeded): denials may be uncounted"; r=1; }
+	[ "$(aa_v denied_before)" = 0 ] ||
+		{ echo "FAIL apparmor: $(aa_v denied_before) DENIED lines of portlogd in the scenarios:"
+		  cat "$run/vmtest/apparmor-denied.txt"; r=1; }
+	# refused: a non-zero status, and the kernel's DENIED line for each
+	for v in exec_sh shadow logdir; do
+		case $(sed -n "s/^$v //p" "$f") in ''|0) echo "FAIL apparmor: $v was not refused"; r=1 ;; esac
+	done
+	grep -q 'operation="exec".*name="/usr/bin/dash"\|operation="exec".*name="/bin/dash"' "$t" ||
+		{ echo "FAIL apparmor: no DENIED exec of the shell"; r=1; }
+	grep -q 'name="/etc/shadow"' "$t" || { echo "FAIL apparmor: no DENIED read of /etc/shadow"; r=1; }
+	grep -q 'name="/var/lib/portlogd-denied.log"' "$t" ||
+		{ echo "FAIL apparmor: no DENIED open of the log in /var/lib"; r=1; }
+	grep -q 'exists=no' "$t" || { echo "FAIL apparmor: the log in /var/lib was made"; r=1; }
+	[ "$(sed -n 's/^allowed \([0-9]*\).*/\1/p' "$f")" = 0 ] || { echo "FAIL apparmor: --export of the log was refused"; r=1; }
+	[ $r = 0 ] && echo "apparmor: enforce, the service confined, 0 denials in the scenarios," \
+		"$(aa_v denied_test) in the denial test (exec, /etc/shadow, a log outside its directory)"
+	return 0
 }
 # the standard checks (traffic, and watchdog and package if they ran): vm_check. The
 # watchdog: systemd kills the stopped daemon WatchdogSec after its last WATCHDOG=1, then
