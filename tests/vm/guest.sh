@@ -537,6 +537,10 @@ if [ -f "$out/booted" ]; then
 else
 	# --- the package, as a user installs it: its scripts make the user and the log
 	# directory, enable the service and start it with the shipped config
+	# the UARTs whose modem lines are raised before the install: the guest's console and
+	# the test's own channel (their lines belong to those, not to the daemon)
+	uarts_raised() { grep -E '^[0-9]+:' /proc/tty/driver/serial | grep -E 'DTR|RTS' | cut -d: -f1 | sort; }
+	raised_before=$(uarts_raised)
 	{
 		dpkg_step install -i "$pkg/portlogd.deb"
 		state install
@@ -546,9 +550,9 @@ else
 		echo "install_dma=$(stat -c '%a %G' /dev/cpu_dma_latency 2>&1)"
 		# the shipped config has no port: running, no device opened, and it says so
 		# (the 8250 driver shows a port's raised modem lines, DTR and RTS, while it is
-		# open; the daemon's descriptors name no tty)
+		# open: none raised since the install; the daemon's descriptors name no tty)
 		echo "install_statustext=$(systemctl show -P StatusText portlogd.service)"
-		echo "install_uart_lines=$(grep -E '^[0-9]+:' /proc/tty/driver/serial | grep -cE 'DTR|RTS')"
+		echo "install_uart_lines=$(uarts_raised | grep -cvxF "$raised_before")"
 		echo "install_tty_fds=$(ls -l /proc/"$(systemctl show -P MainPID portlogd.service)"/fd \
 			2>/dev/null | grep -c '/dev/tty')"
 		portlogd --check-system >"$out/install-checksys.txt" 2>&1
