@@ -324,6 +324,15 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	 * model: that boundary was not proven after all, nor will these prove one */
 	contradicted = r->len == 0 && r->timeout_end
 		       && est_silence(r, n, rd->seen_mono) + 2 * r->dev.blur_ns < r->gap_ns;
+	/* ... and a stall the sensors saw reaching back past what the device can hold
+	 * before the last read that emptied the kernel: a device that holds bytes (a FIFO's
+	 * timeout, an adapter's timer) may have held these across it, for an emulated one
+	 * stops with the machine (a virtual machine stopped and resumed: its timers fire
+	 * late, its backlog comes at once): neither the model's hold nor the last read
+	 * says when they came */
+	contradicted = contradicted
+		       || (r->len > 0 && r->dev.hold_ns > 0 && rd->from_mono != 0
+			   && rd->from_mono < r->floor - r->dev.hold_ns);
 	/* more bytes since the last empty read, since the packet's last byte or since its
 	 * first read than the baud brings (a character 1/16 short: a sender's baud may be
 	 * fast): they did not come at the baud (a pty fed faster), or the reader's clock
