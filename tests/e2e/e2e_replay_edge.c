@@ -115,6 +115,60 @@ static int exited(pid_t pid)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/*
+ * Waits for the replay to end, HANG_MS at most, calling look(ctx, now) every
+ * millisecond meanwhile: its exit status (-1: still running then), *t_exit when it
+ * ended.
+ */
+static int watch(int64_t t0, void (*look)(void *ctx, int64_t now), void *ctx, int64_t *t_exit)
+{
+	for (;;) {
+		int64_t now = tu_mono_ns();
+		int rc;
+
+		look(ctx, now);
+		if ((rc = exited(child)) >= 0) {
+			*t_exit = now;
+			return rc;
+		}
+		if (now - t0 > (int64_t)HANG_MS * 1000000)
+			return -1;
+		tu_sleep_ms(1);
+	}
+}
+
+/* full_disk's look: when the tmpfs first had no space left */
+struct disk_look {
+	const char *mnt;
+	int64_t t_full;
+};
+
+static void look_disk(void *ctx, int64_t now)
+{
+	struct disk_look *d = ctx;
+	struct statvfs sv;
+
+	if (d->t_full == 0 && statvfs(d->mnt, &sv) == 0 && sv.f_bavail == 0)
+		d->t_full = now;
+}
+
+/* stuck_pipe's look: the last time the pipe's fill changed (the replay's progress) */
+struct pipe_look {
+	int fd, fill;
+	int64_t t_last;
+};
+
+static void look_pipe(void *ctx, int64_t now)
+{
+	struct pipe_look *pl = ctx;
+	int n = 0;
+
+	if (ioctl(pl->fd, FIONREAD, &n) == 0 && n != pl->fill) {
+		pl->fill = n;
+		pl->t_last = now;
+	}
+}
+
 static char *slurp(const char *path)
 {
 	FILE *f = fopen(path, "rb");
@@ -186,19 +240,11 @@ static void full_disk(void **state)
 
 	t0 = tu_mono_ns();
 	start(-1, errf, "--to", out, log, NULL);
-	for (;;) {
-		struct statvfs sv;
-		int64_t now = tu_mono_ns();
+	{
+		struct disk_look d = { .mnt = mnt };
 
-		if (t_full == 0 && statvfs(mnt, &sv) == 0 && sv.f_bavail == 0)
-			t_full = now;
-		if ((rc = exited(child)) >= 0) {
-			t_exit = now;
-			break;
-		}
-		if (now - t0 > (int64_t)HANG_MS * 1000000)
-			break;
-		tu_sleep_ms(1);
+		rc = watch(t0, look_disk, &d, &t_exit);
+		t_full = d.t_full;
 	}
 	err = slurp(errf);
 	fprintf(stderr, "full_disk: stderr:\n%s", err);
@@ -243,21 +289,12 @@ static void stuck_pipe(void **state)
 	t0 = t_last = tu_mono_ns();
 	start(p[1], errf, "--to", "-", "--speed", "0", log, NULL);
 	close(p[1]);
-	for (;;) {
-		int64_t now = tu_mono_ns();
-		int n = 0;
+	{
+		struct pipe_look pl = { .fd = p[0], .fill = fill, .t_last = t_last };
 
-		if (ioctl(p[0], FIONREAD, &n) == 0 && n != fill) {
-			fill = n;
-			t_last = now;   /* the last progress the replay made */
-		}
-		if ((rc = exited(child)) >= 0) {
-			t_exit = now;
-			break;
-		}
-		if (now - t0 > (int64_t)HANG_MS * 1000000)
-			break;
-		tu_sleep_ms(1);
+		rc = watch(t0, look_pipe, &pl, &t_exit);
+		fill = pl.fill;
+		t_last = pl.t_last;     /* the last progress the replay made */
 	}
 	err = slurp(errf);
 	fprintf(stderr, "stuck_pipe: stderr:\n%s", err);
