@@ -31,10 +31,11 @@ struct calibrate_verdict {
  * The config's delivery for a device (found: what the kernel shows; a UART's FIFO
  * is fifo:N, its level the transfers; an adapter usb:MS/SIZE/POLL, or usb:MS when
  * it handed every byte over alone) from the learner fed with every read, `reads` of
- * them, `single` of one byte. Pure.
+ * them, `at_level` of as many bytes as the FIFO's trigger level Linux shows (one at
+ * trigger 1). Pure.
  */
 void calibrate_judge(const struct learn *l, const struct delivery *found, int64_t char_ns,
-		     unsigned single, unsigned reads, struct calibrate_verdict *v);
+		     unsigned at_level, unsigned reads, struct calibrate_verdict *v);
 
 /* portlogd --calibrate PORT [--to PORT2] [--baud N] [--format 8N1] [--bursts N]:
  * 0 measured, 1 nothing or a wrong byte came back, 2 a bad command line or an

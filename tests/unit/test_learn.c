@@ -49,7 +49,7 @@ struct reader {
 	bool learn;                 /* false: the assumption throughout (the rule before) */
 	bool pending;               /* the learner changed the model: apply before the next read */
 	unsigned changes, reads;
-	unsigned single;            /* reads of one byte (test_calibrate) */
+	unsigned sizes[65];         /* reads by their bytes, 64 at most (test_calibrate) */
 	int64_t learned_at_packet;  /* wire packets begun when it was first applied, -1 none */
 	size_t learned_at_byte;     /* the first byte of the read it was first applied at */
 	bool *in_use;               /* by the first byte of each read: a learned model judged it */
@@ -465,7 +465,7 @@ static void c_read(void *ctx, struct reasm *r, const uint8_t *data, size_t n,
 
 	(void)learn_read(&rd->l, n, rd_->seen_mono, rd_->seen_mono);
 	rd->reads++;
-	rd->single += n == 1;
+	rd->sizes[n < 64 ? n : 64]++;
 	reasm_read(r, data, n, rd_);
 }
 
@@ -473,7 +473,7 @@ static void c_read(void *ctx, struct reasm *r, const uint8_t *data, size_t n,
  * calibrate_judge on the bench's devices, fed as --calibrate feeds it (bursts of 1 to
  * 190 bytes, 100 ms apart, each read timestamped at its wake-up): an adapter on a
  * receive timeout gives usb:HOLD/SIZE/POLL with its hold and size; a 16550A at trigger
- * 8 or 14, fifo:8 or fifo:14; at trigger 1, direct, also when the reader stalls now
+ * 8 or 14, fifo:8 or fifo:14; at trigger 1, direct; both also when the reader stalls now
  * and then (QEMU under TCG: the pairs' times then prove nothing, the level and the
  * reads' sizes do); FTDI's timer (transfers of every size) no line.
  */
@@ -500,6 +500,8 @@ static void test_calibrate(void **state)
 		{ "16550A at trigger 1, 9600", RM_FIFO, 1, 0, 0, DELIVERY_FIFO, 9600, "direct", 0 },
 		{ "16550A at trigger 1, 9600, stalls", RM_FIFO, 1, 0, 0, DELIVERY_FIFO, 9600,
 		  "direct", 12 },
+		{ "16550A at trigger 8, 9600, stalls", RM_FIFO, 8, 0, 0, DELIVERY_FIFO, 9600,
+		  "fifo:8", 12 },
 		{ "FTDI, latency timer 1 ms, 115200", RM_USB, 0, 0, 1000000, DELIVERY_USB, 115200,
 		  NULL, 0 },
 	};
@@ -537,7 +539,8 @@ static void test_calibrate(void **state)
 			}
 		}
 		assert_true(rm_play(m, &ops, &rd, &res));
-		calibrate_judge(&rd.l, &found, c, rd.single, rd.reads, &v);
+		calibrate_judge(&rd.l, &found, c, rd.sizes[cases[i].trigger > 0 ? cases[i].trigger : 1],
+				rd.reads, &v);
 		delivery_conf_text(&v.dc, text, sizeof(text));
 		print_message("# %-34s %s: %s\n", cases[i].name, v.shown ? text : "no line", v.why);
 		if (cases[i].want == NULL ? v.shown
