@@ -118,8 +118,10 @@
 #                           PORTLOGD_VM_WIRE_USERS=root PORTLOGD_VM_WIRE_KEEP=
 #                           PORTLOGD_VM_KERNEL=linux-image-amd64 (with PORTLOGD_VM_ACCEL,
 #                           PORTLOGD_VM_CACHE and PORTLOGD_VM_DEB: about 2 minutes)
-#   PORTLOGD_VM_CACHE=DIR   keep the debootstrapped rootfs in DIR and reuse it while it
-#                           holds every package listed below (development; CI builds it anew)
+#   PORTLOGD_VM_CACHE=DIR   keep the debootstrapped rootfs in DIR and reuse it for a week
+#                           while it holds every package listed below (tests/check.sh:
+#                           /var/cache/portlogd-vm; older, it is made anew from the archive,
+#                           so that a week's updates reach the guest)
 #   PORTLOGD_VM_REQUIRE=1   a skip (a tool missing, QEMU unable to start) fails instead
 #                           (tests/check.sh: CI installs the tools, so a skip is a fault)
 #   PORTLOGD_VM_PACKETS=N   packets played by traffic (default 3000)
@@ -266,6 +268,7 @@ cache=${PORTLOGD_VM_CACHE:-}
 # serves a run that boots one of them)
 in_cache() {
 	[ -n "$cache" ] && [ -f "$cache/stamp" ] || return 1
+	[ -n "$(find "$cache/stamp" -mtime -7)" ] || return 1
 	local p
 	for p in $(echo "$include" | tr ',' ' '); do
 		case ",$(cat "$cache/stamp")," in *",$p,"*) ;; *) return 1 ;; esac
