@@ -401,6 +401,14 @@ int64_t sensors_from(const struct sensors *s, int cpu, int64_t w, bool woken,
 		if (t < d)
 			d = t;
 	}
+	/* a sensor that never looked (its thread not run yet: a reader woken at the
+	 * start of a slow machine) bounds nothing: as early as the reader's floor (1,
+	 * not INT64_MIN: the arithmetic below and the reassembler's stay in range; 0
+	 * would say "no bound") */
+	if (d == INT64_MIN) {
+		*stage = REASM_STAGE_CPU;
+		return 1;
+	}
 	/* the latest probe back before d: bytes that reached the line discipline after
 	 * it were handed to the tty worker after it was written */
 	for (unsigned i = 0; i < s->n; i++)
@@ -421,7 +429,7 @@ int64_t sensors_from(const struct sensors *s, int cpu, int64_t w, bool woken,
 		held = MIN(held, any_since(&s->cpu[i], d, w, LD(s->unseen_ns)));
 	if (w - d >= d - from || held < from)
 		*stage = REASM_STAGE_CPU;
-	return MIN(from, held);
+	return MAX(MIN(from, held), 1);
 }
 
 /* ---- figures ---- */

@@ -213,6 +213,20 @@ static void test_none(void **state)
 	assert_int_equal(sensors_from(&set, 0, 12345, true, &st), 12345);
 }
 
+/* A sensor that never looked (its thread not run yet when a reader wakes at a slow
+ * start: CI's ASan build, UBSan's signed overflow in the daemon): no bound, as early
+ * as the reader's floor, said of the CPU; never 0 ("no bound" to reasm_read). */
+static void test_never_looked(void **state)
+{
+	enum reasm_stage st = REASM_STAGE_TTY;
+
+	(void)state;
+	memset(&cpus[0].looks, 0, sizeof(cpus[0].looks));
+	assert_int_equal(sensors_from(&set, 0, 12 * MS, true, &st), 1);
+	assert_int_equal(st, REASM_STAGE_CPU);
+	assert_int_equal(sensors_from(&set, -1, 12 * MS, true, &st), 1);
+}
+
 /* The budget: over 10% of a second doubles the period, up to 64 times the config's;
  * under 2.5% halves it, never below the config's; between, it stays. */
 static void test_budget(void **state)
@@ -241,6 +255,7 @@ int main(void)
 		cmocka_unit_test_setup(test_tty_probes, setup),
 		cmocka_unit_test_setup(test_other_cpu, setup),
 		cmocka_unit_test_setup(test_none, setup),
+		cmocka_unit_test_setup(test_never_looked, setup),
 		cmocka_unit_test(test_budget),
 	};
 
