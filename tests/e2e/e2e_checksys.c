@@ -431,5 +431,5 @@ int main(void)
 		cmocka_unit_test(test_no_config),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return e2e_finish(cmocka_run_group_tests(tests, setup, teardown));
 }

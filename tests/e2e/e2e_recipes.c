@@ -631,5 +631,5 @@ int main(void)
 		cmocka_unit_test_teardown(recipes, teardown),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return e2e_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

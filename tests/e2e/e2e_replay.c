@@ -438,5 +438,5 @@ int main(void)
 
 	signal(SIGPIPE, SIG_IGN);
 	e2e_filter_from_env();
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return e2e_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

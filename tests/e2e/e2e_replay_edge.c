@@ -468,5 +468,5 @@ int main(void)
 	};
 
 	e2e_filter_from_env();
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return e2e_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -219,5 +219,5 @@ int main(void)
 	if (!e2e_have("e2e_replay_gpsd", tools, sizeof(tools) / sizeof(tools[0])))
 		return 77;
 	e2e_filter_from_env();
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return e2e_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

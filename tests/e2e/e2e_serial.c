@@ -792,5 +792,5 @@ int main(void)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	e2e_filter_from_env();     /* one test alone, as the "long" ctest entries run them */
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return e2e_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

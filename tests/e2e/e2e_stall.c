@@ -318,5 +318,5 @@ int main(void)
 		return 77;
 	}
 	e2e_filter_from_env();
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return e2e_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -424,5 +424,5 @@ int main(void)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	e2e_filter_from_env();
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return e2e_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

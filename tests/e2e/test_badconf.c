@@ -328,5 +328,5 @@ int main(void)
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return e2e_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -45,15 +45,40 @@ static int64_t mono(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The directories e2e_tmpdir made, for e2e_finish. */
+static char **made;
+static size_t nmade;
+
 void e2e_tmpdir(char *out, size_t len)
 {
 	const char *base = getenv("TMPDIR");
+	char **grown = realloc(made, (nmade + 1) * sizeof(*made));
 
 	snprintf(out, len, "%s/portlogd-e2e-XXXXXX", base ? base : "/tmp");
-	if (mkdtemp(out) == NULL) {
+	if (mkdtemp(out) == NULL || grown == NULL) {
 		perror("mkdtemp");
 		abort();
 	}
+	made = grown;
+	made[nmade] = strdup(out);
+	nmade += made[nmade] != NULL;
+}
+
+int e2e_finish(int failures)
+{
+	for (size_t i = 0; i < nmade; i++) {
+		if (failures == 0 && access(made[i], F_OK) == 0)
+			e2e_remove_dir(made[i]);
+		free(made[i]);
+	}
+	if (failures > 0 && nmade > 0)
+		printf("# kept for a look: the %zu directories of this run (%s/portlogd-e2e-*), "
+		       "the daemon's stderr.txt in each\n", nmade,
+		       getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	free(made);
+	made = NULL;
+	nmade = 0;
+	return failures;
 }
 
 void e2e_write_file(const char *path, const char *text)

@@ -44,6 +44,9 @@ struct e2e_daemon {
 
 /* A fresh directory under $TMPDIR or /tmp; aborts the test on failure. */
 void e2e_tmpdir(char *out, size_t len);
+/* main's end: cmocka's failures; when there are none, removes every directory
+ * e2e_tmpdir made (a failed run keeps them for a look, and says so) */
+int e2e_finish(int failures);
 void e2e_write_file(const char *path, const char *text);
 
 /* How the next e2e_start or e2e_run runs the daemon: as another user, with
