@@ -33,10 +33,16 @@
 
 static struct e2e_daemon live;
 
+static char mounted[272];        /* disk_full's tmpfs, until it is unmounted */
+
 static int teardown(void **state)
 {
 	(void)state;
 	e2e_kill(&live);
+	/* a failed disk_full leaves no mount behind (nor its directory busy) */
+	if (mounted[0] != '\0' && umount2(mounted, MNT_DETACH) != 0)
+		perror(mounted);
+	mounted[0] = '\0';
 	return 0;
 }
 
@@ -441,6 +447,7 @@ static void disk_full(void **state)
 		printf("# cannot mount a tmpfs (%s): skipped\n", strerror(errno));
 		skip();
 	}
+	snprintf(mounted, sizeof(mounted), "%s", logs);
 	snprintf(x.log, sizeof(x.log), "%s/portlogd.log", logs);
 	fx_one_port(&x, &p, "a", "delimiter = \\n\nmax_packet = 128", "ring_records = 256\n"
 		    "stat_interval_s = 1");
@@ -487,6 +494,7 @@ static void disk_full(void **state)
 	e2e_free_log(&log);
 	sim_port_close(&p);
 	assert_int_equal(umount2(logs, MNT_DETACH), 0);
+	mounted[0] = '\0';
 }
 
 /* Reads the FIFO slowly until `fast`, then as fast as it can, into a file. */
