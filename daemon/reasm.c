@@ -228,23 +228,43 @@ static bool hides(const struct reasm *r, size_t n, int64_t end, const struct vie
 
 /* ---- reads ---- */
 
-/* Adds the bytes of a read to the packet in progress (or begins one), dated from
- * seen: the estimated end of its last byte. */
-static void append(struct reasm *r, const uint8_t *data, size_t n, int64_t seen,
-		   int64_t seen_real)
+/* The line in progress may hide the gap asked for: said once (reasm_set_gap). */
+static void say_hidden(struct reasm *r, size_t n)
 {
+	struct reasm_doubt h = { .why = REASM_HIDDEN, .stage = REASM_STAGE_DEVICE, .bytes = n,
+				 .joined = true, .t_mono = r->first_mono, .t_real = r->first_real };
+
+	r->hidden = true;
+	if (r->doubt != NULL)
+		r->doubt(r->ctx, &h);
+}
+
+/* Adds the bytes of a read to the packet in progress (or begins one), dated from
+ * seen: the estimated end of its last byte. hide: the read can hide the gap asked
+ * for among its bytes; a line it begins and the delimiter or max_len ends within it
+ * says so (the one it leaves in progress is reasm_read's to judge). */
+static void append(struct reasm *r, const uint8_t *data, size_t n, int64_t seen,
+		   int64_t seen_real, bool hide)
+{
+	bool fresh = false;     /* the line in progress began in this read */
+
 	for (size_t i = 0; i < n; i++) {
 		int64_t t_mono = byte_mono(r, n, i, seen);
+		bool cut;
 
 		if (r->len == 0) {
 			r->first_mono = t_mono;
 			r->first_real = seen_real - (seen - t_mono);
+			fresh = true;
 		}
 		r->buf[r->len++] = data[i];
 		/* the next byte starts a character later, but not after the read's estimate
 		 * (never in the future), nor before this one */
 		r->last_mono = MAX(t_mono, i + 1 == n ? seen : MIN(t_mono + r->char_ns, seen));
 		r->have_last = true;
+		cut = (r->delim >= 0 && data[i] == (uint8_t)r->delim) || r->len == r->max_len;
+		if (cut && hide && fresh && r->len > 1 && !r->hidden)
+			say_hidden(r, n);
 		if (r->delim >= 0 && data[i] == (uint8_t)r->delim)
 			emit(r, REASM_DELIM);
 		else if (r->len == r->max_len)
@@ -305,7 +325,7 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	struct view full, mine;
 	struct reasm_doubt d = { 0 };
 	int64_t slack, in_packet = 0;
-	bool began, contradicted, unpaced, doubt;
+	bool began, contradicted, unpaced, doubt, hide;
 	size_t before;
 
 	if (n == 0)
@@ -372,19 +392,12 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	}
 	began = r->len == 0;
 	before = r->len;
-	append(r, data, n, seen, seen_real);
+	hide = r->want_ns > 0 && end - (full.from - full.hold - c) >= r->want_ns + (int64_t)n * c;
+	append(r, data, n, seen, seen_real, hide);
 	/* the delimiter or max_len cut the read: the line its rest begins may hide the gap
 	 * asked for among those bytes too, and says so once */
-	if (r->len < before + n && r->len > 1 && r->want_ns > 0 && !r->hidden
-	    && end - (full.from - full.hold - c) >= r->want_ns + (int64_t)n * c) {
-		struct reasm_doubt h = { .why = REASM_HIDDEN, .stage = REASM_STAGE_DEVICE,
-					 .bytes = n, .joined = true, .t_mono = r->first_mono,
-					 .t_real = r->first_real };
-
-		r->hidden = true;
-		if (r->doubt != NULL)
-			r->doubt(r->ctx, &h);
-	}
+	if (r->len < before + n && r->len > 1 && hide && !r->hidden)
+		say_hidden(r, n);
 	keep_last(r, n, end, own, full.from, stage);
 	r->anchor_n += n;
 	if (began) {
@@ -425,7 +438,7 @@ void reasm_held(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	r->timeout_end = false;
 	if (r->doubt != NULL)
 		r->doubt(r->ctx, &d);
-	append(r, data, n, seen, rd->seen_real);
+	append(r, data, n, seen, rd->seen_real, false);
 	/* when they came no one saw, and the doubt says so for their packet: the model
 	 * takes them as dated, back to back before the read; the device may still hand
 	 * over some that came before it: the deadline waits for them */

@@ -77,7 +77,7 @@ struct fz {
 	bool in_read;
 	size_t read_off, read_n;
 	unsigned read_doubts, gap_start, gap_after;
-	unsigned cut_hidden;        /* a line begun inside the read marked case=hidden */
+	unsigned cut_hidden;        /* lines begun inside the read marked case=hidden */
 	struct reasm_doubt d;
 	size_t doubt_off;          /* a doubted read's first byte whose packet is not out */
 	int64_t doubt_mono, doubt_real;
@@ -186,7 +186,7 @@ static void fz_read(void *ctx, struct reasm *r, const uint8_t *data, size_t n,
 	reasm_read(r, data, n, rd);
 	f->in_read = false;
 	doubt = f->read_doubts > 0;
-	CHECK(f->read_doubts <= 1 && f->cut_hidden <= 1);
+	CHECK(f->read_doubts <= 1);
 	CHECK(f->emitted + r->len == f->read_off + n);
 	CHECK(f->gap_start <= 1 && f->gap_after <= 1);
 	/* the packet before: ended only with a doubt that says so, or a proven boundary */
@@ -273,8 +273,8 @@ static void fz_doubt(void *ctx, const struct reasm_doubt *d)
 	CHECK(d->t_real - d->t_mono == RM_REAL_OFFSET);
 	CHECK(d->bytes == f->read_n);
 	if (f->read_doubts > 0 || (d->why == REASM_HIDDEN && f->emitted > f->read_off)) {
-		/* a second one: the delimiter or max_len cut the read, and the line its
-		 * rest began may hide the gap asked for: marked at that line's start */
+		/* a second one: the delimiter or max_len cut the read, and a line it began
+		 * may hide the gap asked for: marked at that line's start (each such line) */
 		CHECK(d->why == REASM_HIDDEN && d->joined && f->emitted > f->read_off);
 		CHECK(f->doubt_off == SIZE_MAX);
 		f->cut_hidden++;
