@@ -353,11 +353,13 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	contradicted = contradicted
 		       || (r->len > 0 && r->dev.hold_ns > 0 && rd->from_mono != 0
 			   && rd->from_mono < r->floor - r->dev.hold_ns);
-	/* more bytes since the last empty read, since the packet's last byte or since its
-	 * first read than the baud brings (a character 1/16 short: a sender's baud may be
-	 * fast): they did not come at the baud (a pty fed faster), or the reader's clock
-	 * stood still while they came (a virtual machine stopped and resumed), and the
-	 * model's pacing judges nothing; in a packet, none of its silences can be judged */
+	/* more bytes since the last empty read, or since any read of the packet, than the
+	 * baud brings (a character 1/16 short: a sender's baud may be fast): they did not
+	 * come at the baud (a pty fed faster), or the reader's clock stood still while
+	 * they came (a virtual machine stopped and resumed: its emulated device hands over
+	 * what the wire brought meanwhile faster than the baud, test_reasm
+	 * test_machine_stops), and the model's pacing judges nothing; in a packet, none of
+	 * its silences can be judged */
 	slack = end - extra(r, n) * (c - c / 16) - r->floor;
 	if (r->len > 0) {
 		in_packet = MIN(end - full.ho.lo - last_lo(r, false, true) - (int64_t)n * (c - c / 16),
@@ -403,6 +405,11 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	if (began) {
 		r->anchor_lo = last_lo(r, false, true);
 		r->anchor_n = 0;
+	} else {
+		/* from any read of the packet, not only its first: the bytes after it take
+		 * a character each (1/16 short) from its last byte's earliest end on */
+		r->anchor_lo = MAX(r->anchor_lo,
+				   last_lo(r, false, true) - (int64_t)r->anchor_n * (c - c / 16));
 	}
 	if (!began && r->first_read_n > 0)
 		redate(r, n, seen);

@@ -155,8 +155,11 @@ struct reasm {
 	int64_t last_from[2], last_end;
 	size_t last_n;
 	enum reasm_stage last_stage;
-	int64_t anchor_lo;       /* the earliest the last byte of the packet's first read ended */
-	size_t anchor_n;         /* the bytes read since then */
+	/* the pace: over the packet's reads so far, the greatest earliest end of a read's
+	 * last byte less a character (1/16 short) for each byte read after the packet's
+	 * first read up to it; and those bytes (to the last read) */
+	int64_t anchor_lo;
+	size_t anchor_n;
 	int64_t floor;           /* the start of the last read that found the kernel empty */
 	int64_t look;            /* the end of the reader's last look (a read, reasm_floor) */
 	bool have_last;          /* a byte has been seen since reasm_init */

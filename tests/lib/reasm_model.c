@@ -45,6 +45,8 @@ struct rm_run *rm_new(const struct rm_machine *mc, size_t cap)
 	m->dev = rm_dev_model(mc);
 	m->cap = cap;
 	m->wire = calloc(cap + 1, sizeof(*m->wire));
+	m->seen_wire = calloc(cap + 1, sizeof(*m->seen_wire));
+	m->backlog = calloc(cap + 1, sizeof(*m->backlog));
 	m->data = calloc(cap + 1, 1);
 	m->starts = calloc(cap + 1, sizeof(*m->starts));
 	m->read_start = calloc(cap + 1, sizeof(*m->read_start));
@@ -55,7 +57,8 @@ struct rm_run *rm_new(const struct rm_machine *mc, size_t cap)
 	m->line_t = calloc(cap + 1, sizeof(*m->line_t));
 	m->line_doubted = calloc(cap + 1, sizeof(*m->line_doubted));
 	m->unmarked = calloc(cap + 1, sizeof(*m->unmarked));
-	if (!m->wire || !m->data || !m->starts || !m->read_start || !m->doubted || !m->on_time
+	if (!m->wire || !m->seen_wire || !m->backlog || !m->data || !m->starts || !m->read_start
+	    || !m->doubted || !m->on_time
 	    || !m->line || !m->cut || !m->line_t || !m->line_doubted || !m->unmarked) {
 		rm_free(m);
 		return NULL;
@@ -68,6 +71,8 @@ void rm_free(struct rm_run *m)
 	if (m == NULL)
 		return;
 	free(m->wire);
+	free(m->seen_wire);
+	free(m->backlog);
 	free(m->data);
 	free(m->starts);
 	free(m->read_start);
@@ -88,6 +93,42 @@ bool rm_byte(struct rm_run *m, int64_t end, uint8_t byte)
 	m->wire[m->n] = end;
 	m->data[m->n++] = byte;
 	return true;
+}
+
+/* ---- the machine's clock: the wire as its device got it, the stops taken out ---- */
+
+/* Each byte's end as the stopped machine's device got it (g), on its clock: the
+ * wire's less the stops before it; a byte that came in a stop at the stop's end (its
+ * clock stood still meanwhile), then each a backlog_ns after the one before until the
+ * device has caught up with the wire. Whether it came so (late). */
+static void machine_clock(const struct rm_run *m, int64_t *g, bool *late)
+{
+	const struct rm_machine *mc = &m->mc;
+	int64_t step = mc->backlog_ns > 0 ? mc->backlog_ns : mc->char_ns / 2;
+
+	for (size_t i = 0; i < m->n; i++) {
+		int64_t w = m->wire[i], off = 0;
+		bool in = false;
+
+		for (size_t k = 0; k < mc->nstops; k++) {
+			int64_t a = mc->stops[2 * k], len = mc->stops[2 * k + 1];
+
+			if (w >= a + len)
+				off += len;
+			else if (w >= a) {
+				in = true;
+				g[i] = a - off;
+				break;
+			}
+		}
+		if (!in)
+			g[i] = w - off;
+		late[i] = in;
+		if (i > 0 && (in || late[i - 1]) && g[i] < g[i - 1] + step) {
+			g[i] = g[i - 1] + step;
+			late[i] = true;
+		}
+	}
 }
 
 /* ---- the device: delivery k hands over bytes [at[k], at[k + 1]) at t[k] ---- */
@@ -324,10 +365,17 @@ static unsigned check_boundaries(struct rm_run *m)
 			l = i;
 		if (m->line[i] == m->starts[i] || (m->line[i] && m->cut[i]) || m->doubted[i])
 			continue;
+		/* a silence the machine's clock did not see, for it stood still through it
+		 * (a stop while the wire was quiet, nothing held to show it) */
+		if (m->starts[i] && i > 0 && !m->backlog[i] && !m->backlog[i - 1]
+		    && m->seen_wire[i] - mc->char_ns - m->seen_wire[i - 1]
+		       < (mc->want_ns > 0 ? mc->want_ns : mc->gap_ns))
+			continue;
 		while (j > 0 && !m->read_start[j])
 			j--;
-		/* a gap asked for that the device hides: the line says so once */
-		if (mc->want_ns > 0 && !m->line[i] && m->line_doubted[l])
+		/* a gap asked for that the device hides: the line says so once; by_line:
+		 * a mark at the line covers the boundary before it and each inside it */
+		if (((mc->want_ns > 0 && !m->line[i]) || mc->by_line) && m->line_doubted[l])
 			continue;
 		m->unmarked[i] = !m->doubted[j];
 		if (!m->doubted[j] && wrong++ < 5 && mc->report)
@@ -349,7 +397,7 @@ static unsigned check_dates(const struct rm_run *m)
 
 	for (size_t i = 0, l = 0; i < m->n; i++) {
 		size_t j = i;
-		int64_t truth = m->wire[i] - c, pauses = 0;
+		int64_t truth = m->seen_wire[i] - c, pauses = 0;
 
 		if (!m->line[i])
 			continue;
@@ -361,7 +409,14 @@ static unsigned check_dates(const struct rm_run *m)
 		if (!m->on_time[j])
 			continue;
 		for (j = i + 1; j < m->n && !m->read_start[j]; j++)
-			pauses += m->wire[j] - c - m->wire[j - 1];
+			pauses += m->seen_wire[j] - c - m->seen_wire[j - 1];
+		/* a read with bytes a stopped machine's backlog brought, faster than the
+		 * baud: dated back by the baud, as nothing says otherwise (its clock lost
+		 * the stop too) */
+		while (j > i && !m->backlog[j - 1])
+			j--;
+		if (j > i)
+			continue;
 		if ((m->line_t[i] < truth - err - c
 		     || m->line_t[i] > truth + err + mc->on_time_ns + pauses + c)
 		    && dates++ < 5 && mc->report)
@@ -391,10 +446,12 @@ bool rm_play(struct rm_run *m, const struct rm_reader *rdr, void *ctx, struct rm
 	for (size_t i = 0; i < m->n; i++)
 		m->starts[i] = i == 0 || m->wire[i] - mc->char_ns - m->wire[i - 1]
 					 >= (mc->want_ns > 0 ? mc->want_ns : mc->gap_ns);
-	nd = mc->dev == RM_USB ? deliver_usb(m->wire, m->n, mc->latency_ns, t, at)
-	     : mc->dev == RM_FIFO ? deliver_fifo(m->wire, m->n, mc, t, at)
-	     : mc->dev == RM_ADAPTER ? deliver_adapter(m->wire, m->n, mc, t, at)
-	     : deliver_direct(m->wire, m->n, t, at);
+	/* the device, on the machine's clock */
+	machine_clock(m, m->seen_wire, m->backlog);
+	nd = mc->dev == RM_USB ? deliver_usb(m->seen_wire, m->n, mc->latency_ns, t, at)
+	     : mc->dev == RM_FIFO ? deliver_fifo(m->seen_wire, m->n, mc, t, at)
+	     : mc->dev == RM_ADAPTER ? deliver_adapter(m->seen_wire, m->n, mc, t, at)
+	     : deliver_direct(m->seen_wire, m->n, t, at);
 	reasm_init(&r, buf, mc->max_len, mc->gap_ns, mc->char_ns, mc->delim, bench_emit, &b);
 	reasm_set_dev(&r, &m->dev);
 	reasm_set_gap(&r, mc->gap_ns, mc->want_ns);

@@ -63,6 +63,17 @@ struct rm_machine {
 	bool sensors;            /* the reads carry the sensors' bound, else none (on time) */
 	int64_t on_time_ns;      /* a read woken this late at most is on time: its date is held */
 	bool report;             /* print the first 5 wrong boundaries and dates off */
+	/* the whole machine stopped (a virtual machine paused: its clock stops with it,
+	 * so the reader and its sensors see nothing of it) at stops[2k] on the wire's
+	 * clock for stops[2k + 1]; what the wire brought meanwhile its emulated device
+	 * takes once it runs again, a byte each backlog_ns (QEMU's socket drained as
+	 * the guest reads), until it has caught up with the wire */
+	/* a wrong boundary excused by a doubt anywhere in its line, as the log's mark
+	 * covers it (portlogd-log(5)), not only at its read */
+	bool by_line;
+	const int64_t *stops;
+	size_t nstops;
+	int64_t backlog_ns;
 };
 
 /* The reasm_dev the daemon gives for the machine's device (drivers/delivery.c). */
@@ -103,6 +114,8 @@ struct rm_run {
 	struct reasm_dev dev;    /* rm_dev_model(&mc) */
 	size_t cap, n;           /* bytes the wire holds at most, and holds */
 	int64_t *wire;           /* each byte's end on the wire */
+	int64_t *seen_wire;      /* ... on the machine's clock, as its device got it (rm_play) */
+	bool *backlog;           /* ... in a stop, or in the backlog after one (rm_play) */
 	uint8_t *data;           /* the bytes */
 	/* by rm_play, each indexed by the wire's bytes: */
 	bool *starts;            /* a silence of the gap or more before it (the first too) */
