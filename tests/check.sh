@@ -17,10 +17,10 @@
 # a skip of its own fails). Then the sanitizer builds' ctest (3000 packets end to end).
 # The work that only needs CPU runs meanwhile in the background at SCHED_IDLE (chrt
 # --idle: it takes only what the tests, which mostly wait on the wire, leave idle): the
-# other Debian architectures (tests/pkg/arch.sh for CHECK_ARCHES, "arm64 armhf i386":
+# other builds, fuzzing (tests/fuzz/fuzz.sh, FUZZ_SECONDS a target: 60; 0 skips it), and
+# the other Debian architectures (tests/pkg/arch.sh for CHECK_ARCHES, "arm64 armhf i386":
 # cross-built in chroots kept in /var/cache/portlogd-arch, unit tests under qemu-user;
-# CHECK_ARCH=0 skips them, a skip of their own fails), the other builds, and fuzzing
-# (tests/fuzz/fuzz.sh, FUZZ_SECONDS a target: 60; 0 skips it). Its output is printed when
+# CHECK_ARCH=0 skips them, a skip of their own fails). Its output is printed when
 # it ends (build-bg.log); CHECK_BG=0 runs it here instead, after the rest. The noieee1284
 # build runs its unit tests only (an optional dependency is optional in the tests too).
 set -eu
@@ -62,6 +62,15 @@ stage() {
 }
 
 if [ "${1:-}" = --background ]; then
+	for b in $builds; do
+		[ "$b" = plain ] || stage "$b build" build "$b"
+	done
+	: >build-bg.built
+	if [ "${FUZZ_SECONDS:-60}" != 0 ]; then
+		stage fuzz sh tests/fuzz/fuzz.sh "${FUZZ_SECONDS:-60}"
+	fi
+	# last: their unit tests time things, and the plain ctest's e2e_serial sets the
+	# system clock (clock_step) in its first minutes
 	if [ "${CHECK_ARCH:-1}" != 0 ]; then
 		echo "=== other architectures: ${CHECK_ARCHES:-arm64 armhf i386} ==="
 		t0=$(date +%s)
@@ -71,13 +80,6 @@ if [ "${1:-}" = --background ]; then
 			[ $rc -eq 0 ] || { [ $rc -eq 77 ] && echo "FAIL arch: $a skipped"; exit 1; }
 		done
 		echo "=== other architectures: $(($(date +%s) - t0)) s"
-	fi
-	for b in $builds; do
-		[ "$b" = plain ] || stage "$b build" build "$b"
-	done
-	: >build-bg.built
-	if [ "${FUZZ_SECONDS:-60}" != 0 ]; then
-		stage fuzz sh tests/fuzz/fuzz.sh "${FUZZ_SECONDS:-60}"
 	fi
 	exit 0
 fi

@@ -199,14 +199,14 @@ static void when_due(void **state)
 static void clock_lines(const char *path, char *out, size_t len, size_t *stat_rounds)
 {
 	FILE *f = fopen(path, "r");
-	char line[1024];
+	char line[1024], last[16] = "";     /* last: the state the lines said last */
 
 	*out = '\0';
 	*stat_rounds = 0;
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f) != NULL) {
 		const char *c = strstr(line, " portlogd EV clock "), *r, *sy;
-		char item[64];
+		char item[64], state[16];
 
 		if (c == NULL)
 			continue;
@@ -218,8 +218,17 @@ static void clock_lines(const char *path, char *out, size_t len, size_t *stat_ro
 			(*stat_rounds)++;
 			continue;
 		}
-		snprintf(item, sizeof(item), "%.*s:%.*s ", (int)strcspn(r + 8, " \n"), r + 8,
-			 (int)strcspn(sy + 8, " \n"), sy + 8);
+		snprintf(state, sizeof(state), "%.*s", (int)strcspn(sy + 8, " \n"), sy + 8);
+		/* the machine's clock set by another process meanwhile (an NTP step; CI's
+		 * e2e_serial clock_step beside the other architectures' unit tests): its
+		 * line says the state then, a change when it is a new one */
+		if (strncmp(r, " reason=step", 12) == 0) {
+			if (strcmp(state, last) == 0)
+				continue;
+			r = " reason=change";
+		}
+		snprintf(item, sizeof(item), "%.*s:%s ", (int)strcspn(r + 8, " \n"), r + 8, state);
+		snprintf(last, sizeof(last), "%s", state);
 		strncat(out, item, len - strlen(out) - 1);
 	}
 	fclose(f);
@@ -322,7 +331,9 @@ static void the_lines(void **state)
 	/* no line twice for one state, nothing else but the STAT rounds */
 	assert_string_equal(got, "start:yes change:no change:unknown change:yes ");
 	assert_true(rounds >= 2);
-	expect_dated(path, "2040-02-29T12:0");
+	/* the day is what a 32-bit time_t gets wrong (1904); the minute moves with any
+	 * step of the machine's clock meanwhile */
+	expect_dated(path, "2040-02-29T");
 	atomic_store(&real_shift_ns, 0);
 	source_fini(&self);
 	unlink(path);
