@@ -250,7 +250,7 @@ static void append(struct reasm *r, const uint8_t *data, size_t n, int64_t seen,
 
 	for (size_t i = 0; i < n; i++) {
 		int64_t t_mono = byte_mono(r, n, i, seen);
-		bool cut;
+		bool delim;
 
 		if (r->len == 0) {
 			r->first_mono = t_mono;
@@ -262,13 +262,12 @@ static void append(struct reasm *r, const uint8_t *data, size_t n, int64_t seen,
 		 * (never in the future), nor before this one */
 		r->last_mono = MAX(t_mono, i + 1 == n ? seen : MIN(t_mono + r->char_ns, seen));
 		r->have_last = true;
-		cut = (r->delim >= 0 && data[i] == (uint8_t)r->delim) || r->len == r->max_len;
-		if (cut && hide && fresh && r->len > 1 && !r->hidden)
+		delim = r->delim >= 0 && data[i] == (uint8_t)r->delim;
+		if (!delim && r->len < r->max_len)
+			continue;
+		if (hide && fresh && r->len > 1 && !r->hidden)
 			say_hidden(r, n);
-		if (r->delim >= 0 && data[i] == (uint8_t)r->delim)
-			emit(r, REASM_DELIM);
-		else if (r->len == r->max_len)
-			emit(r, REASM_MAX);
+		emit(r, delim ? REASM_DELIM : REASM_MAX);
 	}
 }
 
