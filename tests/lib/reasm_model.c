@@ -113,9 +113,9 @@ static void machine_clock(const struct rm_run *m, int64_t *g, bool *late)
 		for (size_t k = 0; k < mc->nstops; k++) {
 			int64_t a = mc->stops[2 * k], len = mc->stops[2 * k + 1];
 
-			if (w >= a + len)
+			if (w >= a + len) {
 				off += len;
-			else if (w >= a) {
+			} else if (w >= a) {
 				in = true;
 				g[i] = a - off;
 				break;
@@ -352,6 +352,18 @@ static void read_all(struct bench *b, struct reasm *r, const int64_t *t, const s
 
 /* ---- the checks ---- */
 
+/* The silence before byte i (i > 0) on a clock of byte ends t. */
+static int64_t silence(const struct rm_run *m, const int64_t *t, size_t i)
+{
+	return t[i] - m->mc.char_ns - t[i - 1];
+}
+
+/* The wire's gap: the one asked for, where the device hides it, else gap_ns. */
+static int64_t wire_gap(const struct rm_machine *mc)
+{
+	return mc->want_ns > 0 ? mc->want_ns : mc->gap_ns;
+}
+
 /* The wrong boundaries not at a doubted read: each must be at the read its byte is in. */
 static unsigned check_boundaries(struct rm_run *m)
 {
@@ -368,8 +380,7 @@ static unsigned check_boundaries(struct rm_run *m)
 		/* a silence the machine's clock did not see, for it stood still through it
 		 * (a stop while the wire was quiet, nothing held to show it) */
 		if (m->starts[i] && i > 0 && !m->backlog[i] && !m->backlog[i - 1]
-		    && m->seen_wire[i] - mc->char_ns - m->seen_wire[i - 1]
-		       < (mc->want_ns > 0 ? mc->want_ns : mc->gap_ns))
+		    && silence(m, m->seen_wire, i) < wire_gap(mc))
 			continue;
 		while (j > 0 && !m->read_start[j])
 			j--;
@@ -382,8 +393,7 @@ static unsigned check_boundaries(struct rm_run *m)
 			fprintf(stderr, "%s: byte %zu: %s without a mark (silence %" PRId64
 				" us, gap %" PRId64 ")\n", mc->name, i,
 				m->line[i] ? "a boundary" : "no boundary",
-				i ? (m->wire[i] - mc->char_ns - m->wire[i - 1]) / 1000 : 0,
-				(mc->want_ns > 0 ? mc->want_ns : mc->gap_ns) / 1000);
+				i ? silence(m, m->wire, i) / 1000 : 0, wire_gap(mc) / 1000);
 	}
 	return wrong;
 }
@@ -398,6 +408,7 @@ static unsigned check_dates(const struct rm_run *m)
 	for (size_t i = 0, l = 0; i < m->n; i++) {
 		size_t j = i;
 		int64_t truth = m->seen_wire[i] - c, pauses = 0;
+		bool backlog;
 
 		if (!m->line[i])
 			continue;
@@ -408,14 +419,15 @@ static unsigned check_dates(const struct rm_run *m)
 			j--;
 		if (!m->on_time[j])
 			continue;
-		for (j = i + 1; j < m->n && !m->read_start[j]; j++)
-			pauses += m->seen_wire[j] - c - m->seen_wire[j - 1];
-		/* a read with bytes a stopped machine's backlog brought, faster than the
+		/* not a read with bytes a stopped machine's backlog brought, faster than the
 		 * baud: dated back by the baud, as nothing says otherwise (its clock lost
 		 * the stop too) */
-		while (j > i && !m->backlog[j - 1])
-			j--;
-		if (j > i)
+		backlog = m->backlog[i];
+		for (j = i + 1; j < m->n && !m->read_start[j]; j++) {
+			pauses += silence(m, m->seen_wire, j);
+			backlog |= m->backlog[j];
+		}
+		if (backlog)
 			continue;
 		if ((m->line_t[i] < truth - err - c
 		     || m->line_t[i] > truth + err + mc->on_time_ns + pauses + c)
@@ -444,8 +456,7 @@ bool rm_play(struct rm_run *m, const struct rm_reader *rdr, void *ctx, struct rm
 	}
 	/* the wire's truth */
 	for (size_t i = 0; i < m->n; i++)
-		m->starts[i] = i == 0 || m->wire[i] - mc->char_ns - m->wire[i - 1]
-					 >= (mc->want_ns > 0 ? mc->want_ns : mc->gap_ns);
+		m->starts[i] = i == 0 || silence(m, m->wire, i) >= wire_gap(mc);
 	/* the device, on the machine's clock */
 	machine_clock(m, m->seen_wire, m->backlog);
 	nd = mc->dev == RM_USB ? deliver_usb(m->seen_wire, m->n, mc->latency_ns, t, at)
