@@ -102,22 +102,25 @@ static int64_t ran_within(const struct gaps *g, int64_t from, int64_t to)
  * throttling; since 6.12 the fair deadline server, 50 ms of each second by default, which
  * also holds with throttling off). This machine's kernel used it once within a 46 ms stall.
  */
-static int64_t fair_grant_ns(int64_t run_ns)
+/* A number a /proc/sys file holds, def when it cannot be read. */
+static long read_sysctl(const char *path, long def)
 {
-	long period = 1000000, runtime = 950000;
-	FILE *f = fopen("/proc/sys/kernel/sched_rt_period_us", "r");
+	FILE *f = fopen(path, "r");
+	long v = def;
 
 	if (f != NULL) {
-		if (fscanf(f, "%ld", &period) != 1)
-			period = 1000000;
+		if (fscanf(f, "%ld", &v) != 1)
+			v = def;
 		fclose(f);
 	}
-	f = fopen("/proc/sys/kernel/sched_rt_runtime_us", "r");
-	if (f != NULL) {
-		if (fscanf(f, "%ld", &runtime) != 1)
-			runtime = 950000;
-		fclose(f);
-	}
+	return v;
+}
+
+static int64_t fair_grant_ns(int64_t run_ns)
+{
+	long period = read_sysctl("/proc/sys/kernel/sched_rt_period_us", 1000000);
+	long runtime = read_sysctl("/proc/sys/kernel/sched_rt_runtime_us", 950000);
+
 	if (runtime < 0 || period - runtime < 50000) {
 		period = 1000000;
 		runtime = 950000;
