@@ -117,10 +117,13 @@ ssize_t __wrap_read(int fd, void *buf, size_t len)
  * deadline, and waits until the line discipline holds it; then it sleeps until
  * late_us after the deadline the reader asked for (its CPU taken), and only
  * then looks, without waiting. late_more NULL: nothing arrives, the reader
- * finds the deadline passed and reads (the read stall above may bring bytes).
+ * finds the deadline passed and reads (the read stall above may bring bytes:
+ * late_stall arms it there, so that it is that read, at the deadline, and not one
+ * the reader made before it however the test thread is scheduled).
  */
 static _Atomic int late_us = -1;
 static _Atomic int late_fd = -1;
+static _Atomic bool late_stall;
 static const char *late_more;
 
 int REAL(ppoll)(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig);
@@ -154,6 +157,8 @@ int WRAP(ppoll)(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const 
 		until.tv_nsec = t % 1000000000;
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
 			;
+		if (atomic_exchange(&late_stall, false))
+			atomic_store(&stall_fd, fds[0].fd);
 		return REAL(ppoll)(fds, n, &zero, sig);
 	}
 	return REAL(ppoll)(fds, n, tmo, sig);
@@ -579,7 +584,7 @@ static void late_wake_is_marked(void **state)
 			int x = amounts_us[k];
 			char want_ev[96], rx[64];
 			long wait_us;
-			unsigned before, m;
+			unsigned m;
 			bool joined;
 
 			if (path == 0) {
@@ -594,13 +599,10 @@ static void late_wake_is_marked(void **state)
 				stall_more = "efgh";
 				stall_inq = 4;
 			}
+			/* path 1: "abcd" read, the read at the deadline stalls */
+			atomic_store(&late_stall, path == 1);
 			atomic_store(&late_us, x);
-			before = atomic_load(&reads);
 			assert_int_equal(write(master, "abcd", 4), 4);
-			if (path == 1) {
-				wait_read(before);      /* "abcd" read: now the deadline read */
-				atomic_store(&stall_fd, p.drv.fd);
-			}
 			collect(&p, "efgh|", got, sizeof(got), ev, &nev, ev_t, rx_t);
 			printf("# %s %d us late: %s\n", path ? "deadline read" : "woken", x, got);
 			/* the mark, however small the lateness */
