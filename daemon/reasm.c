@@ -14,7 +14,7 @@ void reasm_init(struct reasm *r, uint8_t *buf, size_t max_len, int64_t gap_ns,
 {
 	*r = (struct reasm){
 		.buf = buf, .max_len = max_len, .gap_ns = gap_ns, .char_ns = char_ns,
-		.delim = delim, .emit = emit, .ctx = ctx, .floor = FAR, .look = FAR,
+		.delim = delim, .emit = emit, .ctx = ctx, .floor = FAR, .sure = FAR, .look = FAR,
 	};
 }
 
@@ -28,6 +28,7 @@ static void emit(struct reasm *r, enum reasm_end end)
 	r->len = 0;
 	r->first_read_n = 0;
 	r->hidden = false;
+	r->proven = false;
 	r->emit(r->ctx, &pkt);
 }
 
@@ -154,8 +155,11 @@ static bool doubtful(const struct reasm *r, size_t n, int64_t end, const struct 
 {
 	bool inside = n > 1 && end - v->from >= inside_gap(r, n, v->blur);
 
+	/* no packet in progress: the silence the last one's end claimed, unless its
+	 * empty read's proof held (reasm_expire's sure) */
 	if (r->len == 0)
-		return inside;
+		return inside || (r->proven && v->from - v->hold - r->char_ns - last_hi(r, v->blur)
+					       < r->gap_ns);
 	return end - v->ho.lo - last_lo(r, own, v->blur) >= r->gap_ns + (int64_t)n * r->char_ns
 	       && (inside || v->from - v->hold - r->char_ns - last_hi(r, v->blur) < r->gap_ns);
 }
@@ -334,10 +338,10 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	 * bound prove it wrong, and then only the reader's empty reads bound it */
 	sens = rd->from_mono == 0 ? own : MIN(rd->from_mono, own);
 	if (rd->from_mono != 0 && wire < rd->from_mono) {
-		sens = r->floor;
+		sens = r->sure;
 		stage = REASM_STAGE_WIRE;
 	}
-	full = view(r, n, MAX(sens, r->floor), true);
+	full = view(r, n, MAX(sens, r->sure), true);
 	mine = view(r, n, own, false);
 	/* bytes dated within the silence a FIFO timeout's read proved contradict the
 	 * model: that boundary was not proven after all, nor will these prove one */
@@ -359,7 +363,7 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	 * what the wire brought meanwhile faster than the baud, test_reasm
 	 * test_machine_stops), and the model's pacing judges nothing; in a packet, none of
 	 * its silences can be judged */
-	slack = end - extra(r, n) * (c - c / 16) - r->floor;
+	slack = end - extra(r, n) * (c - c / 16) - r->sure;
 	if (r->len > 0) {
 		in_packet = MIN(end - full.ho.lo - last_lo(r, false, true) - (int64_t)n * (c - c / 16),
 				end - full.ho.lo - r->anchor_lo
@@ -456,14 +460,18 @@ int64_t reasm_deadline(const struct reasm *r)
 	return r->len == 0 ? INT64_MAX : last_hi(r, true) + r->gap_ns + r->char_ns + r->dev.hold_ns;
 }
 
-void reasm_expire(struct reasm *r, int64_t now_mono)
+void reasm_expire(struct reasm *r, int64_t now_mono, int64_t held_mono)
 {
 	if (now_mono > r->floor)
 		r->floor = now_mono;
+	if (MIN(now_mono, held_mono) > r->sure)
+		r->sure = MIN(now_mono, held_mono);
 	if (now_mono > r->look)
 		r->look = now_mono;
-	if (r->len > 0 && now_mono >= reasm_deadline(r))
+	if (r->len > 0 && now_mono >= reasm_deadline(r)) {
 		emit(r, REASM_GAP);
+		r->proven = true;
+	}
 	/* no byte reached the kernel before it: none began on the wire before it less the
 	 * device's hold and a character */
 	if (r->len == 0)

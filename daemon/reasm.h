@@ -161,6 +161,9 @@ struct reasm {
 	int64_t anchor_lo;
 	size_t anchor_n;
 	int64_t floor;           /* the start of the last read that found the kernel empty */
+	int64_t sure;            /* ... or earlier, what the empty reads prove with the sensors'
+				  * word on a stall that may hold bytes back (reasm_expire) */
+	bool proven;             /* the last packet ended at an empty read after its deadline */
 	int64_t look;            /* the end of the reader's last look (a read, reasm_floor) */
 	bool have_last;          /* a byte has been seen since reasm_init */
 	struct reasm_dev dev;
@@ -222,10 +225,16 @@ void reasm_floor(struct reasm *r, int64_t t_mono);
  * within the gap has reached the kernel by then); INT64_MAX if none. */
 int64_t reasm_deadline(const struct reasm *r);
 
-/* A read that began at now_mono found the kernel empty (nothing had reached it
+/*
+ * A read that began at now_mono found the kernel empty (nothing had reached it
  * before then: n_tty's read waits for the tty worker first): ends the packet in
- * progress if its deadline has passed. */
-void reasm_expire(struct reasm *r, int64_t now_mono);
+ * progress if its deadline has passed. held_mono: the sensors' word (sensors_held)
+ * that a byte may have reached the device from then on and still wait for its
+ * interrupt (a CPU stopped, that takes it); INT64_MAX: none. Then the silence the
+ * boundary claims is not proven after all unless the next bytes are dated past it
+ * by their own bound: if not, the read that brings them is a doubt (joined=no).
+ */
+void reasm_expire(struct reasm *r, int64_t now_mono, int64_t held_mono);
 
 /* Ends the packet in progress unconditionally. */
 void reasm_flush(struct reasm *r);

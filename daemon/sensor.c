@@ -382,11 +382,26 @@ static int64_t any_since(const struct sensor_cpu *sc, int64_t d, int64_t w, int6
 	return t;
 }
 
+/* The earliest start of any CPU's stall that can have held bytes (any_since). */
+static int64_t held_since(const struct sensors *s, int64_t d, int64_t w)
+{
+	int64_t held = INT64_MAX;
+
+	for (unsigned i = 0; i < s->n; i++)
+		held = MIN(held, any_since(&s->cpu[i], d, w, LD(s->unseen_ns)));
+	return held;
+}
+
+int64_t sensors_held(const struct sensors *s, int64_t t)
+{
+	return s->n == 0 ? INT64_MAX : held_since(s, t, t);
+}
+
 int64_t sensors_from(const struct sensors *s, int cpu, int64_t w, bool woken,
 		     enum reasm_stage *stage)
 {
 	int k = cpu >= 0 && cpu <= CONF_CPU_MAX ? s->cpu_index[cpu] : -1;
-	int64_t d = w, from = INT64_MIN, sent, back, held = INT64_MAX;
+	int64_t d = w, from = INT64_MIN, sent, back, held;
 
 	*stage = REASM_STAGE_TTY;
 	if (s->n == 0)
@@ -425,8 +440,7 @@ int64_t sensors_from(const struct sensors *s, int cpu, int64_t w, bool woken,
 			from = out;
 	}
 	/* ... and every CPU's stall that can have held them, seen or still going on */
-	for (unsigned i = 0; i < s->n; i++)
-		held = MIN(held, any_since(&s->cpu[i], d, w, LD(s->unseen_ns)));
+	held = held_since(s, d, w);
 	if (w - d >= d - from || held < from)
 		*stage = REASM_STAGE_CPU;
 	return MAX(MIN(from, held), 1);

@@ -203,14 +203,14 @@ static void fz_read(void *ctx, struct reasm *r, const uint8_t *data, size_t n,
 	f->last_end = end;
 }
 
-static void fz_expire(void *ctx, struct reasm *r, int64_t now)
+static void fz_expire(void *ctx, struct reasm *r, int64_t now, int64_t held)
 {
 	struct fz *f = ctx;
 
 	if (f->trace)
 		fprintf(stderr, "expire %.3f (deadline %.3f)\n", us(now),
 			r->len > 0 ? us(reasm_deadline(r)) : -1.0);
-	reasm_expire(r, now);
+	reasm_expire(r, now, held);
 	CHECK(r->len == 0 || reasm_deadline(r) > now);
 }
 

@@ -74,6 +74,17 @@ struct rm_machine {
 	const int64_t *stops;
 	size_t nstops;
 	int64_t backlog_ns;
+	int64_t loose_ns;        /* how early a read's sensors' bound may be (its plan's slack
+				  * and the reader's latency, at most): a backlog that came faster
+				  * than the baud by no more shows nothing */
+	/* the CPU that takes the device's interrupt stopped while the reader's ran (a
+	 * vCPU its host descheduled, an SMI's end seen first by the reader's CPU): a
+	 * hand-over due in irq_stops[2k] .. + irq_stops[2k + 1] happens at the stop's
+	 * end. The sensors see the stop: a read's bound reaches back to when its
+	 * hand-over was due, an empty read in the stop is told when it began (the
+	 * held_mono of reasm_expire) */
+	const int64_t *irq_stops;
+	size_t nirq_stops;
 };
 
 /* The reasm_dev the daemon gives for the machine's device (drivers/delivery.c). */
@@ -102,7 +113,7 @@ struct rm_reader {
 	/* optional: do these instead of reasm_read and reasm_expire (to check around them) */
 	void (*read)(void *ctx, struct reasm *r, const uint8_t *data, size_t n,
 		     const struct reasm_read *rd);
-	void (*expire)(void *ctx, struct reasm *r, int64_t now);
+	void (*expire)(void *ctx, struct reasm *r, int64_t now, int64_t held);
 	/* optional: told of every packet and doubt after the bench saw it */
 	void (*packet)(void *ctx, const struct reasm_packet *pkt);
 	void (*doubt)(void *ctx, const struct reasm_doubt *d);

@@ -137,11 +137,11 @@ static void r_read(void *ctx, struct reasm *r, const uint8_t *data, size_t n,
 	apply(rd, r);
 }
 
-static void r_expire(void *ctx, struct reasm *r, int64_t now)
+static void r_expire(void *ctx, struct reasm *r, int64_t now, int64_t held)
 {
 	struct reader *rd = ctx;
 
-	reasm_expire(r, now);
+	reasm_expire(r, now, held);
 	apply(rd, r);
 }
 
