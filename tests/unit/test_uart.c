@@ -33,6 +33,7 @@
 
 #include "drv.h"
 #include "serial.h"
+#include "testutil.h"
 #include "wrap.h"
 
 /* what the wrapped ioctl answers: scripted counters, or the real call */
@@ -79,6 +80,7 @@ int WRAP(ioctl)(int fd, unsigned long req, ...)
  * returns bytes from both sides of that silence at once.
  */
 #define STALL_NS 20000000
+#define WAIT_NS 30000000000LL   /* a wait of the test's own: through a starved tty worker */
 static _Atomic int stall_fd = -1;
 static long stall_ns = STALL_NS;
 static int stall_master;
@@ -89,23 +91,35 @@ static _Atomic unsigned reads;
 ssize_t __real_read(int fd, void *buf, size_t len);
 ssize_t __wrap_read(int fd, void *buf, size_t len);
 
+/* Waits until the line discipline of fd holds want bytes: its tty worker hands them on
+ * (a SCHED_OTHER kworker: beside other tests' real-time threads, a second late or
+ * more), up to WAIT_NS. */
+static void wait_inq(int fd, int want)
+{
+	struct timespec ms = { 0, 1000000 };
+	int64_t end = tu_mono_ns() + WAIT_NS;
+	int inq = 0;
+
+	for (;;) {
+		if (ioctl(fd, TIOCINQ, &inq) < 0)
+			abort();
+		if (inq >= want || tu_mono_ns() >= end)
+			return;
+		nanosleep(&ms, NULL);
+	}
+}
+
 ssize_t __wrap_read(int fd, void *buf, size_t len)
 {
 	int want = atomic_load(&stall_fd);
 
 	if (want >= 0 && fd == want && atomic_compare_exchange_strong(&stall_fd, &want, -1)) {
-		struct timespec pause = { 0, stall_ns }, ms = { 0, 1000000 };
-		int inq = 0;
+		struct timespec pause = { 0, stall_ns };
 
 		nanosleep(&pause, NULL);
 		if (write(stall_master, stall_more, strlen(stall_more)) < 0)
 			abort();
-		for (int i = 0; i < 1000 && inq < stall_inq; i++) {
-			if (ioctl(fd, TIOCINQ, &inq) < 0)
-				abort();
-			if (inq < stall_inq)
-				nanosleep(&ms, NULL);
-		}
+		wait_inq(fd, stall_inq);
 	}
 	atomic_fetch_add(&reads, 1);
 	return __real_read(fd, buf, len);
@@ -135,23 +149,16 @@ int WRAP(ppoll)(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const 
 
 	if (us >= 0 && tmo != NULL && n > 0 && fds[0].fd == atomic_load(&late_fd)
 	    && atomic_compare_exchange_strong(&late_us, &us, -1)) {
-		struct timespec until, zero = { 0, 0 }, ms = { 0, 1000000 };
+		struct timespec until, zero = { 0, 0 };
 		int64_t t;
 
 		clock_gettime(CLOCK_MONOTONIC, &until);
 		t = (int64_t)until.tv_sec * 1000000000 + until.tv_nsec
 		    + (int64_t)tmo->tv_sec * 1000000000 + tmo->tv_nsec + (int64_t)us * 1000;
 		if (late_more != NULL) {
-			int inq = 0;
-
 			if (write(stall_master, late_more, strlen(late_more)) < 0)
 				abort();
-			for (int i = 0; i < 1000 && inq < (int)strlen(late_more); i++) {
-				if (ioctl(fds[0].fd, TIOCINQ, &inq) < 0)
-					abort();
-				if (inq < (int)strlen(late_more))
-					nanosleep(&ms, NULL);
-			}
+			wait_inq(fds[0].fd, (int)strlen(late_more));
 		}
 		until.tv_sec = t / 1000000000;
 		until.tv_nsec = t % 1000000000;
@@ -392,10 +399,12 @@ static void pop_late_and_rx(struct serial_port *p, unsigned n, char *out, size_t
 	}
 }
 
-/* Waits (bounded) until the reader has made one more read than `before`. */
+/* Waits (up to WAIT_NS) until the reader has made one more read than `before`. */
 static void wait_read(unsigned before)
 {
-	for (int i = 0; i < 1000 && atomic_load(&reads) == before; i++) {
+	int64_t end = tu_mono_ns() + WAIT_NS;
+
+	while (atomic_load(&reads) == before && tu_mono_ns() < end) {
 		struct timespec ms = { 0, 1000000 };
 		nanosleep(&ms, NULL);
 	}
