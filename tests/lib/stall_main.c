@@ -21,17 +21,40 @@ static void forward(int sig)
 		kill((pid_t)child_pid, sig);
 }
 
+/* --log: each stall that ran, its start and end twice (tests/vm's pauses: stop sent and
+ * acknowledged, cont sent and acknowledged), CLOCK_REALTIME seconds. */
+static int write_log(const struct stall *s, int n, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	int64_t off = tu_real_ns() - tu_mono_ns();
+
+	if (f == NULL)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		const struct stall_rec *r = stall_rec(s, (unsigned)i);
+		long long a = (r->start_ns + off) / 1000, b = (r->end_ns + off) / 1000;
+
+		if (r->end_ns > 0 && r->end_ns != INT64_MAX)
+			fprintf(f, "%d %lld.%06lld %lld.%06lld %lld.%06lld %lld.%06lld\n", i + 1,
+				a / 1000000, a % 1000000, a / 1000000, a % 1000000,
+				b / 1000000, b % 1000000, b / 1000000, b % 1000000);
+	}
+	return fclose(f) == 0 ? 0 : -1;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: portlogd-stall [--mode cpu:N|cpu|tty|all|stop:PID|mix] [--min-ms 30] [--max-ms 200]\n"
-		"                      [--pause-ms 300-2000] -- CMD ARGS...\n"
+		"                      [--pause-ms 300-2000] [--log FILE] -- CMD ARGS...\n"
 		"Runs CMD beside a process that, after each random pause, stalls for a random length:\n"
 		"  cpu:N  a SCHED_FIFO 99 busy loop pinned to CPU N (cpu: a random CPU each time)\n"
 		"  tty    busy loops at SCHED_FIFO 50 on every CPU (the kernel's tty worker starves)\n"
 		"  all    busy loops at SCHED_FIFO 99 on every CPU (everything stops)\n"
 		"  stop:PID  SIGSTOP, then SIGCONT, of PID\n"
 		"  mix    one of cpu, tty, all, or the stop of a random process of CMD's tree, each time\n"
+		"--log FILE: each stall that ran, \"N START START END END\" (CLOCK_REALTIME seconds; the\n"
+		"form of tests/vm's pauses, vm_wire --pauses)\n"
 		"Exits with CMD's status (128+N for signal N), 77 when stalls are not allowed (no\n"
 		"SCHED_FIFO), 2 on a usage error; the stalls' summary goes to stderr. PORTLOGD_SEED\n"
 		"repeats a run.\n");
@@ -69,15 +92,16 @@ int main(int argc, char **argv)
 		{ "min-ms", required_argument, NULL, 'a' },
 		{ "max-ms", required_argument, NULL, 'b' },
 		{ "pause-ms", required_argument, NULL, 'p' },
+		{ "log", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct stall_cfg cfg;
 	struct stall s;
 	struct sigaction sa = { .sa_handler = forward };
-	const char *mode = "mix";
+	const char *mode = "mix", *log = NULL;
 	char line[256];
-	int go[2], opt, err, st;
+	int go[2], opt, err, st, n;
 	bool mix;
 	pid_t pid;
 
@@ -103,6 +127,9 @@ int main(int argc, char **argv)
 				fprintf(stderr, "portlogd-stall: bad --pause-ms '%s' (A-B)\n", optarg);
 				return 2;
 			}
+			break;
+		case 'l':
+			log = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -160,7 +187,9 @@ int main(int argc, char **argv)
 	close(go[1]);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	stall_stop(&s);
+	n = stall_stop(&s);
+	if (log != NULL && write_log(&s, n, log) != 0)
+		fprintf(stderr, "portlogd-stall: %s: %s\n", log, strerror(errno));
 	stall_summary(&s, line, sizeof(line));
 	fprintf(stderr, "portlogd-stall: %s (mode %s)\n", line, mode);
 	stall_free(&s);

@@ -67,6 +67,9 @@
 #             which spins without a fork), all spinning at once LEN ms from OFF ms after
 #             the start, idle between; answered when the last burst ended, with the CPUs,
 #             the bursts, their sum and the kernel's RT throttling (sched_rt_runtime_us)
+#   IRQCPU NAME CPUS  the interrupt of tty NAME to CPUS (smp_affinity_list); answered with
+#             the line, the write's status, the affinity after and the line's interrupts
+#             so far on each CPU (/proc/interrupts: counts=CPU0,CPU1,...)
 # A boot of an image that has booted before (powercut: the same image booted again after
 # QEMU was killed) installs nothing: the service starts at boot with the config there;
 # the guest says "VMTEST REBOOT", then READY, and obeys the same commands.
@@ -517,6 +520,16 @@ rtload() {
 		"rt_period_us=$(cat /proc/sys/kernel/sched_rt_period_us)"
 }
 
+# irqcpu NAME CPUS: see IRQCPU above
+irqcpu() {
+	irq=$(cat "/sys/class/tty/$1/irq" 2>/dev/null)
+	echo "$2" >"/proc/irq/$irq/smp_affinity_list" 2>/dev/null
+	rc=$?
+	say "IRQCPU $1 irq=$irq rc=$rc affinity=$(cat "/proc/irq/$irq/smp_affinity_list" 2>&1)" \
+		"counts=$(awk -v i="$irq:" -v n="$(nproc)" '$1 == i { for (c = 2; c <= n + 1; c++)
+			printf "%s%s", $c, (c <= n ? "," : "") }' /proc/interrupts)"
+}
+
 # copylog NAME: see COPYLOG above
 copylog() {
 	systemctl stop portlogd.service
@@ -683,6 +696,10 @@ while read -r cmd <&3; do
 	RTLOAD\ *)
 		# shellcheck disable=SC2086
 		rtload ${cmd#RTLOAD }
+		;;
+	IRQCPU\ *)
+		# shellcheck disable=SC2086
+		irqcpu ${cmd#IRQCPU }
 		;;
 	'') ;;
 	*) say "UNKNOWN $cmd" ;;

@@ -64,6 +64,17 @@
 #            The wire's checks, the packets the pauses made late judged too (vm_wire
 #            --pauses), and on each port a wrong boundary marked (--want-marked: else the
 #            pauses decided nothing)
+#   vcpustop issue 29: ttyS1 at 9600 as root while the host stops the guest's second vCPU
+#            alone (its thread by itself on host CPU 1 beside portlogd-stall's SCHED_FIFO
+#            99 loop there, 30-200 ms at a time, PORTLOGD_VM_VCPUSTOP_S seconds: 12), the
+#            UART's interrupt taken on that vCPU (IRQCPU), the daemon free on both: a
+#            reader on the other finds the kernel empty at a packet's deadline while a
+#            byte waits there for its interrupt; --hold 0 as pause (the UART's FIFO full,
+#            the bytes wait in the socket: the packets the stops made late judged too,
+#            vm_wire --pauses with the stops as portlogd-stall --log made them). The
+#            wire's checks, a wrong boundary marked (--want-marked), ten stops or more
+#            made. Skipped when
+#            one host thread runs every vCPU (no MTTCG) or the host has one CPU
 #   rtload   issue 29: ttyS1 at 9600 as root, quiet, then under a SCHED_FIFO 50 busy loop
 #            on every guest CPU at once (RTLOAD: PORTLOGD_VM_RTLOAD bursts of 30-200 ms,
 #            12), below the readers and sensors: the tty worker starves (seed 001). The
@@ -168,7 +179,7 @@ kernel_pkgs=$(echo ${PORTLOGD_VM_KERNEL:-linux-image-amd64 linux-image-rt-amd64}
 usbplug_n=${PORTLOGD_VM_USBPLUG:-$([ -n "${PORTLOGD_VM_ONLY:-}" ] && echo 20 || echo 5)}
 powercut_n=${PORTLOGD_VM_POWERCUTS:-$([ -n "${PORTLOGD_VM_ONLY:-}" ] && echo 3 || echo 2)}
 # the scenarios of the first kernel's boot and of the others'
-first_list=$(echo ${PORTLOGD_VM_ONLY:-traffic watchdog wire pci4x pci16 usb calibrate pause restarts apparmor package} | tr ',' ' ')
+first_list=$(echo ${PORTLOGD_VM_ONLY:-traffic watchdog wire pci4x pci16 usb calibrate pause vcpustop restarts apparmor package} | tr ',' ' ')
 other_list=$(echo ${PORTLOGD_VM_ONLY:-traffic rtload usbplug powercut} | tr ',' ' ')
 # the guest's packages (the daemon's libraries: dpkg -i in the guest resolves nothing);
 # the cache is reused only while it holds all of this list
@@ -183,12 +194,14 @@ skip() {
 [ "$(id -u)" -eq 0 ] || skip "not root (debootstrap and chroot need root)"
 # has LIST NAME: the scenario list holds NAME
 has() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }
-scenarios="traffic watchdog package wire pci4x pci16 usb calibrate pause rtload usbplug restarts powercut apparmor"
+scenarios="traffic watchdog package wire pci4x pci16 usb calibrate pause vcpustop rtload usbplug restarts powercut apparmor"
 for n in $first_list $other_list; do
 	has "$scenarios" "$n" || { echo "PORTLOGD_VM_ONLY: no scenario $n (there are: $scenarios)"; exit 2; }
 done
 tools="qemu-system-x86_64 debootstrap mkfs.ext4 debugfs dpkg-deb chroot mkfifo"
-{ has "$first_list $other_list" usbplug || has "$first_list $other_list" pause; } && tools="$tools socat"
+{ has "$first_list $other_list" usbplug || has "$first_list $other_list" pause ||
+	has "$first_list $other_list" vcpustop; } && tools="$tools socat"
+! has "$first_list $other_list" vcpustop || tools="$tools python3 taskset"
 for t in $tools; do
 	command -v $t >/dev/null || skip "no $t (tests/deps.sh: PORTLOGD_VM_PACKAGES)"
 done
@@ -1019,6 +1032,76 @@ chk_pause() {
 				"cont sent): $(awk '{ printf "%s%.0f", (NR > 1 ? " " : ""), ($4 - $3) * 1000 }' "$f")"
 		else
 			echo "FAIL pause-made: $(grep -c . "$f" 2>/dev/null) pauses made (want $pauses_n, at least 10)"
+			r=1
+		fi
+	done
+	chk_trials
+	trials=
+}
+
+# vcpustop: the guest's second vCPU stopped alone by the host (see the list above)
+vcpustop_s=${PORTLOGD_VM_VCPUSTOP_S:-12}
+# vcpu_threads: the host threads of the guest's vCPUs, by index (QMP query-cpus-fast)
+vcpu_threads() {
+	printf '{"execute":"qmp_capabilities"}\n{"execute":"query-cpus-fast"}\n' |
+		socat -t 2 - UNIX-CONNECT:"$run/qmp.sock" 2>>"$run/qmp.log" | tee -a "$run/qmp.log" |
+		python3 -c 'import json, sys
+for line in sys.stdin:
+    r = json.loads(line).get("return")
+    if isinstance(r, list):
+        print(" ".join(str(c["thread-id"]) for c in sorted(r, key=lambda c: c["cpu-index"])))'
+}
+scn_vcpustop() {
+	local tids
+	tids=$(vcpu_threads)
+	if [ "$(nproc)" -lt 2 ] || [ "${tids%% *}" = "${tids##* }" ]; then
+		echo "SKIP vcpustop: no vCPU stops alone here (host CPUs $(nproc), vCPU threads ${tids:-?})"
+		return 0
+	fi
+	mkdir -p "$run/trials"
+	send "IRQCPU ttyS1 1"
+	expect "*TEST IRQCPU *" 30 || fail "vcpustop: no answer to IRQCPU"
+	echo "${reply#*TEST IRQCPU }" >"$run/trials/vcpustop.irq"
+	trial_sim="--hold 0" trial_during=vcpu_stopper trial_load="vCPU 1 stopped" \
+		trial_want="--want-marked,--pauses,$run/trials/@ID@.pauses" \
+		trial vcpustop-9600-root 9600 8 root ttyS1="$run/ser1.sock"
+	send "IRQCPU ttyS1 0-1"
+	expect "*TEST IRQCPU *" 30 || fail "vcpustop: no answer to IRQCPU"
+	echo "${reply#*TEST IRQCPU }" >>"$run/trials/vcpustop.irq"
+}
+# vcpu_stopper ID: QEMU's threads on host CPU 0 but the second vCPU's, alone on CPU 1,
+# where portlogd-stall's loop takes the CPU from it now and then; all of QEMU's CPUs after
+vcpu_stopper() {
+	local tids
+	tids=$(vcpu_threads)
+	if taskset -a -p -c 0 "$qpid" >/dev/null && taskset -p -c 1 "${tids##* }" >/dev/null; then
+		PORTLOGD_SEED=$((seed + 600)) "$build/tests/portlogd-stall" --mode cpu:1 --min-ms 30 \
+			--max-ms 200 --pause-ms 300-1000 --log "$run/trials/$1.pauses" -- sleep "$vcpustop_s" \
+			2>"$run/trials/$1.load" ||
+			{ echo "FAIL vcpustop: portlogd-stall: $(cat "$run/trials/$1.load")"; r=1; }
+	else
+		echo "FAIL vcpustop: QEMU's threads not pinned (taskset)"
+		r=1
+	fi
+	taskset -a -p -c "0-$(($(nproc) - 1))" "$qpid" >/dev/null || true
+}
+# the trial's checks; ten stops or more and the trial's interrupts mostly on the second
+# vCPU (IRQCPU's counts before and after), else the stops decided nothing
+chk_vcpustop() {
+	local f n d
+	for f in "$run"/trials/vcpustop-*.load; do
+		[ -f "$f" ] || continue
+		n=$(sed -n 's/^portlogd-stall: \([0-9]*\) stalls.*/\1/p' "$f")
+		# the interrupts during the trial on CPU 0 and CPU 1
+		d=$(sed -n 's/.* counts=\([0-9]*\),\([0-9]*\).*/\1 \2/p' "$run/trials/vcpustop.irq" |
+			awk 'NR == 1 { a = $1; b = $2 } NR == 2 { print $1 - a, $2 - b }')
+		if [ "${n:-0}" -ge 10 ] && [ -n "$d" ] && [ "${d#* }" -gt "${d% *}" ]; then
+			echo "ok vcpustop-made: $(sed -n 's/^portlogd-stall: \([0-9]* stalls\)/\1/p' "$f");" \
+				"ttyS1's interrupts on" \
+				"CPU 0, CPU 1 meanwhile: $d"
+		else
+			echo "FAIL vcpustop-made: $(cat "$f" 2>/dev/null); ttyS1's interrupts on CPU 0," \
+				"CPU 1 meanwhile: ${d:-?} (want 10 stops or more, most interrupts on CPU 1)"
 			r=1
 		fi
 	done
