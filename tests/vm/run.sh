@@ -156,6 +156,7 @@
 #                           standard list: a boot each)
 #   PORTLOGD_VM_PAUSES=N    pause's pauses (default 10, the fewest it accepts)
 #   PORTLOGD_VM_RTLOAD=N    rtload's bursts (default 12)
+#   PORTLOGD_VM_VCPUSTOP_S=N  vcpustop's seconds of stops (default 12)
 #   PORTLOGD_VM_DISK=unsafe|writeback  QEMU's cache mode for the image (default unsafe,
 #                           writeback when powercut runs)
 #   PORTLOGD_VM_BREAK=unit|ready|irq|strobe[,...]  break the service on purpose, to see
