@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "relaxed.h"
 #include "serial_internal.h"
 
 /*
@@ -75,10 +74,6 @@ bool serial_take(struct serial_port *p, bool woken, int64_t w, int64_t w_real)
 		if (n < 0)
 			return false;
 		if (n == 0) {
-			/* again a quarter of the sensors' period in force later, if the
-			 * deadline's look must wait for them (reasm_set_look) */
-			if (sensed)
-				reasm_set_look(&p->reasm, LD(p->sensors->period_ns) / 4, SERIAL_LOOK_MAX_NS);
 			reasm_expire(&p->reasm, t0, sensed ? sensors_held(p->sensors, sched_getcpu(), t0)
 							    : INT64_MAX);
 			return true;
