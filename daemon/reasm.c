@@ -29,7 +29,6 @@ static void emit(struct reasm *r, enum reasm_end end)
 	r->first_read_n = 0;
 	r->hidden = false;
 	r->proven = false;
-	r->looked = 0;
 	r->emit(r->ctx, &pkt);
 }
 
@@ -233,13 +232,6 @@ static bool hides(const struct reasm *r, size_t n, int64_t end, const struct vie
 
 /* ---- reads ---- */
 
-/* The packet's deadline: the latest its last byte can have ended, the gap, a character
- * and the device's hold; INT64_MAX without a packet (reasm_deadline: or a later look). */
-static int64_t due(const struct reasm *r)
-{
-	return r->len == 0 ? INT64_MAX : last_hi(r, true) + r->gap_ns + r->char_ns + r->dev.hold_ns;
-}
-
 /* The line in progress may hide the gap asked for: said once (reasm_set_gap). */
 static void say_hidden(struct reasm *r, size_t n)
 {
@@ -292,7 +284,6 @@ static void keep_last(struct reasm *r, size_t n, int64_t end, int64_t own, int64
 	r->last_end = end;
 	r->last_n = n;
 	r->last_stage = stage;
-	r->looked = 0;          /* the deadline moves on */
 	if (end > r->look)
 		r->look = end;
 }
@@ -331,7 +322,7 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 	int64_t wire = end - extra(r, n) * c;
 	/* the reader's own evidence: on time when the bytes woke it before the packet's
 	 * deadline, else any time since it last looked; never before an empty read */
-	int64_t own = rd->woken && rd->seen_mono < due(r) ? rd->seen_mono : r->look;
+	int64_t own = rd->woken && rd->seen_mono < reasm_deadline(r) ? rd->seen_mono : r->look;
 	int64_t sens;
 	enum reasm_stage stage = rd->from_stage;
 	struct view full, mine;
@@ -404,11 +395,6 @@ void reasm_read(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 		if (r->doubt != NULL)
 			r->doubt(r->ctx, &d);
 	}
-	/* no doubt, and the bytes came a gap or more after the packet's last byte: a
-	 * boundary the bound proves (the reader's looks past the deadline waited for the
-	 * sensors meanwhile, reasm_expire) */
-	if (d.why == 0 && r->len > 0 && full.from - full.hold - c - last_hi(r, true) >= r->gap_ns)
-		emit(r, REASM_GAP);
 	began = r->len == 0;
 	before = r->len;
 	hide = r->want_ns > 0 && end - (full.from - full.hold - c) >= r->want_ns + (int64_t)n * c;
@@ -471,33 +457,20 @@ void reasm_held(struct reasm *r, const uint8_t *data, size_t n, const struct rea
 
 int64_t reasm_deadline(const struct reasm *r)
 {
-	return r->looked > 0 ? MAX(due(r), r->looked + r->look_every_ns) : due(r);
-}
-
-void reasm_set_look(struct reasm *r, int64_t every_ns, int64_t max_ns)
-{
-	r->look_every_ns = every_ns;
-	r->look_max_ns = max_ns;
+	return r->len == 0 ? INT64_MAX : last_hi(r, true) + r->gap_ns + r->char_ns + r->dev.hold_ns;
 }
 
 void reasm_expire(struct reasm *r, int64_t now_mono, int64_t held_mono)
 {
-	int64_t proof = MIN(now_mono, held_mono);
-
 	if (now_mono > r->floor)
 		r->floor = now_mono;
-	if (proof > r->sure)
-		r->sure = proof;
+	if (MIN(now_mono, held_mono) > r->sure)
+		r->sure = MIN(now_mono, held_mono);
 	if (now_mono > r->look)
 		r->look = now_mono;
-	/* past the deadline: proven, or waited for the sensors as long as allowed */
-	if (r->len > 0 && now_mono >= due(r)) {
-		if (proof >= due(r) || now_mono - due(r) >= r->look_max_ns) {
-			emit(r, REASM_GAP);
-			r->proven = true;
-		} else {
-			r->looked = now_mono;
-		}
+	if (r->len > 0 && now_mono >= reasm_deadline(r)) {
+		emit(r, REASM_GAP);
+		r->proven = true;
 	}
 	/* no byte reached the kernel before it: none began on the wire before it less the
 	 * device's hold and a character */

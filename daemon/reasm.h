@@ -164,9 +164,6 @@ struct reasm {
 	int64_t sure;            /* ... or earlier, what the empty reads prove with the sensors'
 				  * word on a stall that may hold bytes back (reasm_expire) */
 	bool proven;             /* the last packet ended at an empty read after its deadline */
-	/* the looks at a deadline the sensors had not spoken for (reasm_set_look) */
-	int64_t look_every_ns, look_max_ns;
-	int64_t looked;          /* the last such look, 0: none since the packet's last byte */
 	int64_t look;            /* the end of the reader's last look (a read, reasm_floor) */
 	bool have_last;          /* a byte has been seen since reasm_init */
 	struct reasm_dev dev;
@@ -225,24 +222,17 @@ void reasm_floor(struct reasm *r, int64_t t_mono);
 /* CLOCK_MONOTONIC time from which an empty read ends the packet in progress: the
  * latest its last byte can have ended on the wire, plus the gap and a character
  * (the next byte is seen at its end) and the device's hold_ns (a byte that came
- * within the gap has reached the kernel by then), or the next look when the last one
- * waited for the sensors (reasm_expire); INT64_MAX if none. */
+ * within the gap has reached the kernel by then); INT64_MAX if none. */
 int64_t reasm_deadline(const struct reasm *r);
-
-/* The reader looks again every_ns after a look at the deadline that the sensors had
- * not spoken for, up to max_ns past the deadline (reasm_expire); reasm_init's: none. */
-void reasm_set_look(struct reasm *r, int64_t every_ns, int64_t max_ns);
 
 /*
  * A read that began at now_mono found the kernel empty (nothing had reached it
  * before then: n_tty's read waits for the tty worker first): ends the packet in
  * progress if its deadline has passed. held_mono: the sensors' word (sensors_held)
  * that a byte may have reached the device from then on and still wait for its
- * interrupt (on a CPU not seen running since); INT64_MAX: none. The read proves
- * nothing had reached the device before the earlier of the two: when that is before
- * the deadline, the packet waits for the next look (reasm_set_look), up to its
- * max_ns; then it ends all the same, and the read that brings the next bytes is a
- * doubt (joined=no) unless their own bound dates them past the deadline.
+ * interrupt (a CPU stopped, that takes it); INT64_MAX: none. Then the silence the
+ * boundary claims is not proven after all unless the next bytes are dated past it
+ * by their own bound: if not, the read that brings them is a doubt (joined=no).
  */
 void reasm_expire(struct reasm *r, int64_t now_mono, int64_t held_mono);
 

@@ -32,8 +32,6 @@
 #define SERIAL_READ_MAX 4096
 #define SERIAL_LDISC_FULL 4095  /* the most n_tty holds for a read (N_TTY_BUF_SIZE less 1) */
 #define SERIAL_RETRY_MS 500     /* reopen attempts while a port is gone */
-#define SERIAL_LOOK_MAX_NS 250000000LL  /* a packet waits this long past its deadline at most
-					 * for the sensors to see every CPU run (reasm_set_look) */
 /* A reader of a port with two directions wakes at least this often while idle,
  * to say that it holds nothing older (the other direction's lines wait for it) */
 #define SERIAL_IDLE_MS 20

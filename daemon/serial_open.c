@@ -60,11 +60,6 @@ static void apply_delivery(struct serial_port *p, bool pty, struct fmt_kv *kv)
 	reasm_set_dev(&p->reasm, &m);
 	reasm_set_gap(&p->reasm, gap, p->gap_ns);     /* the config's: marked where it may hide */
 	reasm_on_doubt(&p->reasm, serial_report_late);
-	/* the deadline's empty read proves the silence once the sensors have seen every
-	 * other CPU run since (sensors_held): looked at again each quarter period until
-	 * then, a quarter second at most */
-	if (p->sensors != NULL && p->sensors->n > 0)
-		reasm_set_look(&p->reasm, p->sensors->conf_period_ns / 4, SERIAL_LOOK_MAX_NS);
 	serial_learn_open(p, char_ns);
 	fmt_kv_i64(kv, "gap_us", gap / 1000);
 	if (gap != p->gap_ns)

@@ -511,7 +511,6 @@ bool rm_play(struct rm_run *m, const struct rm_reader *rdr, void *ctx, struct rm
 	reasm_init(&r, buf, mc->max_len, mc->gap_ns, mc->char_ns, mc->delim, bench_emit, &b);
 	reasm_set_dev(&r, &m->dev);
 	reasm_set_gap(&r, mc->gap_ns, mc->want_ns);
-	reasm_set_look(&r, mc->look_every_ns, mc->look_max_ns);
 	reasm_on_doubt(&r, bench_doubt);
 	read_all(&b, &r, t, at, nd);
 	reasm_flush(&r);

@@ -85,7 +85,6 @@ struct rm_machine {
 	 * held_mono of reasm_expire) */
 	const int64_t *irq_stops;
 	size_t nirq_stops;
-	int64_t look_every_ns, look_max_ns;  /* reasm_set_look: 0, the daemon's without sensors */
 };
 
 /* The reasm_dev the daemon gives for the machine's device (drivers/delivery.c). */

@@ -422,7 +422,7 @@ static void trace_doubt(void *ctx, const struct reasm_doubt *d)
 }
 
 #define US 1000LL
-enum rop { R_END, R_WOKEN, R_DEADLINE, R_EXPIRE, R_FLUSH, R_RESTART, R_LOOKS };
+enum rop { R_END, R_WOKEN, R_DEADLINE, R_EXPIRE, R_FLUSH, R_RESTART };
 
 struct rstep {
 	enum rop op;
@@ -450,10 +450,6 @@ struct rule_case {
 #define EXP(t) { R_EXPIRE, NULL, (t), 0, 0, 0, 0 }
 /* an empty read at t while a CPU stopped since h may hold a byte's interrupt */
 #define EXP_HELD(t, h) { R_EXPIRE, NULL, (t), 0, 0, (h), 0 }
-/* the deadline's looks wait for the sensors, e us apart, m us past it at most */
-#define LOOKS(e, m) { R_LOOKS, NULL, (e), (m), 0, 0, 0 }
-/* ... and the deadline then, us */
-#define DL(t) { R_DEADLINE, NULL, (t), 0, 0, 0, 0 }
 #define FL { R_FLUSH, NULL, 0, 0, 0, 0, 0 }
 /* held: bytes read at E that came while no reader ran, for U us (reasm_held) */
 #define HELD(s, e, u) { R_RESTART, (s), (e), (e), (u), 0, 0 }
@@ -481,22 +477,6 @@ static const struct rule_case rule_cases[] = {
 	{ "... a stall that began after the deadline proves it too", GAP2, 0,
 	  { WOKEN("ab", 0, 5), EXP_HELD(2010, 2005), SENSED("c", 2500, 2501, 1000, REASM_STAGE_CPU),
 	    FL }, "[ab GAP 0][c FLUSH 2500]" },
-	/* ... or the packet waits for the sensors (the daemon's): looked at again, ended
-	 * once they have seen every CPU run, or at the limit; bytes in between judged */
-	{ "the look waits for the sensors: the packet ends once they have spoken", GAP2, 0,
-	  { LOOKS(250, 10000), WOKEN("ab", 0, 5), EXP_HELD(2010, 1000), DL(2260), EXP(2260), FL },
-	  "[ab GAP 0]" },
-	{ "... a byte the stall may have held is a doubt (placed after the look)", GAP2, 0,
-	  { LOOKS(250, 10000), WOKEN("ab", 0, 5), EXP_HELD(2010, 1000),
-	    SENSED("c", 2100, 2101, 1000, REASM_STAGE_CPU), FL },
-	  "[ab GAP 0]<stall:cpu new 2100 wait=1010 n=1>[c FLUSH 2100]" },
-	{ "... bytes the sensors date past the deadline begin a packet, proven", GAP2, 0,
-	  { LOOKS(250, 10000), WOKEN("ab", 0, 5), EXP_HELD(2010, 1000),
-	    SENSED("c", 2500, 2501, 2400, REASM_STAGE_CPU), FL }, "[ab GAP 0][c FLUSH 2500]" },
-	{ "... at the limit it ends all the same: the next read a doubt", GAP2, 0,
-	  { LOOKS(250, 10000), WOKEN("ab", 0, 5), EXP_HELD(2010, 1000), EXP_HELD(12005, 1000),
-	    SENSED("c", 12100, 12101, 1000, REASM_STAGE_CPU), FL },
-	  "[ab GAP 0]<stall:cpu new 12100 wait=11100 n=1>[c FLUSH 12100]" },
 	{ "a read at stop before the deadline continues the packet", GAP2, 0,
 	  { WOKEN("ab", 0, 5), AT("cd", 1999), FL }, "[abcd FLUSH 0]" },
 	/* woken after the deadline by 50, 100, 300, 800 us: joined, and said */
@@ -644,11 +624,7 @@ static void run_rules(const struct rule_case *cases, const struct reasm_dev *dev
 						 .end_mono = st->end * US, .from_mono = st->from * US,
 						 .from_stage = st->stage };
 
-			if (st->op == R_LOOKS)
-				reasm_set_look(&r, st->seen * US, st->end * US);
-			else if (st->op == R_DEADLINE && st->data == NULL)
-				assert_int_equal(reasm_deadline(&r), st->seen * US);
-			else if (st->op == R_EXPIRE)
+			if (st->op == R_EXPIRE)
 				reasm_expire(&r, st->seen * US, st->from ? st->from * US : INT64_MAX);
 			else if (st->op == R_FLUSH)
 				reasm_flush(&r);
@@ -876,8 +852,6 @@ static void expect_none(uint64_t seed, const struct rm_machine *mc, unsigned wro
 
 /* Instead of reasm_expire, when not NULL (test_irq_stops' blind run). */
 static void (*model_expire)(void *ctx, struct reasm *r, int64_t now, int64_t held);
-/* test_irq_stops: the deadline's look waits for the sensors (reasm_set_look) */
-static bool model_waits;
 
 /* The faults of a run beside the reader's own latency. */
 enum model_fault {
@@ -910,12 +884,6 @@ static void model_run(const struct rm_machine *dev, uint64_t seed, bool sensors,
 	struct rm_run *m;
 	struct rm_result res;
 	int64_t now = 1000000000;
-
-	if (fault == M_IRQ_STOPS && model_waits) {
-		/* the daemon's: the deadline's look waits for the sensors, 250 us apart */
-		mc.look_every_ns = 250000;
-		mc.look_max_ns = 250000000;
-	}
 
 	mc.gap_ns = gap;
 	mc.want_ns = mc.dev == RM_ADAPTER && gap > auto_gap ? auto_gap : 0;
@@ -1093,14 +1061,8 @@ static void test_irq_stops(void **state)
 	for (size_t di = 0; di < sizeof(devs) / sizeof(devs[0]); di++) {
 		unsigned wrong, dates;
 
-		/* the packet ends at its deadline all the same (the next read a doubt), or
-		 * waits for the sensors (the daemon's) */
-		for (int look = 0; look < 2; look++) {
-			model_waits = look;
-			model_run(&devs[di], seed + di, true, M_IRQ_STOPS, &wrong, &dates);
-			expect_none(seed, &devs[di], wrong, dates);
-		}
-		model_waits = false;
+		model_run(&devs[di], seed + di, true, M_IRQ_STOPS, &wrong, &dates);
+		expect_none(seed, &devs[di], wrong, dates);
 		model_expire = blind_expire;
 		model_run(&devs[di], seed + di, true, M_IRQ_STOPS, &wrong, &dates);
 		model_expire = NULL;
