@@ -392,9 +392,25 @@ static int64_t held_since(const struct sensors *s, int64_t d, int64_t w)
 	return held;
 }
 
-int64_t sensors_held(const struct sensors *s, int64_t t)
+int64_t sensors_held(const struct sensors *s, int cpu, int64_t t)
 {
-	return s->n == 0 ? INT64_MAX : held_since(s, t, t);
+	int k = cpu >= 0 && cpu <= CONF_CPU_MAX ? s->cpu_index[cpu] : -1;
+	int64_t held = INT64_MAX, latest, before, from, to;
+
+	for (unsigned i = 0; i < s->n; i++) {
+		const struct sensor_cpu *sc = &s->cpu[i];
+
+		/* the reader's CPU runs it: an interrupt that waited there was taken first */
+		if ((int)i == k)
+			continue;
+		/* another CPU may have stopped right after its latest look */
+		if (win_get(&sc->looks, &latest, &before) && latest < held)
+			held = latest;
+		/* ... or just resumed: its sensor can look before the interrupt's handler runs */
+		if (win_get(&sc->cpu_win, &from, &to) && to >= t - LD(s->unseen_ns) && from < held)
+			held = from;
+	}
+	return held;
 }
 
 int64_t sensors_from(const struct sensors *s, int cpu, int64_t w, bool woken,

@@ -117,13 +117,14 @@ int64_t sensors_from(const struct sensors *s, int cpu, int64_t w, bool woken,
 		     enum reasm_stage *stage);
 
 /*
- * An empty read at t: since when a byte may have reached its device and still wait
- * for the kernel (its interrupt taken on a CPU stopped still, or stopped until just
- * before t: its handler may not have run yet): any CPU's stall window not closed a
- * period and a quarter before t, or a sensor overdue at t (since its latest look).
- * INT64_MAX: none. Real-time safe: loads only.
+ * An empty read at t on cpu (-1: not known): since when a byte may have reached its
+ * device and still wait for the kernel, its interrupt due on another CPU not seen
+ * running since (each other CPU's latest look: it may have stopped right after), or
+ * seen only just after a stall (a window not closed a period and a quarter before t:
+ * its sensor may have run before the interrupt's handler). INT64_MAX: none (no other
+ * CPU). Real-time safe: loads only.
  */
-int64_t sensors_held(const struct sensors *s, int64_t t);
+int64_t sensors_held(const struct sensors *s, int cpu, int64_t t);
 
 /*
  * The sensors' CPU budget. A sensor thread that took more than SENSOR_BUDGET_PCT of its

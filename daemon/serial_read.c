@@ -74,8 +74,8 @@ bool serial_take(struct serial_port *p, bool woken, int64_t w, int64_t w_real)
 		if (n < 0)
 			return false;
 		if (n == 0) {
-			reasm_expire(&p->reasm, t0,
-				     sensed ? sensors_held(p->sensors, t0) : INT64_MAX);
+			reasm_expire(&p->reasm, t0, sensed ? sensors_held(p->sensors, sched_getcpu(), t0)
+							    : INT64_MAX);
 			return true;
 		}
 		reasm_read(&p->reasm, p->rbuf, (size_t)n, &rd);

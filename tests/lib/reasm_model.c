@@ -269,15 +269,17 @@ static void bench_doubt(void *ctx, const struct reasm_doubt *d)
 		b->rdr->doubt(b->ctx, d);
 }
 
-/* An empty read at now: in an interrupt's stop, the sensors say since when a
- * hand-over may wait (sensors_held's word). */
+/* An empty read at now: the sensors say since when a hand-over may wait (sensors_held's
+ * word): another CPU's latest look, the start of an interrupt's stop. */
 static void bench_expire(struct bench *b, struct reasm *r, int64_t now)
 {
 	const struct rm_machine *mc = &b->m->mc;
-	int64_t held = INT64_MAX;
+	uint64_t x = (uint64_t)now * 0x9e3779b97f4a7c15ULL;
+	int64_t held = mc->look_ns > 0 ? now - (int64_t)((x >> 20) % (uint64_t)mc->look_ns) : INT64_MAX;
 
 	for (size_t k = 0; k < mc->nirq_stops; k++)
-		if (now >= mc->irq_stops[2 * k] && now < mc->irq_stops[2 * k] + mc->irq_stops[2 * k + 1])
+		if (now >= mc->irq_stops[2 * k] && now < mc->irq_stops[2 * k] + mc->irq_stops[2 * k + 1]
+		    && mc->irq_stops[2 * k] < held)
 			held = mc->irq_stops[2 * k];
 	if (b->rdr->expire != NULL)
 		b->rdr->expire(b->ctx, r, now, held);

@@ -85,6 +85,9 @@ struct rm_machine {
 	 * held_mono of reasm_expire) */
 	const int64_t *irq_stops;
 	size_t nirq_stops;
+	/* the sensors' period: an empty read's proof reaches back only to another CPU's
+	 * latest look (sensors_held), up to this long before it (a share fixed by its time) */
+	int64_t look_ns;
 };
 
 /* The reasm_dev the daemon gives for the machine's device (drivers/delivery.c). */

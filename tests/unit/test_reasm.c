@@ -892,6 +892,7 @@ static void model_run(const struct rm_machine *dev, uint64_t seed, bool sensors,
 	mc.delim = NONE;
 	mc.sensors = sensors;
 	mc.on_time_ns = M_LAT;
+	mc.look_ns = sensors ? 10 * M_CHAR : 0;    /* the sensors' period: 1 ms */
 	mc.report = sensors && model_expire == NULL;
 	mr.gap = gap;
 	rng_state = seed;
