@@ -382,20 +382,10 @@ static int64_t any_since(const struct sensor_cpu *sc, int64_t d, int64_t w, int6
 	return t;
 }
 
-/* The earliest start of any CPU's stall that can have held bytes (any_since). */
-static int64_t held_since(const struct sensors *s, int64_t d, int64_t w)
-{
-	int64_t held = INT64_MAX;
-
-	for (unsigned i = 0; i < s->n; i++)
-		held = MIN(held, any_since(&s->cpu[i], d, w, LD(s->unseen_ns)));
-	return held;
-}
-
 int64_t sensors_held(const struct sensors *s, int cpu, int64_t t)
 {
 	int k = cpu >= 0 && cpu <= CONF_CPU_MAX ? s->cpu_index[cpu] : -1;
-	int64_t held = INT64_MAX, latest, before, from, to;
+	int64_t held = INT64_MAX, latest, before;
 
 	for (unsigned i = 0; i < s->n; i++) {
 		const struct sensor_cpu *sc = &s->cpu[i];
@@ -404,11 +394,11 @@ int64_t sensors_held(const struct sensors *s, int cpu, int64_t t)
 		if ((int)i == k)
 			continue;
 		/* another CPU may have stopped right after its latest look */
-		if (win_get(&sc->looks, &latest, &before) && latest < held)
-			held = latest;
-		/* ... or just resumed: its sensor can look before the interrupt's handler runs */
-		if (win_get(&sc->cpu_win, &from, &to) && to >= t - LD(s->unseen_ns) && from < held)
-			held = from;
+		if (win_get(&sc->looks, &latest, &before))
+			held = MIN(held, latest);
+		/* ... or just resumed (its sensor can look before the interrupt's handler
+		 * runs): any_since's window */
+		held = MIN(held, any_since(sc, t, t, LD(s->unseen_ns)));
 	}
 	return held;
 }
@@ -417,7 +407,7 @@ int64_t sensors_from(const struct sensors *s, int cpu, int64_t w, bool woken,
 		     enum reasm_stage *stage)
 {
 	int k = cpu >= 0 && cpu <= CONF_CPU_MAX ? s->cpu_index[cpu] : -1;
-	int64_t d = w, from = INT64_MIN, sent, back, held;
+	int64_t d = w, from = INT64_MIN, sent, back, held = INT64_MAX;
 
 	*stage = REASM_STAGE_TTY;
 	if (s->n == 0)
@@ -456,7 +446,8 @@ int64_t sensors_from(const struct sensors *s, int cpu, int64_t w, bool woken,
 			from = out;
 	}
 	/* ... and every CPU's stall that can have held them, seen or still going on */
-	held = held_since(s, d, w);
+	for (unsigned i = 0; i < s->n; i++)
+		held = MIN(held, any_since(&s->cpu[i], d, w, LD(s->unseen_ns)));
 	if (w - d >= d - from || held < from)
 		*stage = REASM_STAGE_CPU;
 	return MAX(MIN(from, held), 1);
