@@ -269,6 +269,19 @@ static void bench_doubt(void *ctx, const struct reasm_doubt *d)
 		b->rdr->doubt(b->ctx, d);
 }
 
+/* The interrupt's stop that t falls in: its start and (*end) end; INT64_MAX: none. */
+static int64_t irq_stop_at(const struct rm_machine *mc, int64_t t, int64_t *end)
+{
+	for (size_t k = 0; k < mc->nirq_stops; k++) {
+		int64_t a = mc->irq_stops[2 * k];
+
+		*end = a + mc->irq_stops[2 * k + 1];
+		if (t >= a && t < *end)
+			return a;
+	}
+	return INT64_MAX;
+}
+
 /* An empty read at now: the sensors say since when a hand-over may wait (sensors_held's
  * word): another CPU's latest look, the start of an interrupt's stop. */
 static void bench_expire(struct bench *b, struct reasm *r, int64_t now)
@@ -276,11 +289,10 @@ static void bench_expire(struct bench *b, struct reasm *r, int64_t now)
 	const struct rm_machine *mc = &b->m->mc;
 	uint64_t x = (uint64_t)now * 0x9e3779b97f4a7c15ULL;
 	int64_t held = mc->look_ns > 0 ? now - (int64_t)((x >> 20) % (uint64_t)mc->look_ns) : INT64_MAX;
+	int64_t end, stop = irq_stop_at(mc, now, &end);
 
-	for (size_t k = 0; k < mc->nirq_stops; k++)
-		if (now >= mc->irq_stops[2 * k] && now < mc->irq_stops[2 * k] + mc->irq_stops[2 * k + 1]
-		    && mc->irq_stops[2 * k] < held)
-			held = mc->irq_stops[2 * k];
+	if (stop < held)
+		held = stop;
 	if (b->rdr->expire != NULL)
 		b->rdr->expire(b->ctx, r, now, held);
 	else
@@ -291,13 +303,11 @@ static void bench_expire(struct bench *b, struct reasm *r, int64_t now)
 static void irq_wait(const struct rm_machine *mc, int64_t *t, int64_t *due, size_t nd)
 {
 	for (size_t k = 0; k < nd; k++) {
-		due[k] = t[k];
-		for (size_t s = 0; s < mc->nirq_stops; s++) {
-			int64_t a = mc->irq_stops[2 * s], len = mc->irq_stops[2 * s + 1];
+		int64_t end;
 
-			if (t[k] >= a && t[k] < a + len)
-				t[k] = a + len;
-		}
+		due[k] = t[k];
+		if (irq_stop_at(mc, t[k], &end) != INT64_MAX)
+			t[k] = end;
 	}
 }
 
