@@ -800,6 +800,18 @@ static int play_wire(struct sim_port *p, const struct sim_cfg *cfg, unsigned len
 	for (unsigned i = 0; i < len; i++)
 		if ((rc = dev_before(p, w->arr[i])) < 0 || (rc = dev_arrive(p, w->arr[i])) < 0)
 			return rc;
+	/* handed over whole but written late (this thread stalled: the host stopped its
+	 * CPU), the wire waits for it, as play() does: the next silence starts its planned
+	 * length after the latest write, never shorter for the simulator's own stall (a far
+	 * end that has not read is the device's lateness: the wire does not wait for it) */
+	if (w->held == 0 && pk->ndlv > 0) {
+		int64_t own = 0;
+
+		for (size_t d = pk->dlv_first; d < p->ndlv; d++)
+			if (p->dlv[d].t_ret - p->dlv[d].due > own)
+				own = p->dlv[d].t_ret - p->dlv[d].due;
+		t += own;
+	}
 	*next = t;
 	return 0;
 }

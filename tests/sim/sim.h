@@ -10,7 +10,9 @@
  * Wire mode (sim_cfg.dev set, and a baud): the fragments and pauses are planned
  * on a wire instead. Each byte arrives one character time (8N1: 10 bits) after
  * the one before, or after a planned pause, on an absolute CLOCK_MONOTONIC
- * schedule that does not wait for the writes; a device model decides when the
+ * schedule that does not wait for the writes (but a packet handed over whole and
+ * written late delays the next one's start by as much: the simulator's own stall
+ * must not shorten a planned silence); a device model decides when the
  * bytes it holds are handed over (written to the pty), as the chip between a
  * real wire and the kernel would:
  *  - direct: each byte at its arrival (a UART at receive trigger 1, or a pty);
