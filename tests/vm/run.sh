@@ -1053,10 +1053,9 @@ for line in sys.stdin:
         print(" ".join(str(c["thread-id"]) for c in sorted(r, key=lambda c: c["cpu-index"])))'
 }
 scn_vcpustop() {
-	local tids
-	tids=$(vcpu_threads)
-	if [ "$(nproc)" -lt 2 ] || [ "${tids%% *}" = "${tids##* }" ]; then
-		echo "SKIP vcpustop: no vCPU stops alone here (host CPUs $(nproc), vCPU threads ${tids:-?})"
+	vcpu_tids=$(vcpu_threads)
+	if [ "$(nproc)" -lt 2 ] || [ "${vcpu_tids%% *}" = "${vcpu_tids##* }" ]; then
+		echo "SKIP vcpustop: no vCPU stops alone here (host CPUs $(nproc), vCPU threads ${vcpu_tids:-?})"
 		return 0
 	fi
 	mkdir -p "$run/trials"
@@ -1070,12 +1069,11 @@ scn_vcpustop() {
 	expect "*TEST IRQCPU *" 30 || fail "vcpustop: no answer to IRQCPU"
 	echo "${reply#*TEST IRQCPU }" >>"$run/trials/vcpustop.irq"
 }
-# vcpu_stopper ID: QEMU's threads on host CPU 0 but the second vCPU's, alone on CPU 1,
-# where portlogd-stall's loop takes the CPU from it now and then; all of QEMU's CPUs after
+# vcpu_stopper ID: QEMU's threads on host CPU 0 but the second vCPU's (vcpu_tids, as
+# scn_vcpustop found them), alone on CPU 1, where portlogd-stall's loop takes the CPU from
+# it now and then; all of QEMU's CPUs after
 vcpu_stopper() {
-	local tids
-	tids=$(vcpu_threads)
-	if taskset -a -p -c 0 "$qpid" >/dev/null && taskset -p -c 1 "${tids##* }" >/dev/null; then
+	if taskset -a -p -c 0 "$qpid" >/dev/null && taskset -p -c 1 "${vcpu_tids##* }" >/dev/null; then
 		PORTLOGD_SEED=$((seed + 600)) "$build/tests/portlogd-stall" --mode cpu:1 --min-ms 30 \
 			--max-ms 200 --pause-ms 300-1000 --log "$run/trials/$1.pauses" -- sleep "$vcpustop_s" \
 			2>"$run/trials/$1.load" ||
