@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/rtc.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
@@ -11,6 +12,9 @@
 
 #include "clock.h"
 #include "clocksensor.h"
+#include "fmt.h"
+#include "parts.h"
+#include "relaxed.h"
 
 #define POLL_MS 200             /* how soon the thread sees it is to stop */
 
@@ -82,6 +86,61 @@ static void *clock_thread(void *arg)
 	return NULL;
 }
 
+/* The first line of path that holds one of the words, copied to why. */
+static bool file_says(const char *path, const char *const *words, char *why, size_t len)
+{
+	FILE *fp = fopen(path, "re");
+	char line[4096];
+	bool found = false;
+
+	if (fp == NULL)
+		return false;
+	while (!found && fgets(line, sizeof(line), fp) != NULL)
+		for (const char *const *w = words; *w != NULL && !found; w++)
+			if (strstr(line, *w) != NULL) {
+				snprintf(why, len, "%s: %s", path, *w);
+				found = true;
+			}
+	fclose(fp);
+	return found;
+}
+
+bool clock_sensor_virtual(char *why, size_t len)
+{
+	/* systemd-detect-virt's first looks, for the cases portlogd meets; libsystemd has
+	 * no call for it (sd-device's is internal) */
+	static const char *const flag[] = { " hypervisor", NULL };
+	static const char *const any[] = { "", NULL };
+	static const char *const vendor[] = { "QEMU", "KVM", "VMware", "innotek", "Xen",
+					      "Microsoft Corporation", "Parallels", "Amazon EC2",
+					      "Google", "OpenStack", "Bochs", "BHYVE", NULL };
+
+	return file_says("/proc/cpuinfo", flag, why, len)
+	       || file_says("/sys/hypervisor/type", any, why, len)
+	       || file_says("/sys/class/dmi/id/sys_vendor", vendor, why, len)
+	       || file_says("/sys/class/dmi/id/product_name", vendor, why, len);
+}
+
+static void clock_stat(const void *obj, struct fmt_kv *kv)
+{
+	const struct clock_sensor *c = obj;
+
+	fmt_kv_u64(kv, "updates", LD(c->updates));
+	fmt_kv_u64(kv, "stops", LD(c->nstops));
+	fmt_kv_i64(kv, "lost_us", LD(c->lost_ns) / 1000);
+	fmt_kv_i64(kv, "lost_max_us", LD(c->lost_max_ns) / 1000);
+	fmt_kv_i64(kv, "spread_us", LD(c->spread_ns) / 1000);
+	fmt_kv_u64(kv, "marked", LD(c->marked));
+	fmt_kv_u64(kv, "unvouched", LD(c->unvouched));
+	parts_put_faults(kv, "", &c->thread);
+}
+
+bool clock_sensor_parts(struct clock_sensor *c, struct parts *ps)
+{
+	return parts_add(ps, &(struct part){ .kind = PART_CLOCK, .obj = c, .stat = clock_stat },
+			 NULL);
+}
+
 int clock_sensor_start(struct clock_sensor *c, int priority, int *degraded)
 {
 	if (c->fd < 0)
@@ -122,4 +181,76 @@ unsigned clock_sensor_stops(struct clock_sensor *c, uint64_t *seen, struct clock
 		out[k++] = c->stops[i % CLOCK_SENSOR_STOPS];
 	*seen = n;
 	return k;
+}
+
+void clock_sensor_settle(struct clock_sensor *c, int64_t t)
+{
+	int64_t give_up = mono_ns() + 3 * NS_PER_S / 2;
+
+	if (!c->thread.started)
+		return;
+	while (atomic_load_explicit(&c->horizon, memory_order_acquire) <= t && mono_ns() < give_up) {
+		struct timespec ts = { .tv_nsec = 10 * NS_PER_MS };
+
+		(void)nanosleep(&ts, NULL);     /* at stop, once: a poll would need the thread's fd */
+	}
+}
+
+void clock_view_look(struct clock_view *v)
+{
+	struct clockwatch_stop got[CLOCK_SENSOR_STOPS];
+	unsigned k;
+
+	if (v->c == NULL)
+		return;
+	/* the horizon first (acquire): the stops it vouches for are published by then */
+	v->horizon = atomic_load_explicit(&v->c->horizon, memory_order_acquire);
+	k = clock_sensor_stops(v->c, &v->seen, got, CLOCK_SENSOR_STOPS);
+	for (unsigned i = 0; i < k; i++) {
+		if (v->n == CLOCK_SENSOR_STOPS) {       /* the oldest goes */
+			memmove(v->stops, v->stops + 1, (CLOCK_SENSOR_STOPS - 1) * sizeof(v->stops[0]));
+			v->n--;
+		}
+		v->stops[v->n++] = got[i];
+	}
+}
+
+enum clock_verdict clock_judge(struct clock_view *v, struct clock_doubt *d,
+			       const struct clock_line *l, int64_t now, bool final, int64_t *wait_ns)
+{
+	bool marked;
+
+	if (v->c == NULL)
+		return CLOCK_PASS;
+	if (l->read_by > v->horizon && l->len > 1) {
+		if (!final && now - l->read_by < CLOCK_SILENT_NS)
+			return CLOCK_HOLD;
+		/* the sensor said nothing for so long: its thread stopped, or the RTC did */
+		atomic_fetch_add_explicit(&v->c->unvouched, 1, memory_order_relaxed);
+		*wait_ns = now - (v->horizon > 0 && v->horizon < l->read_by ? v->horizon : l->read_by);
+		return CLOCK_MARK;
+	}
+	/* (a line of one byte cannot hide a silence: it goes now, and a stop not yet
+	 * said applies to the next line) the stops whose window began before the line's last read (the oldest kept is
+	 * the sensor's CLOCK_SENSOR_STOPS-th latest: a second each at least, and a line is
+	 * judged within seconds) */
+	for (unsigned i = 0; i < v->n; i++) {
+		const struct clockwatch_stop *st = &v->stops[i];
+
+		if (st->to <= d->applied)
+			continue;
+		if (st->from >= l->read_by)
+			break;
+		d->applied = st->to;
+		d->until = st->to;
+		d->lost = st->lost;
+	}
+	/* a pause only shortens silences: one byte cannot hide one */
+	marked = d->until != 0 && l->len > 1;
+	*wait_ns = d->lost;
+	if (d->until != 0 && l->silence_read > d->until)
+		d->until = 0;   /* a silence read after the stop: the backlog was out */
+	if (marked)
+		atomic_fetch_add_explicit(&v->c->marked, 1, memory_order_relaxed);
+	return marked ? CLOCK_MARK : CLOCK_PASS;
 }

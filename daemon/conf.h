@@ -24,6 +24,8 @@
 #define CONF_RING_MAX (1u << 24)   /* where a relative pass = PATH goes (the unit's RuntimeDirectory) */
 
 enum conf_ts { CONF_TS_ISO, CONF_TS_EPOCH };
+/* [logger] clock_sensor: the RTC's seconds against the clock (clocksensor.h) */
+enum conf_clock { CONF_CLOCK_AUTO, CONF_CLOCK_ON, CONF_CLOCK_OFF };
 enum conf_payload { CONF_PAYLOAD_HEX = 1, CONF_PAYLOAD_TEXT = 2, CONF_PAYLOAD_BOTH = 3 };
 /* [timer] idle_latency: how CPUs are kept out of idle states slower than idle_us */
 enum conf_idle {
@@ -53,6 +55,7 @@ struct conf_logger {
 	bool rt_required;               /* rt = required: a missing RT privilege is fatal */
 	int irq_priority;               /* CONF_IRQ_AUTO, CONF_IRQ_OFF or 1..99: the ports' default */
 	unsigned sensor_period_us;      /* the stall sensors' period (sensor.h) */
+	enum conf_clock clock_sensor;   /* auto: where the machine is virtual (clocksensor.h) */
 	int line;                       /* of the section header; 0 if absent */
 };
 

@@ -66,6 +66,8 @@ static const struct word w_timestamp[] = { { "iso", CONF_TS_ISO }, { "epoch", CO
 					   { NULL, 0 } };
 static const struct word w_payload[] = { { "hex", CONF_PAYLOAD_HEX }, { "text", CONF_PAYLOAD_TEXT },
 					 { "both", CONF_PAYLOAD_BOTH }, { NULL, 0 } };
+static const struct word w_clock[] = { { "auto", CONF_CLOCK_AUTO }, { "on", CONF_CLOCK_ON },
+				       { "off", CONF_CLOCK_OFF }, { NULL, 0 } };
 static const struct word w_rt[] = { { "best-effort", false }, { "required", true }, { NULL, 0 } };
 static const struct word w_flow[] = { { "none", DRV_FLOW_NONE }, { "rtscts", DRV_FLOW_RTSCTS },
 				      { "xonxoff", DRV_FLOW_XONXOFF },
@@ -133,6 +135,8 @@ const struct key conf_keys[] = {
 	IRQ_PRIORITY(SECT_LOGGER, logger, "auto"),
 	{ SECT_LOGGER, "sensor_period_us", &t_uint, AT(logger, sensor_period_us), 100, 100000,
 	  .def = "1000" },
+	{ SECT_LOGGER, "clock_sensor", &t_word, AT(logger, clock_sensor), .words = w_clock,
+	  .def = "auto" },
 
 	{ SECT_TIMER, "period_us", &t_uint, AT(timer, period_us), 20, 1000000, .def = "1000" },
 	PRIORITY(SECT_TIMER, timer, priority, "priority", "99"),

@@ -14,6 +14,7 @@
 #include "libc.h"
 #include "log.h"
 #include "relaxed.h"
+#include "serial.h"
 #include "thread.h"
 
 #define OUT_MIN (1024 * 1024)
@@ -150,6 +151,7 @@ int flush_init(struct flusher *f, const struct conf *c, const struct parts *ps, 
 	f->src = calloc(ps->n + 1, sizeof(*f->src));
 	f->heap = calloc(ps->n + 1, sizeof(*f->heap));
 	f->queued = calloc(ps->n + 1, sizeof(*f->queued));
+	f->waits = calloc(ps->n + 1, sizeof(*f->waits));
 	for (unsigned i = 0; f->src != NULL && i < ps->n; i++)
 		if (ps->part[i].src != NULL)
 			f->src[f->nsrc++] = ps->part[i].src;
@@ -160,7 +162,7 @@ int flush_init(struct flusher *f, const struct conf *c, const struct parts *ps, 
 	/* without it, clock steps go unreported (said once when arming fails) */
 	f->clock_fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (f->pkt == NULL || f->src == NULL || f->heap == NULL || f->queued == NULL
-	    || f->cmd_fd < 0 || f->reopened_fd < 0) {
+	    || f->waits == NULL || f->cmd_fd < 0 || f->reopened_fd < 0) {
 		snprintf(err, errlen, "cannot set up the flusher: %s", strerror(errno));
 		flush_fini(f);
 		return -ENOMEM;
@@ -192,11 +194,13 @@ void flush_fini(struct flusher *f)
 	free(f->src);
 	free(f->heap);
 	free(f->queued);
+	free(f->waits);
 	f->cmd_fd = f->reopened_fd = f->clock_fd = -1;
 	f->pkt = NULL;
 	f->src = NULL;
 	f->heap = NULL;
 	f->queued = NULL;
+	f->waits = NULL;
 	f->nsrc = 0;
 }
 
@@ -404,6 +408,51 @@ static bool held(struct source *s, int64_t t_mono)
 }
 
 /*
+ * The clock sensor (clocksensor.h): a serial line waits until it has read the RTC's
+ * update after the line's reads (at stop, `all`, nothing waits: what it could not
+ * vouch for is marked), then goes marked if the machine's clock stood still while
+ * it may have been read. The verdict is taken where the line is written (it moves
+ * the source's state on).
+ */
+static struct clock_line clock_line_of(const struct rec *r)
+{
+	/* a record without its reads' end (not a reader's): its first byte's */
+	return (struct clock_line){ .read_by = r->b > r->t_mono ? r->b : r->t_mono,
+				    .silence_read = r->c, .len = r->len };
+}
+
+static bool clock_holds(struct flusher *f, const struct rec *r, bool all)
+{
+	struct clock_line l = clock_line_of(r);
+
+	return !all && f->rtc.c != NULL && (r->kind == REC_RX || r->kind == REC_TX)
+	       && l.len > 1 && l.read_by > f->rtc.horizon
+	       && mono_ns() - l.read_by < CLOCK_SILENT_NS;
+}
+
+/* Before the line of r: EV late-delivery case=clock stage=machine, if the sensor says. */
+static void clock_mark(struct flusher *f, struct source *s, const struct rec *r, bool all)
+{
+	static _Atomic uint64_t none;   /* a source that is no serial port's: numbered apart */
+	struct clock_line l = clock_line_of(r);
+	struct reasm_doubt d = { .why = REASM_CLOCK, .stage = REASM_STAGE_MACHINE, .joined = true,
+				 .bytes = r->len };
+	struct rec ev = { .kind = REC_EV, .t_real = r->t_real, .t_mono = r->t_mono, .a = EV_LATE,
+			  .c = s->dir };
+	const char *line = logfile_end(&f->log);
+	char text[96];
+	struct fmt_kv kv;
+
+	if ((r->kind != REC_RX && r->kind != REC_TX)
+	    || clock_judge(&f->rtc, &s->clock, &l, mono_ns(), all, &d.wait_ns)
+	       != CLOCK_MARK)
+		return;
+	fmt_kv_init(&kv, text, sizeof(text));
+	serial_late_fields(&kv, &d, s->late != NULL ? s->late : &none);
+	echo(f, s, LOG_INFO, line, put(f, s, &ev, text, kv.len));
+}
+
+/*
  * The merge: a binary min-heap of the rings' heads by time (ties by ring order),
  * so that a line costs log2(rings) comparisons of times kept in the heap, not a
  * look at every ring (at 256 rings the scan cost a microsecond a line, 3.7 times
@@ -492,6 +541,9 @@ uint32_t flush_drain(struct flusher *f, bool all)
 	}
 	if (all)
 		budget = UINT32_MAX;
+	clock_view_look(&f->rtc);
+	for (uint32_t i = 0; i < f->nsrc; i++)
+		f->waits[i] = INT64_MAX;
 	while (done < budget && n > 0) {
 		struct source *best = f->src[f->heap[0].src];
 		const struct rec *r = &ring_rslot(&best->ring, 0)->rec;
@@ -510,6 +562,15 @@ uint32_t flush_drain(struct flusher *f, bool all)
 				n = heap_push(f, n, o);
 				continue;
 			}
+			if (o < f->nsrc && f->waits[o] <= r->t_mono) {
+				n = heap_pop(f, n);     /* younger than its pair's line that waits */
+				continue;
+			}
+		}
+		if (clock_holds(f, r, all)) {
+			f->waits[f->heap[0].src] = r->t_mono;
+			n = heap_pop(f, n);     /* set aside: the clock sensor has not spoken yet */
+			continue;
 		}
 		/* room for the longest line this record can make, plus a say() */
 		if (logfile_room(&f->log) < fmt_rx_max(r->len > REC_HEAD_DATA ? r->len : FMT_FIELDS_MAX)
@@ -518,6 +579,7 @@ uint32_t flush_drain(struct flusher *f, bool all)
 				break;  /* cannot write: leave the rest in the rings */
 		}
 		slots = rec_slots(r->len);     /* r is the producer's again after the release */
+		clock_mark(f, best, r, all);
 		emit(f, best, r);
 		ring_release(&best->ring, slots);
 		done += slots;

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "clockq.h"
+#include "clocksensor.h"
 #include "conf.h"
 #include "thread.h"
 #include "fmt.h"
@@ -41,6 +42,9 @@ struct flusher {
 	unsigned nsrc;
 	struct flush_head *heap;        /* the merge's heap of ring heads (nsrc entries) */
 	bool *queued;           /* per ring: in this drain's heap, or set aside (held) */
+	int64_t *waits;         /* per ring: the time of its line the clock sensor holds in
+				 * this drain (its pair's younger lines wait too); INT64_MAX */
+	struct clock_view rtc;  /* the clock sensor's word (clocksensor.h); rtc.c NULL: none */
 
 	struct logfile log;     /* the file, and the lines waiting for it */
 	int cmd_fd;             /* eventfd: main wakes us for reopen and stop */

@@ -19,6 +19,7 @@
 #include "calibrate.h"
 #include "checksys.h"
 #include "clock.h"
+#include "clocksensor.h"
 #include "conf.h"
 #include "export.h"
 #include "fdstore.h"
@@ -51,6 +52,7 @@ struct daemon {
 	struct sampler **sampler_ptrs;
 	struct timer timer;
 	struct sensors sensors;
+	struct clock_sensor clock;          /* the RTC's seconds, where wanted (fd -1: none) */
 	struct flusher flusher;
 	struct parts parts;                 /* every part, registered once before the threads */
 	struct metrics metrics;             /* [logger] metrics_file, written by the flusher */
@@ -345,6 +347,36 @@ static int serve(struct daemon *d)
 }
 
 /*
+ * The clock sensor (clocksensor.h): where a serial port is and the machine is virtual
+ * (clock_sensor = auto), or everywhere (on). Not there, or not to be had: said in the
+ * journal and the log (EV error), and the daemon runs without (a pause goes unseen).
+ */
+static void clock_setup(struct daemon *d)
+{
+	enum conf_clock want = d->conf.logger.clock_sensor;
+	char why[160] = "clock_sensor = on", text[96];
+	int rc;
+
+	if (d->conf.nserial == 0 || want == CONF_CLOCK_OFF
+	    || (want == CONF_CLOCK_AUTO && !clock_sensor_virtual(why, sizeof(why))))
+		return;
+	rc = clock_sensor_open(&d->clock, CLOCK_SENSOR_RTC);
+	if (rc == 0) {
+		log_info("the clock sensor reads %s's update interrupt (%s): a pause of this "
+			 "machine is marked in the log; serial lines wait a second for it",
+			 CLOCK_SENSOR_RTC, why);
+		return;
+	}
+	log_warn("the machine is virtual (%s) but %s cannot be read for its seconds: %s; a pause "
+		 "of the whole machine will not be marked in the log (portlogd-rt(7), VIRTUAL "
+		 "MACHINES)", why, CLOCK_SENSOR_RTC,
+		 rc == -EBUSY ? "another program has it open (hwclock, chronyd's rtcfile)"
+		 : strerror(-rc));
+	snprintf(text, sizeof(text), "op=clock-sensor device=%s", CLOCK_SENSOR_RTC);
+	(void)source_event(&d->self, EV_ERROR, -rc, text);
+}
+
+/*
  * Allocates and touches every part before any thread runs, and registers each
  * once: the flusher drains the registered rings, the watchdog watches their
  * threads, STATUS= and the STAT lines read their counters. 0, or the exit
@@ -381,6 +413,9 @@ static int setup_parts(struct daemon *d)
 		return 1;
 	}
 	ok = ok && sensors_parts(&d->sensors, &d->parts);
+	clock_setup(d);
+	if (d->clock.fd >= 0)
+		ok = ok && clock_sensor_parts(&d->clock, &d->parts);
 	for (unsigned i = 0; i < c->nparallel; i++) {
 		const struct conf_parallel *pc = &c->parallel[i];
 
@@ -423,6 +458,8 @@ static int setup_parts(struct daemon *d)
 		return 1;
 	}
 	d->flusher.echo = true;     /* to stderr with -f, else to the journal */
+	if (d->clock.fd >= 0)
+		d->flusher.rtc.c = &d->clock;
 	d->flusher.hook = stat_hook;
 	d->flusher.hook_ctx = &d->parts;
 	if (c->logger.metrics_file[0] != '\0') {
@@ -478,6 +515,11 @@ static bool start_producers(struct daemon *d, int *degraded)
 		log_err("cannot start the stall sensors' threads: %s", strerror(-rc));
 		return false;
 	}
+	rc = clock_sensor_start(&d->clock, parts_sensor_priority(c), degraded);
+	if (rc < 0) {
+		log_err("cannot start the clock sensor's thread: %s", strerror(-rc));
+		return false;
+	}
 	/* what no port wants lets go of its device before any port opens (up to here a
 	 * failed start-up leaves the store as it was; from here the ports stay kept) */
 	fdstore_release(&d->store, unwanted, d);
@@ -505,6 +547,9 @@ static void stop(struct daemon *d, int stop_sig)
 	for (unsigned i = 0; i < d->serial_up; i++)
 		serial_join(&d->serial[i]);
 	sensors_stop(&d->sensors);      /* the readers ask them until they end */
+	/* the readers' last lines judged: an RTC update after them (a second at most) */
+	clock_sensor_settle(&d->clock, mono_ns());
+	clock_sensor_stop(&d->clock);
 	if (d->timer_up)
 		timer_stop(&d->timer);
 	for (unsigned i = 0; i < d->samplers_up; i++)
@@ -519,6 +564,7 @@ static void stop(struct daemon *d, int stop_sig)
 	for (unsigned i = 0; i < d->conf.nparallel; i++)
 		sampler_fini(&d->samplers[i]);
 	sensors_fini(&d->sensors);
+	clock_sensor_close(&d->clock);
 	free(d->serial);
 	free(d->samplers);
 	free(d->sampler_ptrs);
@@ -575,6 +621,7 @@ static int run(struct daemon *d)
 	bool started;
 
 	rt_init(&d->rt, &d->conf);
+	d->clock.fd = -1;
 	d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->stop_fd < 0 || setup_signals(d) < 0) {
 		log_err("cannot set up signals: %s", strerror(errno));

@@ -11,6 +11,7 @@ const char *const part_kind_name[PART_NKINDS] = {
 	[PART_MAIN] = "main", [PART_TIMER] = "timer", [PART_PARALLEL] = "parallel",
 	[PART_SERIAL] = "serial", [PART_LINES] = "lines", [PART_TX] = "tx",
 	[PART_FLUSHER] = "flusher", [PART_SENSOR] = "sensor",
+	[PART_CLOCK] = "clock",
 };
 
 /* The stall sensors (sensor.h): on each CPU the readers are pinned to, at their

@@ -39,10 +39,12 @@ enum part_kind {
 	PART_TX,        /* a [serial] port's TX reader (tx_device, pass) */
 	PART_FLUSHER,
 	PART_SENSOR,    /* a CPU's stall sensor, which probes the tty path too (sensor.h) */
+	PART_CLOCK,     /* the clock sensor: the RTC's seconds (clocksensor.h) */
 	PART_NKINDS,
 };
 
-/* "main", "timer", "parallel", "serial", "lines", "tx", "flusher", "sensor": the watchdog's names. */
+/* "main", "timer", "parallel", "serial", "lines", "tx", "flusher", "sensor", "clock": the
+ * watchdog's names. */
 extern const char *const part_kind_name[PART_NKINDS];
 
 /* The timer runs exactly when there is a [parallel] port. */

@@ -75,8 +75,10 @@ enum reasm_doubt_case {
 	REASM_HIDDEN,            /* the device resolves no silence as short as the gap asked
 				  * for (reasm_set_gap): one may hide among the bytes of this
 				  * line from here on, or just before them (once a line) */
+	REASM_CLOCK,             /* the machine's clock stood still meanwhile (a paused VM),
+				  * seen after the fact: not reasm's, the flusher's (clocksensor.h) */
 };
-#define REASM_DOUBT_CASES (REASM_HIDDEN + 1)   /* for tables indexed by the case */
+#define REASM_DOUBT_CASES (REASM_CLOCK + 1)   /* for tables indexed by the case */
 
 /* The stage between the wire and read() whose bound made a doubt. */
 enum reasm_stage {
@@ -85,8 +87,9 @@ enum reasm_stage {
 	REASM_STAGE_CPU,         /* the reader's CPU did not run it (a sensor's bound) */
 	REASM_STAGE_TTY,         /* the kernel's tty worker was late (a sensor's bound) */
 	REASM_STAGE_WIRE,        /* more bytes than the baud allows since the sensors' bound */
+	REASM_STAGE_MACHINE,     /* the whole machine (its clock) stopped: REASM_CLOCK */
 };
-#define REASM_STAGES (REASM_STAGE_WIRE + 1)
+#define REASM_STAGES (REASM_STAGE_MACHINE + 1)
 
 struct reasm_doubt {
 	enum reasm_doubt_case why;

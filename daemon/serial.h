@@ -104,6 +104,7 @@ struct serial_port {
 	bool held;                  /* the port stayed open: what came meanwhile is read first */
 	int64_t unread_from;        /* held: when a reader last found the kernel empty, or -1 */
 	int64_t opened_mono;        /* the last open (held, unread_from unknown: from there) */
+	int64_t empty_read;         /* while reasm_expire runs: its empty read's start; else 0 */
 	_Atomic uint64_t held_bytes; /* read as held since start (STAT held_bytes) */
 };
 
@@ -136,5 +137,10 @@ int serial_start(struct serial_port *p, int *degraded);
 /* After the stop fd has been signalled. Interrupts a lines thread's TIOCMIWAIT
  * with SIGUSR1, whose handler main installs without SA_RESTART. */
 void serial_join(struct serial_port *p);
+
+/* An EV late-delivery line's fields (serial_push.c): the doubt d, numbered by late
+ * (mark=, counted). The readers', and the flusher's case=clock marks. */
+struct fmt_kv;
+void serial_late_fields(struct fmt_kv *kv, const struct reasm_doubt *d, _Atomic uint64_t *late);
 
 #endif

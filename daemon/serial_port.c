@@ -45,6 +45,7 @@ static int reader_init(struct serial_port *p, const struct conf_serial *cfg, enu
 	atomic_init(&p->lines_stop, false);
 	p->lines_wake = -1;
 	rc = source_init(&p->src, cfg->name, ring_records);
+	p->src.late = &p->late;     /* the flusher's case=clock marks count there too */
 	if (rc == 0 && cfg->lines) {
 		rc = source_init(&p->lines_src, cfg->name, ring_records);
 		p->lines_src.value_bits = 4;

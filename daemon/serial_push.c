@@ -82,15 +82,53 @@ void serial_check_app_settings(struct serial_port *p, const struct reasm_packet 
 	(void)source_push(&p->src, &ev, text, (uint32_t)strlen(text));
 }
 
+/*
+ * A packet: its record also says when its reads were over (b: now, it is handed over
+ * after the last) and, if a deadline's empty read ended it, when that read began (c):
+ * the flusher's clock sensor judges the line by them (clocksensor.h).
+ */
 void serial_on_packet(void *ctx, const struct reasm_packet *pkt)
 {
 	struct serial_port *p = ctx;
 	struct rec head = { .kind = p->kind, .t_real = pkt->t_real, .t_mono = pkt->t_mono,
-			    .a = pkt->end };
+			    .a = pkt->end, .b = mono_ns(),
+			    .c = pkt->end == REASM_GAP ? p->empty_read : 0 };
 
 	(void)source_push(&p->src, &head, pkt->data, (uint32_t)pkt->len);  /* drops are counted */
 	check_errors(p, pkt->t_mono, pkt->t_real);
 	serial_check_app_settings(p, pkt);
+}
+
+/*
+ * The fields of an EV late-delivery line: the doubt, and its number among the port's
+ * marks (late: counted as pushed, a dropped one is in drops= too: the marks' total, for
+ * STAT late=; its number makes each mark's line its own: two reads of one packet may be
+ * doubted alike, and a line twice is what a forwarder's duplicate looks like:
+ * portlogd-fleet). Also the flusher's, for its case=clock marks (clocksensor.h).
+ */
+void serial_late_fields(struct fmt_kv *kv, const struct reasm_doubt *d, _Atomic uint64_t *late)
+{
+	static const char *const why[] = {
+		[REASM_LATE_WAKE] = "late-wake", [REASM_DEADLINE_READ] = "deadline-read",
+		[REASM_SLOW_READ] = "slow-read", [REASM_HELD] = "held",
+		[REASM_RESTART] = "restart", [REASM_STALL] = "stall", [REASM_HIDDEN] = "hidden",
+		[REASM_CLOCK] = "clock",
+	};
+	static const char *const stage[] = {
+		[REASM_STAGE_READER] = "reader", [REASM_STAGE_DEVICE] = "device",
+		[REASM_STAGE_CPU] = "cpu", [REASM_STAGE_TTY] = "tty", [REASM_STAGE_WIRE] = "wire",
+		[REASM_STAGE_MACHINE] = "machine",
+	};
+	_Static_assert(sizeof(why) / sizeof(why[0]) == REASM_DOUBT_CASES,
+		       "a doubt case without its word");
+	_Static_assert(sizeof(stage) / sizeof(stage[0]) == REASM_STAGES, "a stage without its word");
+
+	fmt_kv_i64(kv, "wait_us", d->wait_ns / 1000);
+	fmt_kv_u64(kv, "bytes", d->bytes);
+	fmt_kv_str(kv, "case", why[d->why]);
+	fmt_kv_str(kv, "stage", stage[d->stage]);
+	fmt_kv_str(kv, "joined", d->joined ? "yes" : "no");
+	fmt_kv_u64(kv, "mark", atomic_fetch_add_explicit(late, 1, memory_order_relaxed) + 1);
 }
 
 /*
@@ -104,18 +142,6 @@ void serial_on_packet(void *ctx, const struct reasm_packet *pkt)
  */
 void serial_report_late(void *ctx, const struct reasm_doubt *d)
 {
-	static const char *const why[] = {
-		[REASM_LATE_WAKE] = "late-wake", [REASM_DEADLINE_READ] = "deadline-read",
-		[REASM_SLOW_READ] = "slow-read", [REASM_HELD] = "held",
-		[REASM_RESTART] = "restart", [REASM_STALL] = "stall", [REASM_HIDDEN] = "hidden",
-	};
-	static const char *const stage[] = {
-		[REASM_STAGE_READER] = "reader", [REASM_STAGE_DEVICE] = "device",
-		[REASM_STAGE_CPU] = "cpu", [REASM_STAGE_TTY] = "tty", [REASM_STAGE_WIRE] = "wire",
-	};
-	_Static_assert(sizeof(why) / sizeof(why[0]) == REASM_DOUBT_CASES,
-		       "a doubt case without its word");
-	_Static_assert(sizeof(stage) / sizeof(stage[0]) == REASM_STAGES, "a stage without its word");
 	struct serial_port *p = ctx;
 	struct rec ev = { .kind = REC_EV, .t_mono = d->t_mono, .t_real = d->t_real,
 			  .a = EV_LATE };
@@ -123,15 +149,7 @@ void serial_report_late(void *ctx, const struct reasm_doubt *d)
 	struct fmt_kv kv;
 
 	fmt_kv_init(&kv, text, sizeof(text));
-	fmt_kv_i64(&kv, "wait_us", d->wait_ns / 1000);
-	fmt_kv_u64(&kv, "bytes", d->bytes);
-	fmt_kv_str(&kv, "case", why[d->why]);
-	fmt_kv_str(&kv, "stage", stage[d->stage]);
-	fmt_kv_str(&kv, "joined", d->joined ? "yes" : "no");
-	/* counted as pushed (a dropped one is in drops= too): the mark's total, for STAT late=;
-	 * its number makes each mark's line its own (two reads of one packet may be doubted
-	 * alike, and a line twice is what a forwarder's duplicate looks like: portlogd-fleet) */
-	fmt_kv_u64(&kv, "mark", atomic_fetch_add_explicit(&p->late, 1, memory_order_relaxed) + 1);
+	serial_late_fields(&kv, d, &p->late);
 	/* the last process left no word of its last empty read (no state page): the
 	 * wait counts from this open only, the least it can have been */
 	if (d->why == REASM_RESTART && p->unread_from < 0)

@@ -74,8 +74,11 @@ bool serial_take(struct serial_port *p, bool woken, int64_t w, int64_t w_real)
 		if (n < 0)
 			return false;
 		if (n == 0) {
+			/* a packet its deadline ends now: its record says when this read began */
+			p->empty_read = t0;
 			reasm_expire(&p->reasm, t0, sensed ? sensors_held(p->sensors, sched_getcpu(), t0)
 							    : INT64_MAX);
+			p->empty_read = 0;
 			return true;
 		}
 		reasm_read(&p->reasm, p->rbuf, (size_t)n, &rd);

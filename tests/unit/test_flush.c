@@ -375,6 +375,136 @@ static void test_merge_keeps_source_order(void **state)
 	free_lines(&l);
 }
 
+/* ---- the clock sensor (clocksensor.h) ---- */
+
+/* A line as a reader pushes it: read_by (b) and the deadline's empty read (c), ms after base. */
+static void push_read(struct source *s, int64_t base, int64_t t_ms, int64_t read_ms,
+		      int64_t silence_ms, const char *text)
+{
+	struct rec head = { .t_real = T_REAL_BASE + base + t_ms * NS_PER_MS,
+			    .t_mono = base + t_ms * NS_PER_MS, .kind = REC_RX,
+			    .b = base + read_ms * NS_PER_MS,
+			    .c = silence_ms != 0 ? base + silence_ms * NS_PER_MS : 0 };
+
+	assert_true(source_push(s, &head, text, (uint32_t)strlen(text)));
+}
+
+/* A sensor that is a struct: its horizon, a stop said (ms after base). */
+static void sensor_says(struct clock_sensor *c, int64_t base, int64_t horizon_ms)
+{
+	atomic_store(&c->horizon, base + horizon_ms * NS_PER_MS);
+}
+
+static void sensor_stop(struct clock_sensor *c, int64_t base, int64_t from_ms, int64_t to_ms,
+			int64_t lost_ms)
+{
+	uint64_t n = atomic_load(&c->nstops);
+
+	c->stops[n % CLOCK_SENSOR_STOPS] = (struct clockwatch_stop){
+		base + from_ms * NS_PER_MS, base + to_ms * NS_PER_MS, lost_ms * NS_PER_MS };
+	atomic_store(&c->nstops, n + 1);
+}
+
+/*
+ * A serial line waits until the sensor has read an update after its reads (one of a
+ * byte does not: it cannot hide a silence), then goes with EV late-delivery
+ * case=clock before it if a stop's window began before its last read, and so do the
+ * lines after it up to the first a silence read after the window closes. The marks
+ * count in the port's late= and are numbered there.
+ */
+static void test_clock_stop_marks(void **state)
+{
+	static const char *const want[] = {
+		"b RX 1 78 \"x\"", "a RX 3 413130 \"A10\"",
+		"a EV late-delivery wait_us=200000 bytes=4 case=clock stage=machine joined=yes mark=8",
+		"a RX 4 41353030 \"A500\"",
+		"a EV late-delivery wait_us=200000 bytes=4 case=clock stage=machine joined=yes mark=9",
+		"a RX 4 41393030 \"A900\"",
+		"a EV late-delivery wait_us=200000 bytes=2 case=clock stage=machine joined=yes mark=10",
+		"a RX 2 4134 \"A4\"", "a RX 2 4135 \"A5\"",
+	};
+	struct fx *fx = *state;
+	struct clock_sensor cs = { .fd = -1 };
+	_Atomic uint64_t late = 7;      /* the reader's own marks so far */
+	int64_t base = mono_ns();
+	struct lines l;
+
+	fx->conf.logger.timestamp = CONF_TS_EPOCH;
+	fx_sources(fx, 2, 64);
+	fx->src[0].late = &late;
+	fx_init(fx);
+	fx->f.rtc.c = &cs;
+	sensor_says(&cs, base, 0);
+	push_read(&fx->src[0], base, 10, 20, 25, "A10");
+	push_read(&fx->src[1], base, 15, 16, 0, "x");
+	assert_int_equal(flush_drain(&fx->f, false), 1);       /* x; A10 waits */
+	/* the update at 1000 ms saw the clock stand still for 200 ms since the one before */
+	sensor_stop(&cs, base, 30, 1000, 200);
+	sensor_says(&cs, base, 1000);
+	push_read(&fx->src[0], base, 500, 520, 530, "A500");   /* its silence before the end */
+	push_read(&fx->src[0], base, 900, 1005, 0, "A900");
+	assert_int_equal(flush_drain(&fx->f, false), 2);       /* A10 clean, A500; A900 waits */
+	sensor_says(&cs, base, 2000);
+	push_read(&fx->src[0], base, 1100, 1150, 1160, "A4");  /* closed by a silence after */
+	push_read(&fx->src[0], base, 1200, 1250, 1260, "A5");
+	assert_int_equal(flush_drain(&fx->f, false), 3);
+	assert_int_equal(flush_write(&fx->f), 0);
+	read_lines(fx->path, &l);
+	assert_int_equal(l.n, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < l.n; i++)
+		assert_string_equal(after_time(l.v[i]), want[i]);
+	check_time(l.v[2], T_REAL_BASE + base + 500 * NS_PER_MS);  /* the mark at its line */
+	assert_int_equal(atomic_load(&late), 10);
+	assert_int_equal(atomic_load(&cs.marked), 3);
+	assert_int_equal(atomic_load(&cs.unvouched), 0);
+	free_lines(&l);
+}
+
+/*
+ * A sensor silent for CLOCK_SILENT_NS cannot vouch: the line goes, marked; at stop
+ * nothing waits. A port's two rings stay in time order while one of its lines waits.
+ */
+static void test_clock_silent_and_pair(void **state)
+{
+	struct fx *fx = *state;
+	struct clock_sensor cs = { .fd = -1 };
+	struct source *a = &fx->src[0], *b = &fx->src[1];
+	int64_t base = mono_ns();
+	struct lines l;
+
+	fx->conf.logger.timestamp = CONF_TS_EPOCH;
+	fx_sources(fx, 2, 64);
+	a->pair = b;
+	b->pair = a;
+	b->dir = REC_DIR_TX;
+	fx_init(fx);
+	fx->f.rtc.c = &cs;
+	source_set_horizon(a, INT64_MAX);
+	source_set_horizon(b, INT64_MAX);
+	sensor_says(&cs, base, -10000);
+	push_read(a, base, -4100, -4000, 0, "old");            /* read 4 s ago: unvouched */
+	push_read(a, base, 100, 110, 0, "A100");
+	push_read(b, base, 50, 60, 0, "B50");
+	push_read(b, base, 200, 210, 0, "B200");
+	assert_int_equal(flush_drain(&fx->f, false), 1);       /* old; the rest waits */
+	sensor_says(&cs, base, 100);
+	assert_int_equal(flush_drain(&fx->f, false), 1);       /* B50; B200 waits behind A100 */
+	assert_int_equal(flush_drain(&fx->f, true), 2);        /* stop: A100, B200, marked */
+	assert_int_equal(flush_write(&fx->f), 0);
+	read_lines(fx->path, &l);
+	assert_int_equal(l.n, 7);
+	assert_non_null(strstr(l.v[0], "bytes=3 case=clock stage=machine joined=yes"));
+	assert_non_null(strstr(l.v[1], "\"old\""));
+	assert_non_null(strstr(l.v[2], "\"B50\""));
+	assert_non_null(strstr(l.v[3], "a EV late-delivery"));
+	assert_non_null(strstr(l.v[4], "\"A100\""));
+	assert_non_null(strstr(l.v[5], "b EV late-delivery"));
+	assert_non_null(strstr(l.v[5], "dir=tx"));
+	assert_non_null(strstr(l.v[6], "\"B200\""));
+	assert_int_equal(atomic_load(&cs.unvouched), 3);
+	free_lines(&l);
+}
+
 /*
  * The two rings of one port (RX and TX) merge in time order: a record waits
  * while the other ring is empty and its producer's horizon says it may still
@@ -1182,6 +1312,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_merge_random_interleaving, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_many_rings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pair_waits_for_horizon, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_clock_stop_marks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_clock_silent_and_pair, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_multislot_rejoined, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ev_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_kind_said, setup, teardown),

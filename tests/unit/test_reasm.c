@@ -404,8 +404,8 @@ static void trace_emit(void *ctx, const struct reasm_packet *pkt)
 static void trace_doubt(void *ctx, const struct reasm_doubt *d)
 {
 	static const char *const why[] = { "?", "late-wake", "deadline-read", "slow-read", "held",
-					   "restart", "stall", "hidden" };
-	static const char *const stage[] = { "", "", ":cpu", ":tty", ":wire" };
+					   "restart", "stall", "hidden", "clock" };
+	static const char *const stage[] = { "", "", ":cpu", ":tty", ":wire", ":machine" };
 	struct trace *t = ctx;
 	size_t o = strlen(t->text);
 
