@@ -15,6 +15,7 @@
 #include "fmt.h"
 #include "parts.h"
 #include "relaxed.h"
+#include "rootfs.h"
 
 #define POLL_MS 200             /* how soon the thread sees it is to stop */
 
@@ -86,10 +87,15 @@ static void *clock_thread(void *arg)
 	return NULL;
 }
 
-/* The first line of path that holds one of the words, copied to why. */
-static bool file_says(const char *path, const char *const *words, char *why, size_t len)
+/* The first line of ROOT/rel that holds one of the words, copied to why. */
+static bool file_says(const char *root, const char *rel, const char *const *words, char *why,
+		      size_t len)
 {
-	FILE *fp = fopen(path, "re");
+	char path[512];
+	FILE *fp;
+
+	rootfs_path(root, path, sizeof(path), "%s", rel);
+	fp = fopen(path, "re");
 	char line[4096];
 	bool found = false;
 
@@ -98,14 +104,14 @@ static bool file_says(const char *path, const char *const *words, char *why, siz
 	while (!found && fgets(line, sizeof(line), fp) != NULL)
 		for (const char *const *w = words; *w != NULL && !found; w++)
 			if (strstr(line, *w) != NULL) {
-				snprintf(why, len, "%s: %s", path, *w);
+				snprintf(why, len, "%s: %s", rel, **w != '\0' ? *w : line);
 				found = true;
 			}
 	fclose(fp);
 	return found;
 }
 
-bool clock_sensor_virtual(char *why, size_t len)
+bool clock_sensor_virtual(const char *root, char *why, size_t len)
 {
 	/* systemd-detect-virt's first looks, for the cases portlogd meets; libsystemd has
 	 * no call for it (sd-device's is internal) */
@@ -115,10 +121,10 @@ bool clock_sensor_virtual(char *why, size_t len)
 					      "Microsoft Corporation", "Parallels", "Amazon EC2",
 					      "Google", "OpenStack", "Bochs", "BHYVE", NULL };
 
-	return file_says("/proc/cpuinfo", flag, why, len)
-	       || file_says("/sys/hypervisor/type", any, why, len)
-	       || file_says("/sys/class/dmi/id/sys_vendor", vendor, why, len)
-	       || file_says("/sys/class/dmi/id/product_name", vendor, why, len);
+	return file_says(root, "/proc/cpuinfo", flag, why, len)
+	       || file_says(root, "/sys/hypervisor/type", any, why, len)
+	       || file_says(root, "/sys/class/dmi/id/sys_vendor", vendor, why, len)
+	       || file_says(root, "/sys/class/dmi/id/product_name", vendor, why, len);
 }
 
 static void clock_stat(const void *obj, struct fmt_kv *kv)

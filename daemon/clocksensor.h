@@ -58,9 +58,10 @@ struct clock_sensor {
  * RTC; -EBUSY: another opener, hwclock or chronyd's rtcfile; -EINVAL, -ENOTTY: no
  * update interrupt). c->fd is -1 unless 0. */
 int clock_sensor_open(struct clock_sensor *c, const char *path);
-/* Whether this machine is virtual (its pauses stop the clock): the CPU's hypervisor
- * flag (x86), Xen's /sys/hypervisor, or the firmware's vendor; what said so in why. */
-bool clock_sensor_virtual(char *why, size_t len);
+/* Whether the machine at root ("/": this one) is virtual (its pauses stop the clock):
+ * the CPU's hypervisor flag (x86), Xen's /sys/hypervisor, or the firmware's vendor;
+ * what said so in why. */
+bool clock_sensor_virtual(const char *root, char *why, size_t len);
 /* Its STAT line ("clock"), for the metrics file too. */
 struct parts;
 bool clock_sensor_parts(struct clock_sensor *c, struct parts *ps);

@@ -358,7 +358,7 @@ static void clock_setup(struct daemon *d)
 	int rc;
 
 	if (d->conf.nserial == 0 || want == CONF_CLOCK_OFF
-	    || (want == CONF_CLOCK_AUTO && !clock_sensor_virtual(why, sizeof(why))))
+	    || (want == CONF_CLOCK_AUTO && !clock_sensor_virtual("/", why, sizeof(why))))
 		return;
 	rc = clock_sensor_open(&d->clock, CLOCK_SENSOR_RTC);
 	if (rc == 0) {

@@ -58,6 +58,7 @@ void checksys_rt_tasks(const struct checksys *cs, struct checksys_result *r);
 void checksys_tty_worker(const struct checksys *cs, struct checksys_result *r);
 /* stall-sensors: their period, CPUs, priority and what they cost (sensor.h). */
 void checksys_sensors(const struct checksys *cs, struct checksys_result *r);
+void checksys_clock_sensor(const struct checksys *cs, struct checksys_result *r);
 void checksys_rlimit_rtprio(const struct checksys *cs, struct checksys_result *r);
 /* What the config locks (memory.h) against RLIMIT_MEMLOCK, and against the machine's
  * memory (MemAvailable, MemTotal); the threads it starts against RLIMIT_NPROC, the

@@ -25,6 +25,7 @@ int checksys_run(const struct checksys *cs, FILE *out)
 		checksys_config, checksys_kernel_rt, checksys_rt_throttle, checksys_cpufreq,
 		checksys_cpuidle, checksys_cpu_dma_latency, checksys_smt, checksys_isolation,
 		checksys_irqbalance, checksys_rt_tasks, checksys_tty_worker, checksys_sensors,
+		checksys_clock_sensor,
 		checksys_rlimit_rtprio,
 		checksys_rlimit_memlock, checksys_memory, checksys_threads, checksys_clocksource,
 		checksys_clock, checksys_apparmor,

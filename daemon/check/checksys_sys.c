@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "checksys_internal.h"
+#include "clocksensor.h"
 #include "clockq.h"
 #include "idle.h"
 #include "irq.h"
@@ -1100,6 +1101,47 @@ void checksys_tty_worker(const struct checksys *cs, struct checksys_result *r)
 }
 
 /* ---- the stall sensors ---- */
+
+/* The clock sensor (clocksensor.h): wanted here, and can the daemon read the RTC? */
+void checksys_clock_sensor(const struct checksys *cs, struct checksys_result *r)
+{
+	const struct conf *c = cs->conf;
+	char why[160] = "clock_sensor = on", path[PATH_MAX], owner[128];
+	struct stat st;
+
+	if (!cs->have_conf || c->nserial == 0 || c->logger.clock_sensor == CONF_CLOCK_OFF) {
+		set(r, CHECKSYS_OK, "clock-sensor", "off (%s): a pause of the whole machine is not "
+		    "seen", c->nserial == 0 ? "no [serial] port" : "[logger] clock_sensor = off");
+		return;
+	}
+	if (c->logger.clock_sensor == CONF_CLOCK_AUTO && !clock_sensor_virtual(cs->root, why,
+									  sizeof(why))) {
+		set(r, CHECKSYS_OK, "clock-sensor", "not a virtual machine (no hypervisor flag, "
+		    "firmware vendor or /sys/hypervisor): no pause to see, the sensor stays off");
+		return;
+	}
+	path_at(cs, path, sizeof(path), CLOCK_SENSOR_RTC);
+	if (stat(path, &st) < 0) {
+		set(r, CHECKSYS_WARN, "clock-sensor", "the machine is virtual (%s) but %s: %s, so a "
+		    "pause of the whole machine goes unmarked; fix: an RTC for the guest (QEMU's "
+		    "CMOS RTC, the kernel's rtc_cmos), or do not pause it (portlogd-rt(7))", why,
+		    CLOCK_SENSOR_RTC, strerrorname_np(errno));
+		return;
+	}
+	if (access(path, R_OK) < 0) {
+		describe_owner(&st, owner, sizeof(owner));
+		set(r, CHECKSYS_WARN, "clock-sensor", "the machine is virtual (%s) but %s (%s): uid "
+		    "%u cannot read it, so a pause of the whole machine goes unmarked; fix: the udev "
+		    "rule of 60-portlogd.rules (SUBSYSTEM==\"rtc\", GROUP=\"portlogd\", "
+		    "MODE=\"0640\"), or run as root", why, CLOCK_SENSOR_RTC, owner,
+		    (unsigned)getuid());
+		return;
+	}
+	set(r, CHECKSYS_OK, "clock-sensor", "the machine is virtual (%s): portlogd reads %s's "
+	    "update interrupt to mark a pause of the whole machine; serial lines reach the log "
+	    "up to a second later (hwclock or chronyd's rtcfile holding it at start keeps it off)",
+	    why, CLOCK_SENSOR_RTC);
+}
 
 void checksys_sensors(const struct checksys *cs, struct checksys_result *r)
 {

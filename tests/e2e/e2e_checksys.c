@@ -27,7 +27,8 @@
 /* The system checks every report has, in order. */
 static const char *const system_checks[] = {
 	"config", "kernel-rt", "rt-throttle", "cpufreq", "cpuidle", "cpu-dma-latency", "smt",
-	"isolation", "irqbalance", "rt-tasks", "tty-worker", "stall-sensors", "rlimit-rtprio",
+	"isolation", "irqbalance", "rt-tasks", "tty-worker", "stall-sensors", "clock-sensor",
+	"rlimit-rtprio",
 	"rlimit-memlock", "memory", "threads", "clocksource", "clock", "apparmor",
 };
 #define NSYSTEM (sizeof(system_checks) / sizeof(system_checks[0]))

@@ -588,6 +588,19 @@ static const struct row rows[] = {
 	  "cpu-dma-latency", "/dev/cpu_dma_latency: ENOENT", "; fix: ", NULL },
 	{ "cpu_dma_latency missing, rt = required", checksys_cpu_dma_latency, G0 RT_REQ, {{0}}, NULL,
 	  CHECKSYS_FAIL, "cpu-dma-latency", "/dev/cpu_dma_latency: ENOENT", "; fix: ", NULL },
+	/* clock-sensor: the RTC's seconds, where the machine is virtual */
+	{ "clock sensor: bare metal", checksys_clock_sensor, NULL,
+	  { { "/proc/cpuinfo", "flags\t\t: fpu vme de pse\n" } }, NULL, CHECKSYS_OK, "clock-sensor",
+	  "not a virtual machine", NULL, NULL },
+	{ "clock sensor: virtual, no RTC", checksys_clock_sensor, NULL,
+	  { { "/proc/cpuinfo", "flags\t\t: fpu vme hypervisor lahf_lm\n" } }, NULL, CHECKSYS_WARN,
+	  "clock-sensor", "/dev/rtc0: ENOENT", "/proc/cpuinfo:  hypervisor", NULL },
+	{ "clock sensor: virtual by the firmware, RTC", checksys_clock_sensor, NULL,
+	  { { "/sys/class/dmi/id/sys_vendor", "QEMU\n" }, { "/dev/rtc0", "" } }, NULL, CHECKSYS_OK,
+	  "clock-sensor", "reads /dev/rtc0's update interrupt", "sys_vendor: QEMU", NULL },
+	{ "clock sensor: off", checksys_clock_sensor, "[logger]\nclock_sensor = off\n" GPS,
+	  { { "/proc/cpuinfo", "flags\t\t: hypervisor\n" }, { "/dev/rtc0", "" } }, NULL, CHECKSYS_OK,
+	  "clock-sensor", "clock_sensor = off", NULL, NULL },
 	/* smt */
 	{ "SMT off", checksys_smt, NULL, { { CPU "/smt/active", "0\n" },
 	  { CPU "/smt/control", "notsupported\n" } }, NULL, CHECKSYS_OK, "smt",
@@ -1242,7 +1255,8 @@ static void test_rows_cover_every_check(void **state)
 {
 	static const char *const names[] = {
 		"config", "kernel-rt", "rt-throttle", "cpufreq", "cpuidle", "cpu-dma-latency",
-		"smt", "isolation", "irqbalance", "rt-tasks", "tty-worker", "rlimit-rtprio",
+		"smt", "isolation", "irqbalance", "rt-tasks", "tty-worker", "clock-sensor",
+		"rlimit-rtprio",
 		"rlimit-memlock", "memory", "threads",
 		"clocksource", "clock", "apparmor", "port:gps", "port:gps:tx", "port:gps:tx:irq", "port:gps:pass",
 		"port:gps:delivery", "metrics-file",
@@ -1471,14 +1485,14 @@ static void test_report(void **state)
 	fx_begin(ALL_PORTS);
 	fx_all_ok();
 	rc = run_report(&text);
-	/* 19 system checks; gps: device, low-latency, delivery, irq (no FTDI); ttyUSB0: 5;
+	/* 20 system checks; gps: device, low-latency, delivery, irq (no FTDI); ttyUSB0: 5;
 	 * lpt: 2 */
-	if (rc != 0 || count_lines(text, "OK", &col) != 30 || strstr(text, "WARN ") != NULL)
-		fail_msg("expected 30 OK lines and exit status 0, got %d:\n%s", rc, text);
+	if (rc != 0 || count_lines(text, "OK", &col) != 31 || strstr(text, "WARN ") != NULL)
+		fail_msg("expected 31 OK lines and exit status 0, got %d:\n%s", rc, text);
 	last = strrchr(text, '\n');
 	while (last > text && last[-1] != '\n')
 		last--;
-	assert_string_equal(last, "30 OK, 0 WARN, 0 FAIL\n");
+	assert_string_equal(last, "31 OK, 0 WARN, 0 FAIL\n");
 	/* the name column fits the longest name, and the text starts after it */
 	assert_non_null(strstr(text, "\nOK   port:a-long-port-name:ftdi-latency ttyUSB0: "));
 	assert_int_equal(col, strlen("OK   port:a-long-port-name:ftdi-latency "));
@@ -1498,7 +1512,7 @@ static void test_report(void **state)
 	assert_non_null(strstr(text, "FAIL port:a-long-port-name "));
 	/* the missing device has no low-latency, FTDI, delivery or irq line */
 	assert_null(strstr(text, "port:a-long-port-name:"));
-	assert_non_null(strstr(text, "\n24 OK, 1 WARN, 1 FAIL\n"));
+	assert_non_null(strstr(text, "\n25 OK, 1 WARN, 1 FAIL\n"));
 	free(text);
 	fx_end();
 }
@@ -1518,7 +1532,7 @@ static void test_report_without_config(void **state)
 	assert_int_equal(count_lines(text, "WARN", &col), 2);  /* config, nothing pinned */
 	assert_non_null(strstr(text, "WARN config "));
 	assert_null(strstr(text, "port:"));
-	assert_non_null(strstr(text, "\n17 OK, 2 WARN, 0 FAIL\n"));
+	assert_non_null(strstr(text, "\n18 OK, 2 WARN, 0 FAIL\n"));
 	free(text);
 	fx_end();
 }
