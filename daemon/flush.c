@@ -542,7 +542,7 @@ uint32_t flush_drain(struct flusher *f, bool all)
 	if (all)
 		budget = UINT32_MAX;
 	clock_view_look(&f->rtc);
-	for (uint32_t i = 0; i < f->nsrc; i++)
+	for (uint32_t i = 0; i <= f->nsrc; i++)      /* [nsrc]: src_index's "none" */
 		f->waits[i] = INT64_MAX;
 	while (done < budget && n > 0) {
 		struct source *best = f->src[f->heap[0].src];
@@ -566,6 +566,11 @@ uint32_t flush_drain(struct flusher *f, bool all)
 				n = heap_pop(f, n);     /* younger than its pair's line that waits */
 				continue;
 			}
+		}
+		if (!all && best->follows != NULL
+		    && f->waits[src_index(f, best->follows)] <= r->t_mono) {
+			n = heap_pop(f, n);     /* younger than its port's line that waits */
+			continue;
 		}
 		if (clock_holds(f, r, all)) {
 			f->waits[f->heap[0].src] = r->t_mono;

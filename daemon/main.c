@@ -367,8 +367,8 @@ static void clock_setup(struct daemon *d)
 			 CLOCK_SENSOR_RTC, why);
 		return;
 	}
-	log_warn("the machine is virtual (%s) but %s cannot be read for its seconds: %s; a pause "
-		 "of the whole machine will not be marked in the log (portlogd-rt(7), VIRTUAL "
+	log_warn("the clock sensor is wanted (%s) but %s cannot be read for its seconds: %s; a "
+		 "pause of the whole machine will not be marked in the log (portlogd-rt(7), VIRTUAL "
 		 "MACHINES)", why, CLOCK_SENSOR_RTC,
 		 rc == -EBUSY ? "another program has it open (hwclock, chronyd's rtcfile)"
 		 : strerror(-rc));
@@ -515,7 +515,7 @@ static bool start_producers(struct daemon *d, int *degraded)
 		log_err("cannot start the stall sensors' threads: %s", strerror(-rc));
 		return false;
 	}
-	rc = clock_sensor_start(&d->clock, parts_sensor_priority(c), degraded);
+	rc = clock_sensor_start(&d->clock, CLOCK_SENSOR_PRIORITY, degraded);
 	if (rc < 0) {
 		log_err("cannot start the clock sensor's thread: %s", strerror(-rc));
 		return false;

@@ -49,6 +49,7 @@ static int reader_init(struct serial_port *p, const struct conf_serial *cfg, enu
 	if (rc == 0 && cfg->lines) {
 		rc = source_init(&p->lines_src, cfg->name, ring_records);
 		p->lines_src.value_bits = 4;
+		p->lines_src.follows = &p->src;
 		p->lines_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (rc == 0 && p->lines_wake < 0)
 			rc = -errno;

@@ -32,6 +32,9 @@ struct source {
 	 * with these in time order (tx_device, pass), or NULL */
 	enum rec_dir dir;
 	struct source *pair;
+	/* set before any thread runs: the port's RX ring, of its modem lines' ring (the
+	 * lines wait behind a line of it the clock sensor holds: flush.c); or NULL */
+	struct source *follows;
 
 	/*
 	 * Of a ring with a pair: no record pushed from now on has an earlier

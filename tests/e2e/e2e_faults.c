@@ -903,6 +903,68 @@ static void garbage(void **state)
 	sim_port_close(&p);
 }
 
+/*
+ * clock_sensor = on where the RTC cannot be read (this machine has none, or another
+ * program holds it): said in the log (EV error op=clock-sensor, at start) and the
+ * journal, and the daemon logs on without it: every byte, no line held back or
+ * marked for a clock it does not watch. Where it can be read, the sensor runs: its
+ * STAT clock line, every byte.
+ */
+static void clock_sensor_unavailable(void **state)
+{
+	struct sim_port p;
+	struct sim_cfg cfg = {
+		.kind = SIM_BINARY, .packets = 60, .min_len = 2, .max_len = 40, .max_frags = 1,
+		.inter_gap_min_us = 10000, .inter_gap_max_us = 12000, .gap_us = 3000,
+		.seed = tu_seed("e2e_faults clock_sensor"),
+	};
+	struct fx x;
+	struct e2e_log log = { 0 };
+	size_t len, *starts, *idx, nl, errors = 0, stats = 0, clock_marks = 0;
+	uint8_t *got;
+	bool rtc = access("/dev/rtc0", R_OK) == 0;
+
+	(void)state;
+	fx_dir(&x);
+	fx_one_port(&x, &p, "c", "gap_us = 3000", "clock_sensor = on\nstat_interval_s = 1");
+	assert_int_equal(sim_run_all(&p, 1, &cfg, 50), 0);
+	fx_stop(&x);
+	assert_int_equal(e2e_read_log(&log, x.log), 0);
+	e2e_expect_accounted(&log);
+	got = e2e_concat(&log, "c", &len, &starts, &idx, &nl);
+	assert_int_equal(len, p.data_len);
+	assert_memory_equal(got, p.data, len);
+	for (size_t i = 0; i < log.n; i++) {
+		const char *t = log.line[i].text;
+
+		errors += strstr(t, " portlogd EV error ") != NULL
+			  && strstr(t, "op=clock-sensor device=/dev/rtc0") != NULL;
+		stats += strstr(t, " portlogd STAT clock updates=") != NULL;
+		clock_marks += strstr(t, " case=clock ") != NULL;
+	}
+	printf("# clock_sensor = on, /dev/rtc0 %s: %zu EV error, %zu STAT clock lines, %zu "
+	       "case=clock marks, %zu lines of %zu packets\n", rtc ? "readable" : "not there",
+	       errors, stats, clock_marks, nl, p.npkt);
+	if (rtc) {
+		assert_true(stats > 0);
+	} else {
+		assert_int_equal(errors, 1);
+		assert_int_equal(stats, 0);
+		assert_int_equal(clock_marks, 0);
+		char *err = e2e_read_file(x.d.err_path, NULL);
+
+		assert_non_null(err);
+		if (strstr(err, "/dev/rtc0 cannot be read for its seconds") == NULL)
+			fail_msg("no warning about /dev/rtc0 in the daemon's stderr:\n%s", err);
+		free(err);
+	}
+	free(got);
+	free(starts);
+	free(idx);
+	e2e_free_log(&log);
+	sim_port_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -913,6 +975,7 @@ int main(void)
 		cmocka_unit_test_teardown(port_vanishes, teardown),
 		cmocka_unit_test_teardown(kill9_restart, teardown),
 		cmocka_unit_test_teardown(garbage, teardown),
+		cmocka_unit_test_teardown(clock_sensor_unavailable, teardown),
 	};
 
 	e2e_filter_from_env();

@@ -851,8 +851,10 @@ static void kept_ports_change_names(bool swap)
 	read_log(dir, &log);
 	run2 = FIND(&log, 1, " portlogd EV start ");
 	assert_true(run2 > 0);
+	/* (the clock sensor's, on a virtual machine without an RTC, is no port's) */
 	for (size_t i = (size_t)run2; i < log.n; i++)
-		if (strstr(log.line[i].text, " EV error ") != NULL)
+		if (strstr(log.line[i].text, " EV error ") != NULL
+		    && strstr(log.line[i].text, " op=clock-sensor ") == NULL)
 			fail_msg("an error after the restart: %s", log.line[i].text);
 	if (swap) {
 		expect_device(&log, &wa, "a", "b", (size_t)run2);

@@ -144,6 +144,17 @@ static void fx_init(struct fx *fx)
 	fx->f_open = true;
 }
 
+/* A port's two rings, a (RX) and b (TX), merged in time order; epoch times; the flusher. */
+static void fx_pair(struct fx *fx)
+{
+	fx->conf.logger.timestamp = CONF_TS_EPOCH;
+	fx_sources(fx, 2, 64);
+	fx->src[0].pair = &fx->src[1];
+	fx->src[1].pair = &fx->src[0];
+	fx->src[1].dir = REC_DIR_TX;
+	fx_init(fx);
+}
+
 /* Drains every ring into the file. */
 static uint32_t fx_flush(struct fx *fx)
 {
@@ -472,12 +483,7 @@ static void test_clock_silent_and_pair(void **state)
 	int64_t base = mono_ns();
 	struct lines l;
 
-	fx->conf.logger.timestamp = CONF_TS_EPOCH;
-	fx_sources(fx, 2, 64);
-	a->pair = b;
-	b->pair = a;
-	b->dir = REC_DIR_TX;
-	fx_init(fx);
+	fx_pair(fx);
 	fx->f.rtc.c = &cs;
 	source_set_horizon(a, INT64_MAX);
 	source_set_horizon(b, INT64_MAX);
@@ -505,6 +511,37 @@ static void test_clock_silent_and_pair(void **state)
 	free_lines(&l);
 }
 
+/* A port's modem lines wait behind its RX line the clock sensor holds (one source in
+ * the log: its lines in time order). */
+static void test_clock_lines_follow(void **state)
+{
+	struct fx *fx = *state;
+	struct clock_sensor cs = { .fd = -1 };
+	struct rec lines = { .kind = REC_LINES, .a = 1, .b = 1 };
+	int64_t base = mono_ns();
+	struct lines l;
+
+	fx->conf.logger.timestamp = CONF_TS_EPOCH;
+	fx_sources(fx, 2, 64);
+	fx->src[1].follows = &fx->src[0];
+	fx_init(fx);
+	fx->f.rtc.c = &cs;
+	sensor_says(&cs, base, 0);
+	push_read(&fx->src[0], base, 10, 20, 0, "A10");
+	lines.t_mono = base + 15 * NS_PER_MS;
+	lines.t_real = T_REAL_BASE + lines.t_mono;
+	assert_true(source_push(&fx->src[1], &lines, NULL, 0));
+	assert_int_equal(flush_drain(&fx->f, false), 0);       /* A10 waits, the LINES behind it */
+	sensor_says(&cs, base, 100);
+	assert_int_equal(flush_drain(&fx->f, false), 2);
+	assert_int_equal(flush_write(&fx->f), 0);
+	read_lines(fx->path, &l);
+	assert_int_equal(l.n, 2);
+	assert_non_null(strstr(l.v[0], "\"A10\""));
+	assert_non_null(strstr(l.v[1], " b LINES "));
+	free_lines(&l);
+}
+
 /*
  * The two rings of one port (RX and TX) merge in time order: a record waits
  * while the other ring is empty and its producer's horizon says it may still
@@ -521,12 +558,7 @@ static void test_pair_waits_for_horizon(void **state)
 	struct source *a = &fx->src[0], *b = &fx->src[1];
 	struct lines l;
 
-	fx->conf.logger.timestamp = CONF_TS_EPOCH;
-	fx_sources(fx, 2, 64);
-	a->pair = b;
-	b->pair = a;
-	b->dir = REC_DIR_TX;
-	fx_init(fx);
+	fx_pair(fx);
 	assert_true(push_label(a, 100, 'a', 3, 100));
 	assert_int_equal(flush_drain(&fx->f, false), 0);       /* b has said nothing yet */
 	source_set_horizon(b, 50);
@@ -1314,6 +1346,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pair_waits_for_horizon, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clock_stop_marks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clock_silent_and_pair, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_clock_lines_follow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_multislot_rejoined, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ev_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_kind_said, setup, teardown),

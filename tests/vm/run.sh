@@ -491,15 +491,6 @@ boot_qemu() {
 		accel=tcg
 	fi
 	if [ "$accel" = kvm ]; then start_qemu kvm max,-arch-capabilities; else start_qemu tcg max; fi
-	# under TCG an emulated interrupt can come milliseconds late and a stopped machine's
-	# backlog reaches the UART faster than the baud (issue 29's open cases): the checks
-	# say and count a wrong boundary without its mark (KNOWN), and fail it only when
-	# PORTLOGD_VM_STRICT=1; under KVM they always fail it
-	if [ "$accel" = tcg ] && [ "${PORTLOGD_VM_STRICT:-0}" != 1 ]; then
-		export PORTLOGD_VM_UNMARKED=known
-	else
-		unset PORTLOGD_VM_UNMARKED
-	fi
 }
 
 # expect PATTERN SECONDS: the next control line matching PATTERN (others are printed).

@@ -678,13 +678,8 @@ int main(int argc, char **argv)
 			bad++;
 		}
 	}
-	/* under TCG, unmarked ones are said and counted, not failed (vm_unmarked_known) */
-	bool known = bad > 0 && vm_unmarked_known();
-	if (known)
-		printf("KNOWN packet-boundaries: %zu wrong boundaries without their marks (under "
-		       "TCG: issue 29's open cases; PORTLOGD_VM_STRICT=1 fails them)\n", bad);
 	if (nlines > 0)
-		result((bad == 0 || known) && ncheck == s.n, "packet-boundaries",
+		result(bad == 0 && ncheck == s.n, "packet-boundaries",
 		       "%zu of %zu packets are exactly one RX line (%zu RX lines); of the others, %zu "
 		       "were not sent clean (the host paused over half a gap inside or under 1.5 "
 		       "around), %zu marked where the rule puts the mark (%zu EV late-delivery "

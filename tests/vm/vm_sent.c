@@ -103,10 +103,3 @@ void vm_sent_free(struct vm_sent *s)
 	free(s->pkt_note);
 	*s = (struct vm_sent){ 0 };
 }
-
-bool vm_unmarked_known(void)
-{
-	const char *v = getenv("PORTLOGD_VM_UNMARKED");
-
-	return v != NULL && strcmp(v, "known") == 0;
-}

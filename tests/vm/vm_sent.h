@@ -44,12 +44,4 @@ void vm_sent_free(struct vm_sent *s);
 int vm_sent_port(const struct vm_sent *s, const char *name, unsigned baud, int64_t shift,
 		 struct sim_port *p);
 
-/*
- * Under TCG (run.sh sets PORTLOGD_VM_UNMARKED=known unless PORTLOGD_VM_STRICT=1) an
- * emulated interrupt can come milliseconds late and a stopped machine's backlog reaches
- * the UART faster than the baud: the checks say and count a wrong boundary without its
- * mark (KNOWN) instead of failing it (issue 29's open cases).
- */
-bool vm_unmarked_known(void);
-
 #endif

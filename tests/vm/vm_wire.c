@@ -455,14 +455,9 @@ int main(int argc, char **argv)
 		failed = 1;
 	}
 	if (want_marks && unmarked > 0) {
-		/* under TCG: said, counted, not failed (vm_unmarked_known) */
-		bool known = vm_unmarked_known();
-
-		printf("%s %s: %zu wrong boundaries without their EV late-delivery marks%s\n",
-		       known ? "KNOWN" : "FAIL", port, unmarked,
-		       known ? " (under TCG: issue 29's open cases; PORTLOGD_VM_STRICT=1 fails them)"
-			     : "");
-		failed |= !known;
+		printf("FAIL %s: %zu wrong boundaries without their EV late-delivery marks\n", port,
+		       unmarked);
+		failed = 1;
 	}
 	if (want_marked && marked == 0) {
 		printf("FAIL %s: no wrong boundary with its marks among %zu judged packets (want some: "
