@@ -92,14 +92,6 @@ struct clock_view {
 	uint64_t seen;
 };
 
-/* A source's lines and the stops (flusher-private, zeroed with the source). */
-struct clock_doubt {
-	int64_t applied;            /* the `to` of the latest stop applied to its lines */
-	int64_t until;              /* in doubt since a stop ending here, until a silence read
-				     * after it closes a line; 0: not in doubt */
-	int64_t lost;               /* that stop's */
-};
-
 /* One serial line as its record has it: the reads' end (read_by: the record was
  * handed over then), the empty read of the deadline that ended it (0: none did), bytes. */
 struct clock_line {

@@ -50,6 +50,15 @@ struct clockwatch_stop {
 	int64_t from, to, lost;
 };
 
+/* A source's lines and the stops (the flusher's, zeroed with the source:
+ * clocksensor.h, clock_judge). */
+struct clock_doubt {
+	int64_t applied;            /* the `to` of the latest stop applied to its lines */
+	int64_t until;              /* in doubt since a stop ending here, until a silence read
+				     * after it closes a line; 0: not in doubt */
+	int64_t lost;               /* that stop's */
+};
+
 void clockwatch_init(struct clockwatch *w, int64_t period_ns);
 
 /*

@@ -53,6 +53,7 @@ struct daemon {
 	struct timer timer;
 	struct sensors sensors;
 	struct clock_sensor clock;          /* the RTC's seconds, where wanted (fd -1: none) */
+	int clock_err;                      /* wanted, but its errno; 0: none */
 	struct flusher flusher;
 	struct parts parts;                 /* every part, registered once before the threads */
 	struct metrics metrics;             /* [logger] metrics_file, written by the flusher */
@@ -172,6 +173,10 @@ static void event_start(struct daemon *d)
 	fmt_kv_u64(&kv, "serial", d->conf.nserial);
 	fmt_kv_u64(&kv, "parallel", d->conf.nparallel);
 	(void)source_event(&d->self, EV_START, 0, text);
+	if (d->clock_err != 0) {        /* clock_setup: wanted, not to be had */
+		snprintf(text, sizeof(text), "op=clock-sensor device=%s", CLOCK_SENSOR_RTC);
+		(void)source_event(&d->self, EV_ERROR, d->clock_err, text);
+	}
 }
 
 static void event_stop(struct daemon *d, int sig)
@@ -354,7 +359,7 @@ static int serve(struct daemon *d)
 static void clock_setup(struct daemon *d)
 {
 	enum conf_clock want = d->conf.logger.clock_sensor;
-	char why[160] = "clock_sensor = on", text[96];
+	char why[160] = "clock_sensor = on";
 	int rc;
 
 	if (d->conf.nserial == 0 || want == CONF_CLOCK_OFF
@@ -372,8 +377,7 @@ static void clock_setup(struct daemon *d)
 		 "MACHINES)", why, CLOCK_SENSOR_RTC,
 		 rc == -EBUSY ? "another program has it open (hwclock, chronyd's rtcfile)"
 		 : strerror(-rc));
-	snprintf(text, sizeof(text), "op=clock-sensor device=%s", CLOCK_SENSOR_RTC);
-	(void)source_event(&d->self, EV_ERROR, -rc, text);
+	d->clock_err = -rc;     /* the log's EV error, after EV start (event_start) */
 }
 
 /*

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "clocksensor.h"
+#include "clockwatch.h"
 #include "conf.h"
 #include "log.h"
 #include "rec.h"
@@ -61,7 +61,7 @@ struct source {
 	 * lines; at every moment records + dropped - (what the ring still holds) */
 	uint64_t accounted;
 	struct log_limit journal;   /* the journal's share of its info events (log.h) */
-	struct clock_doubt clock;   /* its lines and the clock sensor's stops (clocksensor.h) */
+	struct clock_doubt clock;   /* its lines and the clock sensor's stops (clockwatch.h) */
 	/* set before any thread runs: a serial port's EV late-delivery count (mark=, STAT
 	 * late=), which the flusher's case=clock marks add to; NULL: not a serial port */
 	_Atomic uint64_t *late;

@@ -561,6 +561,7 @@ else
 		echo "install_logdir_mode=$(stat -c '%a %U %G' /var/log/portlogd 2>&1)"
 		# 60-portlogd.rules, applied by the postinst to the device already there
 		echo "install_dma=$(stat -c '%a %G' /dev/cpu_dma_latency 2>&1)"
+		echo "install_rtc=$(stat -c '%a %G' /dev/rtc0 2>&1)"
 		# the shipped config has no port: running, no device opened, and it says so
 		# (the 8250 driver shows a port's raised modem lines, DTR and RTS, while it is
 		# open: none raised since the install; the daemon's descriptors name no tty)

@@ -414,12 +414,14 @@ static void check_package(const char *dir, const char *user, const char *groups)
 		       want_dir);
 	}
 
-	char want_dma[128];
+	char want_dma[128], want_rtc[128], rtc[128];
 	snprintf(want_dma, sizeof(want_dma), "660 %s", user);
+	snprintf(want_rtc, sizeof(want_rtc), "640 %s", user);
 	prop(in, "install_dma", v, sizeof(v));
-	result(strcmp(v, want_dma) == 0, "pkg-install-udev",
-	       "/dev/cpu_dma_latency after the install: %s (want %s: 60-portlogd.rules applied to it)",
-	       v, want_dma);
+	prop(in, "install_rtc", rtc, sizeof(rtc));
+	result(strcmp(v, want_dma) == 0 && strcmp(rtc, want_rtc) == 0, "pkg-install-udev",
+	       "/dev/cpu_dma_latency after the install: %s, /dev/rtc0: %s (want %s, %s: "
+	       "60-portlogd.rules applied to them)", v, rtc, want_dma, want_rtc);
 
 	/* the user's "systemctl enable --now", then the upgrade */
 	prop(p, "upgrade_s", t, sizeof(t));
