@@ -30,7 +30,8 @@
 /* The RTC's and the clock's rates may differ this much (a crystal's 100 ppm, twice) */
 #define CLOCKWATCH_DRIFT_PPM 200
 #define CLOCKWATCH_WINDOW 8     /* updates whose least phase is the base: a pause is seen
-				 * short by up to their seconds of drift allowed (1.6 ms) */
+				 * short by up to their seconds and one of drift allowed
+				 * (1.8 ms: the update a pause swallowed is read between two) */
 
 struct clockwatch {
 	int64_t period_ns;      /* the RTC's update period: a second */
