@@ -36,7 +36,7 @@
 struct clockwatch {
 	int64_t period_ns;      /* the RTC's update period: a second */
 	int64_t sec0;           /* the first update's RTC second */
-	int64_t last;           /* the latest update's time; 0: none yet */
+	int64_t last, before;   /* the latest update's time, the one before; 0: none yet */
 	int64_t phase[CLOCKWATCH_WINDOW], at[CLOCKWATCH_WINDOW];    /* the latest phases, when */
 	unsigned n, next;
 	int64_t spread_ns;      /* the latest phase above the base: the wake-ups' spread seen */
@@ -46,7 +46,9 @@ struct clockwatch {
 };
 
 /* What one update says: a pause of `lost` ns (0: none proven) between `from` (the
- * update before, less its wake-up) and `to` (this one). */
+ * update before the one before: the update the pause swallowed comes at the resume,
+ * late by where in its second the pause ended, and may look on time) and `to` (this
+ * one). */
 struct clockwatch_stop {
 	int64_t from, to, lost;
 };

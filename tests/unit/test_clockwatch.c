@@ -46,7 +46,7 @@ static int64_t run(int64_t wake, int64_t ppm, int64_t pause_at, int64_t pause_ns
 	struct clockwatch w;
 	struct clockwatch_stop st;
 	int64_t lost = 0, end = pause_at + pause_ns;
-	bool pending = false;
+	bool pending = false, judged = false;
 
 	clockwatch_init(&w, S);
 	for (int k = 1; k <= n; k++) {
@@ -66,6 +66,14 @@ static int64_t run(int64_t wake, int64_t ppm, int64_t pause_at, int64_t pause_ns
 
 			if (clockwatch_update(&w, g, 1700000000 + reads[i] / S, &st)) {
 				assert_true(st.to == g && st.lost > 0);
+				/* the window holds the pause (the flusher marks by it): the
+				 * update it swallowed, read at the resume, may look on time */
+				if (pause_at > 0 && reads[i] >= end && !judged
+				    && st.from > guest_at(pause_at, ppm, pause_at, pause_ns))
+					fail_msg("a stop from %lld ns, after the pause began at %lld",
+						 (long long)st.from,
+						 (long long)guest_at(pause_at, ppm, pause_at, pause_ns));
+				judged |= pause_at > 0 && reads[i] >= end;
 				lost += st.lost;
 			}
 		}
