@@ -604,7 +604,8 @@ scn_traffic() {
 scn_watchdog() {
 	[ -n "$std_sent" ] || fail "watchdog: needs traffic before it (PORTLOGD_VM_ONLY=traffic,watchdog)"
 	send WATCHDOG
-	expect "*TEST WATCHDOG*" 120 || fail "watchdog: no answer to WATCHDOG"
+	# by its fields: ci22's ttyS2 lost this line's first 25 bytes (the console had it whole)
+	expect "*stopped_pid=*" 120 || fail "watchdog: no answer to WATCHDOG"
 	sim 200 "$run/sent2.txt" $((seed + 1)) ||
 		{ cat "$run/sim.log"; echo "traffic: portlogd-sim (after the restart) failed"; simfail=1; }
 	std_sent="$std_sent --sent $run/sent2.txt"
