@@ -357,9 +357,38 @@ static void bad_record(struct flusher *f, struct source *s, const struct rec *r)
 			(unsigned long long)n);
 }
 
+/*
+ * A serial port's EV late-delivery line: its mark= numbered as written, one more than
+ * the mark before it in the log (the reader numbered it as pushed; the flusher's
+ * case=clock marks, a second later, would stand out of order among those). Into buf.
+ */
+static const uint8_t *renumber(struct source *s, const uint8_t *data, size_t *len, char *buf,
+			       size_t cap)
+{
+	const char *text = (const char *)data, *m = NULL;
+	size_t n = *len, at, end;
+	int k;
+
+	for (size_t i = 0; i + 5 <= n && m == NULL; i++)
+		if (memcmp(text + i, "mark=", 5) == 0 && (i == 0 || text[i - 1] == ' '))
+			m = text + i;
+	if (m == NULL)
+		return data;
+	at = (size_t)(m - text) + 5;
+	for (end = at; end < n && text[end] >= '0' && text[end] <= '9'; end++)
+		;
+	k = snprintf(buf, cap, "%.*s%llu%.*s", (int)at, text, (unsigned long long)++s->marks,
+		     (int)(n - end), text + end);
+	if (k < 0 || (size_t)k >= cap)
+		return data;
+	*len = (size_t)k;
+	return (const uint8_t *)buf;
+}
+
 /* Makes the line of one record (room checked by the caller). */
 static void emit(struct flusher *f, struct source *s, const struct rec *r)
 {
+	char renumbered[SOURCE_EV_MAX + 32];
 	const char *line = logfile_end(&f->log);
 	const uint8_t *data;
 	size_t len, n;
@@ -381,6 +410,8 @@ static void emit(struct flusher *f, struct source *s, const struct rec *r)
 	}
 	s->next_seq = r->seq + 1;
 	data = payload(f, &s->ring, r, &len);
+	if (r->kind == REC_EV && r->a == EV_LATE && s->late != NULL)
+		data = renumber(s, data, &len, renumbered, sizeof(renumbered));
 	n = put(f, s, r, data, len);
 	if (n == 0) {
 		bad_record(f, s, r);
@@ -433,7 +464,7 @@ static bool clock_holds(struct flusher *f, const struct rec *r, bool all)
 /* Before the line of r: EV late-delivery case=clock stage=machine, if the sensor says. */
 static void clock_mark(struct flusher *f, struct source *s, const struct rec *r, bool all)
 {
-	static _Atomic uint64_t none;   /* a source that is no serial port's: numbered apart */
+	_Atomic uint64_t num;
 	struct clock_line l = clock_line_of(r);
 	struct reasm_doubt d = { .why = REASM_CLOCK, .stage = REASM_STAGE_MACHINE, .joined = true,
 				 .bytes = r->len };
@@ -447,8 +478,12 @@ static void clock_mark(struct flusher *f, struct source *s, const struct rec *r,
 	    || clock_judge(&f->rtc, &s->clock, &l, mono_ns(), all, &d.wait_ns)
 	       != CLOCK_MARK)
 		return;
+	/* numbered as written, among the reader's marks (renumber); counted in late= */
+	atomic_store_explicit(&num, s->marks++, memory_order_relaxed);
+	if (s->late != NULL)
+		atomic_fetch_add_explicit(s->late, 1, memory_order_relaxed);
 	fmt_kv_init(&kv, text, sizeof(text));
-	serial_late_fields(&kv, &d, s->late != NULL ? s->late : &none);
+	serial_late_fields(&kv, &d, &num);
 	echo(f, s, LOG_INFO, line, put(f, s, &ev, text, kv.len));
 }
 

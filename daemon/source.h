@@ -62,6 +62,8 @@ struct source {
 	uint64_t accounted;
 	struct log_limit journal;   /* the journal's share of its info events (log.h) */
 	struct clock_doubt clock;   /* its lines and the clock sensor's stops (clockwatch.h) */
+	uint64_t marks;             /* EV late-delivery lines written: their mark=, in the
+				     * log's order (a serial port's: flush.c renumbers) */
 	/* set before any thread runs: a serial port's EV late-delivery count (mark=, STAT
 	 * late=), which the flusher's case=clock marks add to; NULL: not a serial port */
 	_Atomic uint64_t *late;

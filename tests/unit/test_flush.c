@@ -427,11 +427,12 @@ static void test_clock_stop_marks(void **state)
 {
 	static const char *const want[] = {
 		"b RX 1 78 \"x\"", "a RX 3 413130 \"A10\"",
-		"a EV late-delivery wait_us=200000 bytes=4 case=clock stage=machine joined=yes mark=8",
+		"a EV late-delivery wait_us=200000 bytes=4 case=clock stage=machine joined=yes mark=1",
 		"a RX 4 41353030 \"A500\"",
-		"a EV late-delivery wait_us=200000 bytes=4 case=clock stage=machine joined=yes mark=9",
+		"a EV late-delivery wait_us=9 bytes=4 case=stall stage=cpu joined=no mark=2",
+		"a EV late-delivery wait_us=200000 bytes=4 case=clock stage=machine joined=yes mark=3",
 		"a RX 4 41393030 \"A900\"",
-		"a EV late-delivery wait_us=200000 bytes=2 case=clock stage=machine joined=yes mark=10",
+		"a EV late-delivery wait_us=200000 bytes=2 case=clock stage=machine joined=yes mark=4",
 		"a RX 2 4134 \"A4\"", "a RX 2 4135 \"A5\"",
 	};
 	struct fx *fx = *state;
@@ -453,8 +454,15 @@ static void test_clock_stop_marks(void **state)
 	sensor_stop(&cs, base, 30, 1000, 200);
 	sensor_says(&cs, base, 1000);
 	push_read(&fx->src[0], base, 500, 520, 530, "A500");   /* its silence before the end */
+	{       /* the reader's own mark, numbered 8 as pushed: 2 as written */
+		static const char ev_text[] = "wait_us=9 bytes=4 case=stall stage=cpu joined=no mark=8";
+		struct rec ev = { .kind = REC_EV, .a = EV_LATE, .t_mono = base + 900 * NS_PER_MS,
+				  .t_real = T_REAL_BASE + base + 900 * NS_PER_MS };
+
+		assert_true(source_push(&fx->src[0], &ev, ev_text, sizeof(ev_text) - 1));
+	}
 	push_read(&fx->src[0], base, 900, 1005, 0, "A900");
-	assert_int_equal(flush_drain(&fx->f, false), 2);       /* A10 clean, A500; A900 waits */
+	assert_int_equal(flush_drain(&fx->f, false), 3);       /* A10 clean, A500, the EV; A900 waits */
 	sensor_says(&cs, base, 2000);
 	push_read(&fx->src[0], base, 1100, 1150, 1160, "A4");  /* closed by a silence after */
 	push_read(&fx->src[0], base, 1200, 1250, 1260, "A5");
@@ -465,7 +473,7 @@ static void test_clock_stop_marks(void **state)
 	for (size_t i = 0; i < l.n; i++)
 		assert_string_equal(after_time(l.v[i]), want[i]);
 	check_time(l.v[2], T_REAL_BASE + base + 500 * NS_PER_MS);  /* the mark at its line */
-	assert_int_equal(atomic_load(&late), 10);
+	assert_int_equal(atomic_load(&late), 10);       /* the reader's 7 (8 pushed here by hand) and 3 */
 	assert_int_equal(atomic_load(&cs.marked), 3);
 	assert_int_equal(atomic_load(&cs.unvouched), 0);
 	free_lines(&l);
