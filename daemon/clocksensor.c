@@ -91,14 +91,12 @@ static void *clock_thread(void *arg)
 static bool file_says(const char *root, const char *rel, const char *const *words, char *why,
 		      size_t len)
 {
-	char path[512];
+	char path[512], line[4096];
+	bool found = false;
 	FILE *fp;
 
 	rootfs_path(root, path, sizeof(path), "%s", rel);
 	fp = fopen(path, "re");
-	char line[4096];
-	bool found = false;
-
 	if (fp == NULL)
 		return false;
 	while (!found && fgets(line, sizeof(line), fp) != NULL)
@@ -221,6 +219,13 @@ void clock_view_look(struct clock_view *v)
 	}
 }
 
+bool clock_waits(const struct clock_view *v, const struct clock_line *l, int64_t now)
+{
+	/* one byte cannot hide a silence: it never waits */
+	return v->c != NULL && l->len > 1 && l->read_by > v->horizon
+	       && now - l->read_by < CLOCK_SILENT_NS;
+}
+
 enum clock_verdict clock_judge(struct clock_view *v, struct clock_doubt *d,
 			       const struct clock_line *l, int64_t now, bool final, int64_t *wait_ns)
 {
@@ -229,17 +234,17 @@ enum clock_verdict clock_judge(struct clock_view *v, struct clock_doubt *d,
 	if (v->c == NULL)
 		return CLOCK_PASS;
 	if (l->read_by > v->horizon && l->len > 1) {
-		if (!final && now - l->read_by < CLOCK_SILENT_NS)
+		if (!final && clock_waits(v, l, now))
 			return CLOCK_HOLD;
 		/* the sensor said nothing for so long: its thread stopped, or the RTC did */
 		atomic_fetch_add_explicit(&v->c->unvouched, 1, memory_order_relaxed);
 		*wait_ns = now - (v->horizon > 0 && v->horizon < l->read_by ? v->horizon : l->read_by);
 		return CLOCK_MARK;
 	}
-	/* (a line of one byte cannot hide a silence: it goes now, and a stop not yet
-	 * said applies to the next line) the stops whose window began before the line's last read (the oldest kept is
-	 * the sensor's CLOCK_SENSOR_STOPS-th latest: a second each at least, and a line is
-	 * judged within seconds) */
+	/* the stops whose window began before the line's last read (the oldest kept is the
+	 * sensor's CLOCK_SENSOR_STOPS-th latest: a second each at least, and a line is
+	 * judged within seconds); a line of one byte goes at once, and a stop not said yet
+	 * applies to the next line */
 	for (unsigned i = 0; i < v->n; i++) {
 		const struct clockwatch_stop *st = &v->stops[i];
 

@@ -106,6 +106,10 @@ enum clock_verdict { CLOCK_PASS, CLOCK_HOLD, CLOCK_MARK };
 /* Takes the sensor's horizon, then the stops it vouches for. */
 void clock_view_look(struct clock_view *v);
 
+/* Whether the line waits for the sensor at now: more than one byte, read after its
+ * horizon, and the sensor not silent CLOCK_SILENT_NS since. */
+bool clock_waits(const struct clock_view *v, const struct clock_line *l, int64_t now);
+
 /*
  * The line's verdict at now: wait (nothing changes), write, or write marked (*wait_ns:
  * what the clock lost, or how long the sensor was silent). final: nothing may wait

@@ -457,14 +457,12 @@ static bool clock_holds(struct flusher *f, const struct rec *r, bool all)
 	struct clock_line l = clock_line_of(r);
 
 	return !all && f->rtc.c != NULL && (r->kind == REC_RX || r->kind == REC_TX)
-	       && l.len > 1 && l.read_by > f->rtc.horizon
-	       && mono_ns() - l.read_by < CLOCK_SILENT_NS;
+	       && clock_waits(&f->rtc, &l, mono_ns());
 }
 
 /* Before the line of r: EV late-delivery case=clock stage=machine, if the sensor says. */
 static void clock_mark(struct flusher *f, struct source *s, const struct rec *r, bool all)
 {
-	_Atomic uint64_t num;
 	struct clock_line l = clock_line_of(r);
 	struct reasm_doubt d = { .why = REASM_CLOCK, .stage = REASM_STAGE_MACHINE, .joined = true,
 				 .bytes = r->len };
@@ -479,11 +477,10 @@ static void clock_mark(struct flusher *f, struct source *s, const struct rec *r,
 	       != CLOCK_MARK)
 		return;
 	/* numbered as written, among the reader's marks (renumber); counted in late= */
-	atomic_store_explicit(&num, s->marks++, memory_order_relaxed);
 	if (s->late != NULL)
 		atomic_fetch_add_explicit(s->late, 1, memory_order_relaxed);
 	fmt_kv_init(&kv, text, sizeof(text));
-	serial_late_fields(&kv, &d, &num);
+	serial_late_fields(&kv, &d, ++s->marks);
 	echo(f, s, LOG_INFO, line, put(f, s, &ev, text, kv.len));
 }
 
@@ -602,7 +599,7 @@ uint32_t flush_drain(struct flusher *f, bool all)
 				continue;
 			}
 		}
-		if (!all && best->follows != NULL
+		if (!all && f->rtc.c != NULL && best->follows != NULL
 		    && f->waits[src_index(f, best->follows)] <= r->t_mono) {
 			n = heap_pop(f, n);     /* younger than its port's line that waits */
 			continue;

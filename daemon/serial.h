@@ -138,9 +138,9 @@ int serial_start(struct serial_port *p, int *degraded);
  * with SIGUSR1, whose handler main installs without SA_RESTART. */
 void serial_join(struct serial_port *p);
 
-/* An EV late-delivery line's fields (serial_push.c): the doubt d, numbered by late
- * (mark=, counted). The readers', and the flusher's case=clock marks. */
+/* An EV late-delivery line's fields (serial_push.c): the doubt d, its number mark. The
+ * readers', and the flusher's case=clock marks. */
 struct fmt_kv;
-void serial_late_fields(struct fmt_kv *kv, const struct reasm_doubt *d, _Atomic uint64_t *late);
+void serial_late_fields(struct fmt_kv *kv, const struct reasm_doubt *d, uint64_t mark);
 
 #endif

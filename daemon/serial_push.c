@@ -101,12 +101,12 @@ void serial_on_packet(void *ctx, const struct reasm_packet *pkt)
 
 /*
  * The fields of an EV late-delivery line: the doubt, and its number among the port's
- * marks (late: counted as pushed, a dropped one is in drops= too: the marks' total, for
- * STAT late=; its number makes each mark's line its own: two reads of one packet may be
- * doubted alike, and a line twice is what a forwarder's duplicate looks like:
- * portlogd-fleet). Also the flusher's, for its case=clock marks (clocksensor.h).
+ * marks (each mark's line its own: two reads of one packet may be doubted alike, and a
+ * line twice is what a forwarder's duplicate looks like: portlogd-fleet; the flusher
+ * numbers them again as it writes them, flush.c renumber). Also the flusher's, for its
+ * case=clock marks (clocksensor.h).
  */
-void serial_late_fields(struct fmt_kv *kv, const struct reasm_doubt *d, _Atomic uint64_t *late)
+void serial_late_fields(struct fmt_kv *kv, const struct reasm_doubt *d, uint64_t mark)
 {
 	static const char *const why[] = {
 		[REASM_LATE_WAKE] = "late-wake", [REASM_DEADLINE_READ] = "deadline-read",
@@ -128,7 +128,7 @@ void serial_late_fields(struct fmt_kv *kv, const struct reasm_doubt *d, _Atomic 
 	fmt_kv_str(kv, "case", why[d->why]);
 	fmt_kv_str(kv, "stage", stage[d->stage]);
 	fmt_kv_str(kv, "joined", d->joined ? "yes" : "no");
-	fmt_kv_u64(kv, "mark", atomic_fetch_add_explicit(late, 1, memory_order_relaxed) + 1);
+	fmt_kv_u64(kv, "mark", mark);
 }
 
 /*
@@ -149,7 +149,8 @@ void serial_report_late(void *ctx, const struct reasm_doubt *d)
 	struct fmt_kv kv;
 
 	fmt_kv_init(&kv, text, sizeof(text));
-	serial_late_fields(&kv, d, &p->late);
+	/* counted as pushed (a dropped one is in drops= too): the marks' total, STAT late= */
+	serial_late_fields(&kv, d, atomic_fetch_add_explicit(&p->late, 1, memory_order_relaxed) + 1);
 	/* the last process left no word of its last empty read (no state page): the
 	 * wait counts from this open only, the least it can have been */
 	if (d->why == REASM_RESTART && p->unread_from < 0)
